@@ -1,0 +1,121 @@
+"""The `pcdlint` command line: check, rules, explain."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from auditor import __version__
+from auditor.errors import UsageError
+from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
+from auditor.registry import SEVERITIES, find_rule, load_rules, severity_rank
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    """`--select PCD001,PCD002 --select too-many-options` → a flat list."""
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _write_output(text: str, output: str | None, inputs: list[str]) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    target = Path(output)
+    resolved = target.resolve()
+    if any(Path(p).resolve() == resolved for p in inputs):
+        raise UsageError(f"--output {output}: refusing to overwrite an input file")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise UsageError(f"--output {output}: cannot write ({exc.strerror or exc})") from None
+
+
+def _fail(message: str) -> None:
+    click.echo(f"pcdlint: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pcdlint")
+def cli() -> None:
+    """Lint enum schemas against LLM tokenizers before parallel constrained decoding runs."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-t", "--tokenizer", "tokenizers", multiple=True, metavar="SPEC",
+              help="Built-in name (qwen2.5, qwen3.6, smollm2), tokenizer.json, model dir, "
+                   ".gguf, .tiktoken or cached hub id. Repeatable. Default: qwen2.5.")
+@click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
+@click.option("-f", "--format", "output_format", default="text", show_default=True,
+              help="Output format: text, json.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--select", multiple=True, help="Rule codes, code prefixes or names to enable.")
+@click.option("--ignore", multiple=True, help="Rule codes, code prefixes or names to disable.")
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default="error", show_default=True,
+              help="Lowest severity that makes the exit code 1.")
+@click.option("-q", "--quiet", is_flag=True, help="Only findings and errors, no summary.")
+def check(paths, tokenizers, allow_download, output_format, output, select, ignore, fail_on, quiet):
+    """Lint schema files (or directories of *.json, *.yaml, *.yml).
+
+    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
+    """
+    from auditor.engine import LintOptions, lint, validate_selectors
+    from auditor.formatters import formatters, render
+    from auditor.tokenizer import DEFAULT_TOKENIZER, load_tokenizer
+
+    try:
+        if output_format not in formatters():
+            raise UsageError(f"--format: unknown format '{output_format}' "
+                             f"(choose from {', '.join(formatters())})")
+        options = LintOptions(select=_split(select) or ["PCD"], ignore=_split(ignore))
+        validate_selectors(options.select, "--select")
+        validate_selectors(options.ignore, "--ignore")
+        specs = list(dict.fromkeys(tokenizers)) or [DEFAULT_TOKENIZER]
+        loaded = [load_tokenizer(spec, allow_download=allow_download) for spec in specs]
+        run = lint(list(paths), loaded, options)
+        _write_output(render(output_format, run, quiet=quiet), output, list(paths))
+    except UsageError as error:
+        _fail(str(error))
+    for error in run.errors:
+        click.echo(f"{error}", err=True)
+    if run.errors:
+        sys.exit(EXIT_USAGE)
+    worst = run.max_severity()
+    if worst is not None and severity_rank(worst) >= severity_rank(fail_on):
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_CLEAN)
+
+
+@cli.command("rules")
+def rules_command():
+    """List every rule: code, name, default severity and summary."""
+    for rule in load_rules().values():
+        click.echo(f"{rule.code}  {rule.name:<28} {rule.severity:<8} {rule.summary}")
+
+
+@cli.command()
+@click.argument("rule")
+def explain(rule):
+    """Print a rule's documentation (by code or name)."""
+    found = find_rule(rule)
+    if found is None:
+        _fail(f"unknown rule '{rule}' (see `pcdlint rules`)")
+    click.echo(found.doc_markdown, nl=False)
+
+
+def main() -> None:
+    try:
+        cli(prog_name="pcdlint")
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # a bug must still be one line; PCDLINT_DEBUG=1 shows the traceback
+        if os.environ.get("PCDLINT_DEBUG"):
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (rerun with PCDLINT_DEBUG=1 and report it)")

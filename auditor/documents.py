@@ -1,0 +1,195 @@
+"""Read JSON and YAML files into plain values plus a JSON-Pointer → source-position map.
+
+Values always come from `json.loads` or the YAML loader; positions come from `json-source-map`
+(JSON) or ruamel.yaml's line/column records (YAML). Lines and columns are 1-based; columns count
+Unicode code points, which is what SARIF's `unicodeCodePoints` column kind means.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.errors import InputFileError
+
+YAML_SUFFIXES = {".yaml", ".yml"}
+JSON_SUFFIXES = {".json"}
+LINTABLE_SUFFIXES = YAML_SUFFIXES | JSON_SUFFIXES
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of the source: start inclusive, end exclusive (1-based lines and columns)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass
+class Document:
+    path: str
+    data: object
+    text: str
+    value_spans: dict[str, Span] = field(default_factory=dict)
+    key_spans: dict[str, Span] = field(default_factory=dict)
+
+    def span(self, pointer: str) -> Span:
+        """The value's span; the nearest ancestor's when a pointer has none (never fails)."""
+        probe = pointer
+        while True:
+            found = self.value_spans.get(probe)
+            if found is not None:
+                return found
+            if not probe:
+                return Span(1, 1, 1, 1)
+            probe = probe.rsplit("/", 1)[0]
+
+    def key_span(self, pointer: str) -> Span:
+        return self.key_spans.get(pointer) or self.span(pointer)
+
+
+def escape_token(token: str) -> str:
+    """RFC 6901 escaping of one reference token."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def load_document(path: Path, display: str | None = None) -> Document:
+    display = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise InputFileError(display, "is a directory") from None
+    except OSError as exc:
+        raise InputFileError(display, f"cannot read file ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(display, f"not UTF-8 text (byte {exc.start})") from None
+    if path.suffix.lower() in YAML_SUFFIXES:
+        return _load_yaml(text, display)
+    return _load_json(text, display)
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _load_json(text: str, display: str) -> Document:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(display, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise InputFileError(display, "invalid JSON: nested too deeply") from None
+    from json_source_map import calculate
+
+    values: dict[str, Span] = {}
+    keys: dict[str, Span] = {}
+    for pointer, entry in calculate(text).items():
+        start, end = entry.value_start, entry.value_end
+        values[pointer] = Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+        if entry.key_start is not None:
+            ks, ke = entry.key_start, entry.key_end
+            keys[pointer] = Span(ks.line + 1, ks.column + 1, ke.line + 1, ke.column + 1)
+    return Document(display, data, text, values, keys)
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+def _load_yaml(text: str, display: str) -> Document:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    yaml = YAML(typ="rt")  # YAML 1.2, keeps line/column records
+    try:
+        tree = yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        line = mark.line + 1 if mark else None
+        column = mark.column + 1 if mark else None
+        raise InputFileError(display, f"invalid YAML: {problem}", line, column) from None
+    except YAMLError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid YAML"
+        raise InputFileError(display, f"invalid YAML: {first}") from None
+    lines = text.splitlines()
+    values: dict[str, Span] = {"": Span(1, 1, len(lines) + 1, 1)}
+    keys: dict[str, Span] = {}
+    data = _walk_yaml(tree, "", lines, values, keys)
+    return Document(display, data, text, values, keys)
+
+
+def _scalar_end(lines: list[str], line0: int, col0: int) -> tuple[int, int]:
+    """End (0-based, exclusive) of the scalar starting at (line0, col0): quotes or plain text."""
+    if line0 >= len(lines):
+        return line0, col0
+    row = lines[line0]
+    if col0 < len(row) and row[col0] in "\"'":
+        quote, i = row[col0], col0 + 1
+        while i < len(row):
+            if row[i] == "\\" and quote == '"':
+                i += 2
+                continue
+            if row[i] == quote:
+                if quote == "'" and i + 1 < len(row) and row[i + 1] == "'":
+                    i += 2
+                    continue
+                return line0, i + 1
+            i += 1
+        return line0, len(row)
+    end = col0
+    while end < len(row) and row[end] not in ",]}#" and not row.startswith(": ", end):
+        end += 1
+    return line0, len(row[:end].rstrip())
+
+
+def _span_at(lines: list[str], line0: int, col0: int) -> Span:
+    end_line, end_col = _scalar_end(lines, line0, col0)
+    return Span(line0 + 1, col0 + 1, end_line + 1, end_col + 1)
+
+
+def _walk_yaml(node, pointer: str, lines, values, keys):
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(node, CommentedMap):
+        out = {}
+        for key, value in node.items():
+            child = f"{pointer}/{escape_token(str(key))}"
+            try:
+                key_line, key_col, val_line, val_col = node.lc.key(key) + node.lc.value(key)
+                keys[child] = _span_at(lines, key_line, key_col)
+                values[child] = _span_at(lines, val_line, val_col)
+            except (KeyError, TypeError, AttributeError):
+                pass
+            out[str(key) if not isinstance(key, (str, int, float, bool)) else key] = _walk_yaml(
+                value, child, lines, values, keys
+            )
+        return {str(k): v for k, v in out.items()}
+    if isinstance(node, CommentedSeq):
+        out_list = []
+        for index, value in enumerate(node):
+            child = f"{pointer}/{index}"
+            try:
+                line, col = node.lc.item(index)
+                values[child] = _span_at(lines, line, col)
+            except (KeyError, TypeError, AttributeError):
+                pass
+            out_list.append(_walk_yaml(value, child, lines, values, keys))
+        return out_list
+    return _plain_scalar(node)
+
+
+def _plain_scalar(value):
+    """ruamel's round-trip scalar subclasses → plain JSON values."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    return str(value)  # dates and other YAML-only types: their text

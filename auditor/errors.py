@@ -1,0 +1,18 @@
+"""Errors the user can cause. Each carries one line that the CLI prints before exiting 2."""
+
+
+class UsageError(Exception):
+    """Bad input: a file that cannot be read or parsed, an unknown tokenizer, a bad option."""
+
+
+class InputFileError(UsageError):
+    """One input file is unusable; the others are still linted."""
+
+    def __init__(self, path: str, message: str, line: int | None = None, column: int | None = None):
+        self.path, self.line, self.column = path, line, column
+        where = path if line is None else f"{path}:{line}:{column or 1}"
+        super().__init__(f"{where}: {message}")
+
+
+class TokenizerError(UsageError):
+    """A tokenizer spec that cannot be resolved offline, or a file that is not a tokenizer."""

@@ -1,0 +1,38 @@
+"""Human-readable lines: `path:line:col: CODE severity [tokenizer] field: message`."""
+
+from __future__ import annotations
+
+from auditor.engine import LintRun
+from auditor.formatters import formatter
+
+
+def finding_line(finding) -> str:
+    where = f"{finding.path}:{finding.line}:{finding.column}"
+    tok = f" [{finding.tokenizer}]" if finding.tokenizer else ""
+    field = f" {finding.field}:" if finding.field else ""
+    return f"{where}: {finding.code} {finding.severity}{tok}{field} {finding.message}"
+
+
+def summary_line(run: LintRun) -> str:
+    findings = run.findings
+    counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
+    sites = sum(len(r.model.sites) for r in run.files)
+    tokenizers = ", ".join(t.id for t in run.tokenizers)
+    parts = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in counts.items() if n)
+    found = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}" + (f" ({parts})" if parts else "")
+    tail = f"; {len(run.suppressed)} suppressed" if run.suppressed else ""
+    return (f"{found} in {len(run.files)} file{'s' if len(run.files) != 1 else ''}, "
+            f"{sites} fields; tokenizers: {tokenizers}{tail}")
+
+
+@formatter("text", "one line per finding, then a summary")
+def render(run: LintRun, quiet: bool = False, **_options) -> str:
+    lines = [finding_line(f) for f in run.findings]
+    if not quiet:
+        for result in run.files:
+            for ref in result.model.remote_refs:
+                lines.append(f"{result.model.path}: note: remote $ref '{ref}' not followed")
+            if result.model.format == "unknown":
+                lines.append(f"{result.model.path}: note: not a JSON Schema or PCD preset; skipped")
+        lines.append(summary_line(run))
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,1 @@
+"""pcdlint's rules, one per module; discovered automatically (see auditor.registry)."""
