@@ -1,0 +1,32 @@
+"""Shared fixtures: real tokenizers, loaded once per session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support import get_tokenizer
+
+
+@pytest.fixture(scope="session")
+def qwen():
+    return get_tokenizer("qwen2.5")
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    return get_tokenizer("smollm2")
+
+
+@pytest.fixture
+def write_schema(tmp_path):
+    """Write a schema (a Python value) to a JSON file and return its path."""
+
+    def write(value, name: str = "schema.json") -> Path:
+        path = tmp_path / name
+        path.write_text(json.dumps(value, indent=2, ensure_ascii=False), encoding="utf-8")
+        return path
+
+    return write
