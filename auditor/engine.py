@@ -61,6 +61,7 @@ class Finding:
             "severity": self.severity,
             "path": self.path,
             "pointer": self.pointer,
+            "site": self.site_pointer,
             "field": self.field,
             "line": self.span.line,
             "column": self.span.column,

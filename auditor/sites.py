@@ -59,6 +59,7 @@ class Site:
         return {
             "pointer": self.pointer,
             "field": self.field,
+            "name": self.name,
             "kind": self.kind,
             "options": len(self.options),
             "line": self.span.line,

