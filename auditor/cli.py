@@ -61,7 +61,9 @@ def cli() -> None:
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="error", show_default=True,
               help="Lowest severity that makes the exit code 1.")
 @click.option("-q", "--quiet", is_flag=True, help="Only findings and errors, no summary.")
-def check(paths, tokenizers, allow_download, output_format, output, select, ignore, fail_on, quiet):
+@click.option("--no-cache", is_flag=True, help="Re-parse every file (skip the analysis cache).")
+def check(paths, tokenizers, allow_download, output_format, output, select, ignore, fail_on, quiet,
+          no_cache):
     """Lint schema files (or directories of *.json, *.yaml, *.yml).
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
@@ -79,7 +81,7 @@ def check(paths, tokenizers, allow_download, output_format, output, select, igno
         validate_selectors(options.ignore, "--ignore")
         specs = list(dict.fromkeys(tokenizers)) or [DEFAULT_TOKENIZER]
         loaded = [load_tokenizer(spec, allow_download=allow_download) for spec in specs]
-        run = lint(list(paths), loaded, options)
+        run = lint(list(paths), loaded, options, use_cache=not no_cache)
         _write_output(render(output_format, run, quiet=quiet), output, list(paths))
     except UsageError as error:
         _fail(str(error))

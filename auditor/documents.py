@@ -56,21 +56,28 @@ def escape_token(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def load_document(path: Path, display: str | None = None) -> Document:
-    display = display or str(path)
+def read_source(path: Path, display: str) -> bytes:
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except IsADirectoryError:
         raise InputFileError(display, "is a directory") from None
     except OSError as exc:
         raise InputFileError(display, f"cannot read file ({exc.strerror or exc})") from None
+
+
+def parse_document(raw: bytes, suffix: str, display: str) -> Document:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputFileError(display, f"not UTF-8 text (byte {exc.start})") from None
-    if path.suffix.lower() in YAML_SUFFIXES:
+    if suffix.lower() in YAML_SUFFIXES:
         return _load_yaml(text, display)
     return _load_json(text, display)
+
+
+def load_document(path: Path, display: str | None = None) -> Document:
+    display = display or str(path)
+    return parse_document(read_source(path, display), path.suffix, display)
 
 
 # --------------------------------------------------------------------------- JSON

@@ -11,11 +11,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.documents import LINTABLE_SUFFIXES, Span, load_document
+from auditor.analysis_cache import analyse_file
+from auditor.documents import LINTABLE_SUFFIXES, Span
 from auditor.errors import InputFileError, UsageError
 from auditor.registry import Rule, load_rules, severity_rank
-from auditor.scoring import SiteTokens
-from auditor.sites import FileModel, Site, analyse
+from auditor.scoring import SiteTokens, prefetch
+from auditor.sites import FileModel, Site
 from auditor.tokenizer import LoadedTokenizer
 
 
@@ -203,13 +204,14 @@ def expand_paths(paths: list[str]) -> list[tuple[Path, str]]:
 # --------------------------------------------------------------------------- run
 
 
-def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptions | None = None) -> LintRun:
+def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptions | None = None,
+         use_cache: bool = True) -> LintRun:
     options = options or LintOptions()
     rules = selected_rules(options)
     run = LintRun(tokenizers=tokenizers)
     for path, display in expand_paths(paths):
         try:
-            model = analyse(load_document(path, display))
+            model = analyse_file(path, display, use_cache)
         except InputFileError as error:
             run.errors.append(error)
             continue
@@ -227,6 +229,7 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
         ctx = _context(rule, options, model, None, None)
         raw.extend(rule.check(model, ctx))
     for tokenizer in tokenizers:
+        prefetch(model.sites, tokenizer)
         for site in model.sites:
             tokens = SiteTokens(site, tokenizer)
             for rule in site_rules:

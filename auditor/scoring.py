@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import string
 from dataclasses import dataclass
 from functools import cached_property
@@ -22,15 +23,39 @@ from auditor.tokenizer import LoadedTokenizer
 SLOT_LETTERS = string.ascii_uppercase
 
 
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
+
+
 def json_text(value) -> str:
     """What the model types for an option inside the JSON object (string content escaped)."""
     if isinstance(value, str):
+        if not _NEEDS_ESCAPE.search(value):
+            return value
         return json.dumps(value, ensure_ascii=False)[1:-1]
     return json.dumps(value, ensure_ascii=False)
 
 
 def field_suffix(name: str) -> str:
     return f'  "{json_text(name)}": '
+
+
+def split_options(site: Site):
+    """(string options, literal options, typed texts, hoisted prefix, remainders) of a site."""
+    cached = site.__dict__.get("_split")
+    if cached is not None:
+        return cached
+    strings = [(i, o) for i, o in enumerate(site.options) if isinstance(o, str)]
+    literals = [(i, o) for i, o in enumerate(site.options) if not isinstance(o, str)]
+    texts = [json_text(o) for _, o in strings]
+    prefix = os.path.commonprefix(texts) if len(texts) >= 2 else ""
+    result = strings, literals, texts, prefix, [t[len(prefix):] for t in texts]
+    site.__dict__["_split"] = result
+    return result
+
+
+def prefetch(sites: list[Site], tokenizer: LoadedTokenizer) -> None:
+    """Encode every remainder of these sites in one native batch (fills the tokenizer memo)."""
+    tokenizer.encode_batch([r for site in sites for r in split_options(site)[4]])
 
 
 @dataclass(frozen=True)
@@ -77,13 +102,9 @@ class SiteTokens:
         self.site = site
         self.tokenizer = tokenizer
         self.close_id = tokenizer.encode('"')[0]
-        strings = [(i, o) for i, o in enumerate(site.options) if isinstance(o, str)]
-        literals = [(i, o) for i, o in enumerate(site.options) if not isinstance(o, str)]
-        texts = [json_text(o) for _, o in strings]
-        self.prefix = os.path.commonprefix(texts) if len(texts) >= 2 else ""
+        strings, literals, texts, self.prefix, remainders = split_options(site)
         self.suffix = field_suffix(site.name) + '"' + self.prefix
         scored: dict[int, ScoredOption] = {}
-        remainders = [t[len(self.prefix):] for t in texts]
         for (index, value), text, rest, ids in zip(
             strings, texts, remainders, tokenizer.encode_batch(remainders)
         ):

@@ -95,12 +95,35 @@ def analyse(document: Document) -> FileModel:
     if root_pointer is not None:
         model = FileModel(document, fmt)
         _JsonSchemaCrawler(document, model, root_pointer).run()
-        return model
-    if _looks_like_preset_container(data):
+    elif _looks_like_preset_container(data):
         model = FileModel(document, "pcd-preset")
         _crawl_presets(document, model, data, "", 0)
-        return model
-    return FileModel(document, "unknown")
+    else:
+        model = FileModel(document, "unknown")
+    _keep_needed_spans(model)
+    return model
+
+
+def _keep_needed_spans(model: FileModel) -> None:
+    """Drop positions no finding can point at (big enums make the map huge; it is cached)."""
+    document = model.document
+    wanted: set[str] = set()
+    for site in model.sites:
+        wanted.add(site.pointer)
+        wanted.update(site.option_pointers)
+    wanted.update(p.pointer for p in model.schema_problems)
+    for holder, codes in model.suppressions.items():
+        key = f"{holder}/{SUPPRESS_KEY}"
+        wanted.update([holder, key, *(f"{key}/{i}" for i in range(len(codes)))])
+    for pointer in list(wanted):
+        while pointer:
+            pointer = pointer.rsplit("/", 1)[0]
+            if pointer in wanted:
+                break
+            wanted.add(pointer)
+    wanted.add("")
+    document.value_spans = {p: s for p, s in document.value_spans.items() if p in wanted}
+    document.key_spans = {p: s for p, s in document.key_spans.items() if p in wanted}
 
 
 # --------------------------------------------------------------------------- detection

@@ -41,6 +41,7 @@ LLAMA3_PATTERN = CL100K_PATTERN
 # Qwen2/2.5/3 add these 22 tokens at ids 151643..151664 (the package lists them for Qwen3.5).
 QWEN2_ADDED_TOKEN_COUNT = 22
 
+MEMO_LIMIT = 500_000  # encoded strings kept per tokenizer in one process
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
@@ -52,6 +53,7 @@ class LoadedTokenizer:
     source: str
     hf: Tokenizer
     _piece_cache: dict[int, str] = field(default_factory=dict, repr=False)
+    _memo: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     @property
     def vocab_size(self) -> int:
@@ -69,10 +71,25 @@ class LoadedTokenizer:
         return self.hf.token_to_id(unk) if unk else None
 
     def encode(self, text: str) -> list[int]:
-        return self.hf.encode(text, add_special_tokens=False).ids
+        ids = self._memo.get(text)
+        if ids is None:
+            ids = self._memo[text] = self.hf.encode(text, add_special_tokens=False).ids
+        return list(ids)
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        return [enc.ids for enc in self.hf.encode_batch(texts, add_special_tokens=False)]
+        """Encode without special-token insertion; memoised, one native batch for the misses.
+
+        The engine calls this once per file with every option remainder of the file, so rules
+        and per-site code hit the memo instead of paying a native call per field.
+        """
+        memo = self._memo
+        missing = list(dict.fromkeys(t for t in texts if t not in memo))
+        if missing:
+            if len(memo) > MEMO_LIMIT:
+                memo.clear()
+            for text, enc in zip(missing, self.hf.encode_batch(missing, add_special_tokens=False)):
+                memo[text] = enc.ids
+        return [list(memo[t]) for t in texts]
 
     def decode(self, ids: list[int]) -> str:
         return self.hf.decode(ids, skip_special_tokens=False)

@@ -1,0 +1,102 @@
+"""Lint speed against floors measured in the same process (ratios, not absolute targets).
+
+1. Lint the whole shared corpus with qwen2.5 vs batch-encoding every option string of the corpus
+   with the same tokenizer (the encode floor). Target: lint <= 2x the floor.
+2. Tokenizer load: cold (conversion into an empty cache) and warm (from the cache) vs a plain
+   `Tokenizer.from_file` of the cached file. Target: warm <= 3x plain.
+3. Start-up: `pcdlint check` on one file with a warm cache vs a bare Python process that loads the
+   cached tokenizer.json with `tokenizers` and encodes the same options. Target: <= 3x.
+
+Usage: python benchmarks/lint_corpus.py [CORPUS_DIR]   (default: ../shared/corpus)
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def best_of(n: int, func) -> float:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO.parent / "shared" / "corpus"
+    if not corpus.is_dir():
+        sys.exit(f"corpus not found: {corpus}")
+    cache = tempfile.mkdtemp(prefix="pcdlint-bench-cache-")
+    os.environ["PCDLINT_CACHE_DIR"] = cache
+
+    from tokenizers import Tokenizer
+
+    from auditor.engine import lint
+    from auditor.scoring import json_text
+    from auditor.tokenizer import load_tokenizer
+
+    # -- 2. tokenizer load
+    start = time.perf_counter()
+    tok = load_tokenizer("qwen2.5")
+    cold = time.perf_counter() - start
+    warm = best_of(5, lambda: load_tokenizer("qwen2.5"))
+    (cached,) = Path(cache).glob("qwen2-*.json")
+    plain = best_of(5, lambda: Tokenizer.from_file(str(cached)))
+
+    # -- 1. lint vs encode floor
+    files = sorted(str(p) for p in corpus.rglob("*.json"))
+    start = time.perf_counter()
+    run = lint(files, [tok])  # cold: parses, crawls and meta-validates every file, fills the cache
+    lint_cold = time.perf_counter() - start
+    options = [json_text(o) for r in run.files for s in r.model.sites for o in s.options]
+    def fresh_lint(**kwargs):
+        tok._memo.clear()  # no help from strings encoded by an earlier run in this process
+        return lint(files, [tok], **kwargs)
+
+    lint_nocache = best_of(1, lambda: fresh_lint(use_cache=False))
+    lint_time = statistics.median(best_of(1, fresh_lint) for _ in range(3))
+    encode_time = best_of(3, lambda: tok.hf.encode_batch(options, add_special_tokens=False))
+
+    # -- 3. start-up of a one-file check with a warm cache
+    one = corpus / "pcd-presets" / "support_triage.json"
+    one_options = [json_text(o) for r in lint([str(one)], [tok]).files for s in r.model.sites
+                   for o in s.options]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    check = best_of(3, lambda: subprocess.run([sys.executable, "-m", "auditor", "check", "-q", str(one)],
+                                              env=env, capture_output=True, cwd=REPO))
+    bare_code = ("import sys; from tokenizers import Tokenizer; "
+                 f"t = Tokenizer.from_file({str(cached)!r}); "
+                 f"t.encode_batch({one_options!r}, add_special_tokens=False)")
+    bare = best_of(3, lambda: subprocess.run([sys.executable, "-c", bare_code], env=env,
+                                             capture_output=True))
+
+    print(f"corpus: {len(files)} files, {sum(len(r.model.sites) for r in run.files)} fields, "
+          f"{len(options)} options, {len(run.findings)} findings")
+    print(f"lint corpus, warm      {lint_time:8.3f} s   (unchanged files: analysis cache hit)")
+    print(f"lint corpus, cold      {lint_cold:8.3f} s   (first run: parse, crawl, meta-schema)")
+    print(f"lint corpus, no cache  {lint_nocache:8.3f} s   (--no-cache, imports already warm)")
+    print(f"encode floor           {encode_time:8.3f} s")
+    print(f"  ratio lint/encode    {lint_time / encode_time:8.1f} x   warm (target <= 2)")
+    print(f"  ratio lint/encode    {lint_nocache / encode_time:8.1f} x   --no-cache")
+    print(f"tokenizer load cold    {cold:8.3f} s   (conversion into an empty cache)")
+    print(f"tokenizer load warm    {warm:8.3f} s")
+    print(f"plain from_file        {plain:8.3f} s")
+    print(f"  ratio warm/plain     {warm / plain:8.2f} x   (target <= 3)")
+    print(f"one-file check process {check:8.3f} s   ({one.name}, warm cache)")
+    print(f"bare tokenizers process{bare:8.3f} s")
+    print(f"  ratio check/bare     {check / bare:8.2f} x   (target <= 3)")
+
+
+if __name__ == "__main__":
+    main()
