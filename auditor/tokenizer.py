@@ -167,6 +167,8 @@ def _cached_conversion(source: Path, kind: str, convert) -> Tokenizer:
 
 
 def _from_tiktoken(path: Path, pattern: str, specials: list[str]) -> Tokenizer:
+    # Only the converter is used: keep transformers' "PyTorch was not found" notice off stderr.
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     from tokenizers import normalizers
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
