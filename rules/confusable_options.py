@@ -33,6 +33,7 @@ from auditor.registry import rule
 from auditor.ruletools import at_site
 from auditor.sites import FileModel
 
+MAX_LISTED = 20
 TRANSFORMS = (
     ("case folding", str.casefold),
     ("NFC", lambda s: unicodedata.normalize("NFC", s)),
@@ -60,25 +61,39 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
             j = first.setdefault(_key(value), i)
             if j != i:
                 duplicates.setdefault(j, []).append(i)
-        for j, others in duplicates.items():
-            yield local.finding(f"{options[j]!r} appears {len(others) + 1} times: duplicates get "
-                                f"identical scores", option=others[0], related=[j, *others[1:]],
-                                severity="error", data={"option": options[j], "count": len(others) + 1})
+        if duplicates:
+            j, others = next(iter(duplicates.items()))
+            shown = ", ".join(f"{options[k]!r}×{len(v) + 1}" for k, v in list(duplicates.items())[:5])
+            more = f" and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
+            yield local.finding(f"duplicate options get identical scores: {shown}{more}",
+                                option=others[0], related=[j, *others[1:]], severity="error",
+                                data={"duplicates": [{"option": options[k], "count": len(v) + 1}
+                                                     for k, v in list(duplicates.items())[:MAX_LISTED]],
+                                      "count": len(duplicates)})
         groups: dict[str, list[int]] = {}
         for i, value in enumerate(options):
             if isinstance(value, str) and first[_key(value)] == i:
                 groups.setdefault(_normalise(value), []).append(i)
+        confusable = []
         for indexes in groups.values():
             if len(indexes) < 2:
                 continue
             values = [options[i] for i in indexes]
             how = [name for name, f in TRANSFORMS
                    if len({f(v) for v in values}) < len(values)] or ["combined normalisation"]
+            confusable.append((indexes, values, how))
+        if confusable:
+            indexes, values, how = confusable[0]
+            more = f" ({len(confusable)} such groups in this field)" if len(confusable) > 1 else ""
             yield local.finding(
-                f"{', '.join(repr(v) for v in values)} are equal after {', '.join(how)}",
+                f"{', '.join(repr(v) for v in values)} are equal after {', '.join(how)}{more}",
                 option=indexes[1], related=[indexes[0], *indexes[2:]],
-                data={"options": values, "equal_after": how})
-        for i, value in enumerate(options):
-            if isinstance(value, str) and value and value != value.strip():
-                yield local.finding(f"{value!r} has leading or trailing whitespace", option=i,
-                                    data={"option": value, "stripped": value.strip()})
+                data={"groups": [{"options": v, "equal_after": h} for _, v, h in confusable[:MAX_LISTED]],
+                      "count": len(confusable)})
+        padded = [i for i, v in enumerate(options) if isinstance(v, str) and v and v != v.strip()]
+        if padded:
+            more = f" (and {len(padded) - 1} more options)" if len(padded) > 1 else ""
+            yield local.finding(f"{options[padded[0]]!r} has leading or trailing whitespace{more}",
+                                option=padded[0], related=padded[1:MAX_LISTED],
+                                data={"options": [options[i] for i in padded[:MAX_LISTED]],
+                                      "count": len(padded)})
