@@ -165,7 +165,9 @@ def suggest(paths, tokenizers, output_format):
         click.echo(f"pcdlint: error: {error}", err=True)
         sys.exit(2)
     entries = collect(run)
-    if output_format == "json":
+    if run.errors and not run.files:
+        pass  # nothing was read: only the error lines below
+    elif output_format == "json":
         click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
     else:
         click.echo(format_text(entries), nl=False)
