@@ -39,7 +39,8 @@ def _candidates(options: list[str], slot_letters: tuple[str, ...]) -> list[tuple
         while all(len(w) > lead + 1 for w in words) and len({w[lead].lower() for w in words}) == 1:
             lead += 1
         trail = 0
-        while all(len(w) > lead + trail + 1 for w in words) and len({w[-1 - trail].lower() for w in words}) == 1:
+        while (all(len(w) > lead + trail + 1 for w in words)
+               and len({w[-1 - trail].lower() for w in words}) == 1):
             trail += 1
         core = [w[lead:len(w) - trail] for w in words]
         named = [[p for p in c if not p.isdigit()] or c for c in core]  # drop numeric codes

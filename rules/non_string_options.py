@@ -40,7 +40,9 @@ def _kind(value) -> str:
         return "boolean"
     if isinstance(value, (int, float)):
         return "number"
-    return type(value).__name__ if not isinstance(value, (list, dict)) else ("array" if isinstance(value, list) else "object")
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
 
 
 @rule(code="PCD012", name="non-string-options", severity="info", scope="file")
