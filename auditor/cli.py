@@ -54,7 +54,7 @@ def cli() -> None:
                    ".gguf, .tiktoken or cached hub id. Repeatable. Default: qwen2.5.")
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
 @click.option("-f", "--format", "output_format", default="text", show_default=True,
-              help="Output format: text, json.")
+              help="Output format: text, json, csv.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--select", multiple=True, help="Rule codes, code prefixes or names to enable.")
 @click.option("--ignore", multiple=True, help="Rule codes, code prefixes or names to disable.")
@@ -110,6 +110,10 @@ def explain(rule):
     if found is None:
         _fail(f"unknown rule '{rule}' (see `pcdlint rules`)")
     click.echo(found.doc_markdown, nl=False)
+
+
+from auditor.suggest import suggest  # noqa: E402  (subcommand in its own module)
+cli.add_command(suggest)
 
 
 def main() -> None:

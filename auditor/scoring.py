@@ -73,6 +73,20 @@ class ScoredOption:
 
 
 @dataclass(frozen=True)
+class CanonicalText:
+    """How the tokenizer cuts the whole field text; `start` is where the option begins."""
+
+    text: str
+    ids: tuple[int, ...]
+    offsets: tuple[tuple[int, int], ...]
+    start: int
+
+    def token_at(self, char: int) -> int | None:
+        """Index of the token that starts exactly at `char`, or None when one spans it."""
+        return next((k for k, (begin, _) in enumerate(self.offsets) if begin == char), None)
+
+
+@dataclass(frozen=True)
 class SlotTable:
     """Single-letter remap: option i → letter; `failures` says why letters cannot serve."""
 
@@ -158,6 +172,34 @@ class SiteTokens:
 
     def pieces(self, option: ScoredOption) -> list[str]:
         return [self.tokenizer.piece(t) for t in option.ids] or ['"']
+
+    @cached_property
+    def canonical(self) -> dict[int, CanonicalText]:
+        """String option index → canonical tokenization of `  "<field>": "<option>"`."""
+        base = field_suffix(self.site.name) + '"'
+        strings = [o for o in self.options if o.is_string]
+        texts = [base + o.text + '"' for o in strings]
+        encodings = self.tokenizer.hf.encode_batch(texts, add_special_tokens=False)
+        return {
+            o.index: CanonicalText(text, tuple(enc.ids), tuple(enc.offsets), len(base))
+            for o, text, enc in zip(strings, texts, encodings)
+        }
+
+    @cached_property
+    def suffix_ids(self) -> tuple[int, ...]:
+        return tuple(self.tokenizer.encode(self.suffix))
+
+    @cached_property
+    def option_lengths(self) -> list[int]:
+        """Tokens of each option's JSON text encoded alone, in option order."""
+        return [len(ids) for ids in self.tokenizer.encode_batch([o.text for o in self.options])]
+
+    @cached_property
+    def suggestions(self) -> list[dict]:
+        """Renamings of this field that re-lint clean with this tokenizer (auditor.suggest)."""
+        from auditor.suggest import verified_suggestions
+
+        return verified_suggestions(self)
 
     @cached_property
     def slot_table(self) -> SlotTable:

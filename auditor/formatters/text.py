@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from auditor.cost import cost_lines
 from auditor.engine import LintRun
 from auditor.formatters import formatter
+from auditor.matrix import matrix_table
 
 
 def finding_line(finding) -> str:
@@ -35,4 +37,8 @@ def render(run: LintRun, quiet: bool = False, **_options) -> str:
             if result.model.format == "unknown":
                 lines.append(f"{result.model.path}: note: not a JSON Schema or PCD preset; skipped")
         lines.append(summary_line(run))
+        lines.extend(cost_lines(run))
+        table = matrix_table(run)
+        if table:
+            lines.append(table)
     return "\n".join(lines) + ("\n" if lines else "")

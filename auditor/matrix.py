@@ -1,0 +1,45 @@
+"""The tokenizer matrix: field × tokenizer table of finding codes, for several --tokenizer runs.
+
+The same schema can be clean for one tokenizer and broken for another; one row per field with a
+finding under any tokenizer makes that visible at a glance. pandas is imported only here.
+"""
+
+from __future__ import annotations
+
+CLEAN = "ok"
+
+
+def matrix_rows(run) -> tuple[list[str], dict[tuple[str, str], dict[str, list[str]]]]:
+    """Tokenizer ids, and (path, field) → tokenizer id → sorted codes of tokenizer-bound findings."""
+    ids = [t.id for t in run.tokenizers]
+    rows: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for finding in run.findings:
+        if finding.tokenizer is None or not finding.field:
+            continue  # tokenizer-independent findings are the same in every column
+        cells = rows.setdefault((finding.path, finding.field), {i: [] for i in ids})
+        if finding.code not in cells[finding.tokenizer]:
+            cells[finding.tokenizer].append(finding.code)
+    return ids, rows
+
+
+def matrix_table(run) -> str:
+    """The table as text; empty when fewer than two tokenizers ran or nothing differs by field."""
+    if len(run.tokenizers) < 2:
+        return ""
+    ids, rows = matrix_rows(run)
+    if not rows:
+        return "tokenizer matrix: no tokenizer-dependent findings"
+    import pandas as pd
+
+    single_file = len({path for path, _ in rows}) == 1
+    index = [field if single_file else f"{path} {field}" for path, field in rows]
+    frame = pd.DataFrame(
+        [[",".join(sorted(cells[i])) or CLEAN for i in ids] for cells in rows.values()],
+        index=pd.Index(index, name="field"), columns=ids,
+    )
+    differ = sum(1 for cells in rows.values() if len({tuple(sorted(c)) for c in cells.values()}) > 1)
+    with pd.option_context("display.max_rows", None, "display.max_columns", None,
+                           "display.width", 200, "display.max_colwidth", 80):
+        table = frame.to_string()
+    return (f"tokenizer matrix ({len(rows)} fields with findings, {differ} differ between "
+            f"tokenizers):\n{table}")

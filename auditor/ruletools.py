@@ -1,0 +1,16 @@
+"""Helpers for rules that do not depend on the tokenizer.
+
+Such rules run once per file (scope="file") instead of once per (site, tokenizer), so they do
+not repeat a finding for every tokenizer; `at_site` lets them still point at a site's options.
+"""
+
+from __future__ import annotations
+
+import copy
+
+
+def at_site(ctx, site):
+    """A copy of a file-scope context whose findings point at `site` (and its options)."""
+    local = copy.copy(ctx)
+    local.site = site
+    return local

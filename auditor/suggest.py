@@ -1,0 +1,177 @@
+"""Verified fix suggestions for first-token scoring problems, and `pcdlint suggest`.
+
+A suggestion renames a field's options (or maps them to letter slots A, B, …). It is shown
+only when the renamed field, re-linted with the same tokenizer and every site rule, has no
+finding of severity warning or error. Input files are never modified.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import re
+import sys
+import unicodedata
+from dataclasses import replace
+from types import SimpleNamespace
+
+import click
+
+_verifying = contextvars.ContextVar("pcdlint_verifying", default=False)
+FIXED_CODES = ("PCD001", "PCD002", "PCD005")
+WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W_\d]+", re.UNICODE)
+
+
+def _words(option: str) -> list[str]:
+    return WORD.findall(option)
+
+
+def _fold(value: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", value).casefold().split())
+
+
+def _candidates(options: list[str], slot_letters: tuple[str, ...]) -> list[tuple[str, str, list[str]]]:
+    """(strategy, description, renamed options), most faithful first."""
+    out = [("lowercase", "lower-case the options", [o.lower() for o in options])]
+    words = [_words(o) for o in options]
+    if all(words):
+        lead = 0
+        while all(len(w) > lead + 1 for w in words) and len({w[lead].lower() for w in words}) == 1:
+            lead += 1
+        trail = 0
+        while (all(len(w) > lead + trail + 1 for w in words)
+               and len({w[-1 - trail].lower() for w in words}) == 1):
+            trail += 1
+        core = [w[lead:len(w) - trail] for w in words]
+        named = [[p for p in c if not p.isdigit()] or c for c in core]  # drop numeric codes
+        out.append(("distinguishing-part", "keep only the part that tells options apart",
+                    ["_".join(c).lower() for c in core]))
+        out.append(("distinguishing-words", "drop shared words and numeric codes",
+                    ["_".join(n).lower() for n in named]))
+        out.append(("first-distinct-word", "one word per option, the distinguishing one first",
+                    [n[0].lower() for n in named]))
+        out.append(("distinct-word-first", "move the distinguishing part to the front",
+                    ["_".join(c + w[:lead] + w[len(w) - trail:]).lower() for c, w in zip(core, words)]))
+    if slot_letters:
+        out.append(("letter-slots", "score single letters and map them back with a legend",
+                    list(slot_letters[:len(options)])))
+    return out
+
+
+def _relint(tokens, options: list[str]) -> bool:
+    """True when the field with these options has no warning or error under the tokenizer."""
+    from auditor.engine import RuleContext
+    from auditor.registry import load_rules, severity_rank
+    from auditor.scoring import SiteTokens
+
+    site = replace(tokens.site, options=options)
+    candidate = SiteTokens(site, tokens.tokenizer)
+    file = SimpleNamespace(path=site.path, document=None)
+    token = _verifying.set(True)
+    try:
+        for rule in load_rules().values():
+            if rule.scope != "site":
+                continue
+            ctx = RuleContext(rule, dict(rule.options), file, site, tokens.tokenizer, rule.severity)
+            if any(severity_rank(f.severity) >= 1 for f in rule.check(candidate, ctx)):
+                return False
+    finally:
+        _verifying.reset(token)
+    return True
+
+
+def verified_suggestions(tokens) -> list[dict]:
+    """Suggestions for one field under one tokenizer, each re-linted clean before it is kept."""
+    if _verifying.get():
+        return []
+    options = tokens.site.options
+    if len(options) < 2 or not all(isinstance(o, str) for o in options):
+        return []
+    slots = tokens.slot_table
+    found, seen = [], set()
+    for strategy, description, renamed in _candidates(options, slots.letters if slots.viable else ()):
+        key = tuple(renamed)
+        if key == tuple(options) or key in seen or not all(renamed):
+            continue
+        seen.add(key)
+        if len({_fold(r) for r in renamed}) != len(renamed) or not _relint(tokens, renamed):
+            continue
+        suggestion = {
+            "strategy": strategy,
+            "description": description,
+            "options": renamed,
+            "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)],
+            "tokenizer": tokens.tokenizer.id,
+            "verified": True,
+        }
+        found.append(suggestion)
+    return found
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def collect(run) -> list[dict]:
+    """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 finding."""
+    groups: dict[tuple, dict] = {}
+    for finding in run.findings:
+        if finding.code not in FIXED_CODES:
+            continue
+        key = (finding.path, finding.site_pointer, finding.tokenizer)
+        entry = groups.setdefault(key, {
+            "path": finding.path, "pointer": finding.site_pointer, "field": finding.field,
+            "line": finding.line, "tokenizer": finding.tokenizer, "codes": [],
+            "suggestions": finding.data.get("suggestions", []),
+        })
+        if finding.code not in entry["codes"]:
+            entry["codes"].append(finding.code)
+    return list(groups.values())
+
+
+def format_text(entries: list[dict]) -> str:
+    lines = []
+    for e in entries:
+        lines.append(f"{e['path']}:{e['line']}: {e['field']} [{e['tokenizer']}] {', '.join(e['codes'])}")
+        if not e["suggestions"]:
+            lines.append("  no renaming tried re-lints clean; see `pcdlint explain` for other fixes")
+        for s in e["suggestions"]:
+            pairs = ", ".join(f"{m['from']} -> {m['to']}" for m in s["mapping"][:8])
+            more = f", … ({len(s['mapping'])} options)" if len(s["mapping"]) > 8 else ""
+            lines.append(f"  {s['strategy']} (re-lints clean): {pairs}{more}")
+    fixed = sum(1 for e in entries if e["suggestions"])
+    lines.append(f"{len(entries)} fields need a fix; {fixed} have a verified suggestion")
+    return "\n".join(lines) + "\n"
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-t", "--tokenizer", "tokenizers", multiple=True, metavar="SPEC",
+              help="Tokenizer to verify with (repeatable). Default: qwen2.5.")
+@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
+              default="text", show_default=True)
+def suggest(paths, tokenizers, output_format):
+    """Propose renamings for fields with PCD001/PCD002/PCD005 findings, verified by re-linting.
+
+    Only suggestions whose renamed field re-lints without warnings or errors under the same
+    tokenizer are printed. Input files are never modified. Exit status: 0, or 2 on bad input.
+    """
+    from auditor.engine import LintOptions, lint
+    from auditor.errors import UsageError
+    from auditor.tokenizer import DEFAULT_TOKENIZER, load_tokenizer
+
+    try:
+        loaded = [load_tokenizer(s) for s in (list(dict.fromkeys(tokenizers)) or [DEFAULT_TOKENIZER])]
+        run = lint(list(paths), loaded, LintOptions(select=list(FIXED_CODES)))
+    except UsageError as error:
+        click.echo(f"pcdlint: error: {error}", err=True)
+        sys.exit(2)
+    entries = collect(run)
+    if run.errors and not run.files:
+        pass  # nothing was read: only the error lines below
+    elif output_format == "json":
+        click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
+    else:
+        click.echo(format_text(entries), nl=False)
+    for error in run.errors:
+        click.echo(f"{error}", err=True)
+    sys.exit(2 if run.errors else 0)

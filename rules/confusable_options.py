@@ -1,0 +1,99 @@
+"""Options that are the same, or look the same, after normalisation.
+
+## What it does
+Reports, per field: exact duplicates (error); options that become equal after case folding,
+Unicode NFC or NFKC normalisation, or trimming and collapsing whitespace (warning, with the
+transformations that make them equal); options with leading or trailing whitespace (warning).
+
+## Why is this bad?
+Duplicates get identical scores, so one of them can never win. Near-duplicates split the
+model's probability between two spellings of one answer, and downstream code that compares
+case-insensitively or after normalisation sees two options become one. Surrounding whitespace
+is invisible in reviews and tokenizes differently from the trimmed word.
+
+## Example
+```json
+{"type": "object", "properties": {"unit": {"enum": ["z", "Z", "x"]}}}
+```
+
+## Use instead
+```json
+{"type": "object", "properties": {"unit": {"enum": ["z_lower", "z_upper", "x"]}}}
+```
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterator
+
+from auditor.engine import Finding, RuleContext
+from auditor.registry import rule
+from auditor.ruletools import at_site
+from auditor.sites import FileModel
+
+MAX_LISTED = 20
+TRANSFORMS = (
+    ("case folding", str.casefold),
+    ("NFC", lambda s: unicodedata.normalize("NFC", s)),
+    ("NFKC", lambda s: unicodedata.normalize("NFKC", s)),
+    ("whitespace", lambda s: " ".join(s.split())),
+)
+
+
+def _key(value) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)  # 1 and true stay apart
+
+
+def _normalise(value: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", value).casefold().split())
+
+
+@rule(code="PCD007", name="confusable-options", severity="warning", scope="file")
+def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
+    for site in file.sites:
+        local = at_site(ctx, site)
+        options = site.options
+        first: dict[str, int] = {}
+        duplicates: dict[int, list[int]] = {}
+        for i, value in enumerate(options):
+            j = first.setdefault(_key(value), i)
+            if j != i:
+                duplicates.setdefault(j, []).append(i)
+        if duplicates:
+            j, others = next(iter(duplicates.items()))
+            shown = ", ".join(f"{options[k]!r}×{len(v) + 1}" for k, v in list(duplicates.items())[:5])
+            more = f" and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
+            yield local.finding(f"duplicate options get identical scores: {shown}{more}",
+                                option=others[0], related=[j, *others[1:]], severity="error",
+                                data={"duplicates": [{"option": options[k], "count": len(v) + 1}
+                                                     for k, v in list(duplicates.items())[:MAX_LISTED]],
+                                      "count": len(duplicates)})
+        groups: dict[str, list[int]] = {}
+        for i, value in enumerate(options):
+            if isinstance(value, str) and first[_key(value)] == i:
+                groups.setdefault(_normalise(value), []).append(i)
+        confusable = []
+        for indexes in groups.values():
+            if len(indexes) < 2:
+                continue
+            values = [options[i] for i in indexes]
+            how = [name for name, f in TRANSFORMS
+                   if len({f(v) for v in values}) < len(values)] or ["combined normalisation"]
+            confusable.append((indexes, values, how))
+        if confusable:
+            indexes, values, how = confusable[0]
+            more = f" ({len(confusable)} such groups in this field)" if len(confusable) > 1 else ""
+            yield local.finding(
+                f"{', '.join(repr(v) for v in values)} are equal after {', '.join(how)}{more}",
+                option=indexes[1], related=[indexes[0], *indexes[2:]],
+                data={"groups": [{"options": v, "equal_after": h} for _, v, h in confusable[:MAX_LISTED]],
+                      "count": len(confusable)})
+        padded = [i for i, v in enumerate(options) if isinstance(v, str) and v and v != v.strip()]
+        if padded:
+            more = f" (and {len(padded) - 1} more options)" if len(padded) > 1 else ""
+            yield local.finding(f"{options[padded[0]]!r} has leading or trailing whitespace{more}",
+                                option=padded[0], related=padded[1:MAX_LISTED],
+                                data={"options": [options[i] for i in padded[:MAX_LISTED]],
+                                      "count": len(padded)})

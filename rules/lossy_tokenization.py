@@ -1,0 +1,59 @@
+"""An option does not survive encode → decode, or needs unknown or byte-fallback tokens.
+
+## What it does
+Encodes each string option alone and decodes it again. The rule reports options whose decoded
+text differs from the NFC-normalised option, whose ids include the unknown token, or that need
+byte pieces: tokens that stand for part of a UTF-8 character (`<0xE2>` in SentencePiece
+vocabularies, partial bytes in byte-level BPE).
+
+## Why is this bad?
+What the engine scores is then not the option: a lossy round trip means two options can share
+tokens they do not share as text, an unknown token scores every rare character the same, and
+byte pieces spend several scored steps on one character, whose first byte many options share.
+
+## Example
+```json
+{"type": "object", "properties": {"glyph": {"enum": ["𓀀", "𓀁"]}}}
+```
+
+## Use instead
+```json
+{"type": "object", "properties": {"glyph": {"enum": ["seated_man", "man_kneeling"]}}}
+```
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+from auditor.engine import Finding, RuleContext
+from auditor.registry import rule
+from auditor.scoring import SiteTokens
+
+BYTE_PIECE = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
+
+
+@rule(code="PCD010", name="lossy-tokenization", severity="warning")
+def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
+    tokenizer = tokens.tokenizer
+    strings = [o for o in tokens.options if o.is_string and o.value]
+    normal = [unicodedata.normalize("NFC", o.value) for o in strings]
+    for option, text, ids in zip(strings, normal, tokenizer.encode_batch(normal)):
+        problems = []
+        decoded = tokenizer.decode(ids)
+        if decoded != text:
+            problems.append(f"decodes to {decoded!r}")
+        if tokenizer.unk_id is not None and tokenizer.unk_id in ids:
+            problems.append("contains the unknown token")
+        byte_pieces = [t for t in ids
+                       if BYTE_PIECE.match(tokenizer.hf.id_to_token(t) or "")
+                       or ("\ufffd" in tokenizer.decode([t]) and "\ufffd" not in text)]
+        if byte_pieces:
+            problems.append(f"needs {len(byte_pieces)} byte pieces of {len(ids)} tokens")
+        if not problems:
+            continue
+        yield ctx.finding(f"option {option.value!r} {'; '.join(problems)}", option=option.index,
+                          data={"option": option.value, "decoded": decoded, "token_ids": list(ids),
+                                "byte_pieces": len(byte_pieces), "problems": problems})

@@ -1,0 +1,45 @@
+"""An option contains the text of one of the tokenizer's special or added tokens.
+
+## What it does
+Looks for the content of every special or added token of the tokenizer (`<|im_end|>`,
+`<|endoftext|>`, `<file_sep>`, …) inside each option, and reports the token and its id.
+
+## Why is this bad?
+Encoders map such text to the special id instead of ordinary characters, so the option is
+scored through a control token (an end-of-turn, an end-of-text). Servers may stop generation
+there or strip the token from the output; the option cannot be produced as written.
+
+## Example
+```json
+{"type": "object", "properties": {"marker": {"enum": ["<|im_end|>", "done"]}}}
+```
+
+## Use instead
+```json
+{"type": "object", "properties": {"marker": {"enum": ["im_end", "done"]}}}
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.engine import Finding, RuleContext
+from auditor.registry import rule
+from auditor.scoring import SiteTokens
+
+
+@rule(code="PCD009", name="special-token-text", severity="error")
+def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
+    specials = {text: idx for text, idx in tokens.tokenizer.special_tokens.items() if text.strip()}
+    for option in tokens.options:
+        if not option.is_string:
+            continue
+        found = {text: idx for text, idx in specials.items() if text in option.text}
+        if not found:
+            continue
+        shown = ", ".join(f"{t} (id {i})" for t, i in found.items())
+        yield ctx.finding(f"option {option.value!r} contains special-token text {shown}, which the "
+                          f"encoder maps to the special id", option=option.index,
+                          data={"option": option.value,
+                                "special_tokens": [{"text": t, "id": i} for t, i in found.items()]})
