@@ -27,9 +27,9 @@ _PRODUCERS = ("documents.py", "sites.py")
 
 @lru_cache(maxsize=1)
 def _code_key() -> str:
-    import jsonschema
+    from importlib.metadata import version
 
-    digest = hashlib.sha256(f"{__version__}|{getattr(jsonschema, '__version__', '')}".encode())
+    digest = hashlib.sha256(f"{__version__}|{version('jsonschema')}".encode())
     here = Path(__file__).parent
     for name in _PRODUCERS:
         digest.update((here / name).read_bytes())
