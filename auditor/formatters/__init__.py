@@ -17,7 +17,7 @@ class Formatter:
 
 
 _FORMATTERS: dict[str, Formatter] = {}
-_MODULES = ("text", "json_format")
+_MODULES = ("text", "json_format", "sarif", "github", "html")
 
 
 def formatter(name: str, description: str):
