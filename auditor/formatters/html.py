@@ -23,7 +23,8 @@ from auditor.registry import load_rules
 from auditor.scoring import SiteTokens
 
 BIG_FIELD = 40  # options; above this a card's groups start collapsed
-MAX_DATA_CHARS = 4_000  # a finding's data shown in full up to this; the JSON format has it all
+EXAMPLES = 8  # options per group drawn with token pieces in a big field; the rest as plain text
+MAX_DATA_CHARS = 1_500  # a finding's data shown in full up to this; the JSON format has it all
 BUCKET_COLOURS = 12
 
 
@@ -84,7 +85,7 @@ def finding_view(finding: Finding) -> dict:
         "pointer": finding.pointer,
         "tokenizer": finding.tokenizer or "",
         "data": _data_text(finding.data),
-        "help": _rule_help(finding.code),
+        "summary": _rule_help(finding.code)["summary"],
         "verification": _key_values(verification) if verification else [],
     }
 
@@ -103,8 +104,20 @@ def _option_view(tokens: SiteTokens, index: int, colour: int | None) -> dict:
     }
 
 
+def _group(tokens: SiteTokens, indexes: list[int], colour: int | None, big: bool) -> dict:
+    drawn = indexes[:EXAMPLES] if big else indexes
+    return {
+        "colour": colour,
+        "size": len(indexes),
+        "options": [_option_view(tokens, i, colour) for i in drawn],
+        "rest": ", ".join(tokens.options[i].text for i in indexes[len(drawn):]),
+        "rest_count": len(indexes) - len(drawn),
+    }
+
+
 def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
     site = tokens.site
+    big = len(site.options) > BIG_FIELD
     piece = tokens.tokenizer.piece
     collisions = [(tid, idx) for tid, idx in tokens.buckets.items() if len(idx) > 1]
     groups = []
@@ -113,20 +126,16 @@ def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
         groups.append({
             "title": f"scored token {piece(token_id)!r} (id {token_id})",
             "colliding": True,
-            "size": len(indexes),
-            "colour": colour,
             "winner": tokens.options[indexes[0]].text,
-            "options": [_option_view(tokens, i, colour) for i in indexes],
+            **_group(tokens, indexes, colour, big),
         })
     distinct = [idx[0] for idx in tokens.buckets.values() if len(idx) == 1]
     if distinct:
         groups.append({
             "title": "options with a scored token of their own",
             "colliding": False,
-            "size": len(distinct),
-            "colour": None,
             "winner": "",
-            "options": [_option_view(tokens, i, None) for i in distinct],
+            **_group(tokens, distinct, None, big),
         })
     slots = tokens.slot_table
     options = site.options
@@ -150,7 +159,7 @@ def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
         "multi_token": len(multi),
         "prefix": tokens.prefix,
         "suffix": tokens.suffix if tokens.has_strings else tokens.literal_suffix,
-        "big": len(options) > BIG_FIELD,
+        "big": big,
         "groups": groups,
         "remap": remap,
         "severity": max((f.severity for f in findings), key=("info", "warning", "error").index),
@@ -208,6 +217,8 @@ def report_view(run: LintRun) -> dict:
         "files": [file_view(r, tokenizers) for r in run.files if r.findings],
         "clean_files": [r.model.path for r in run.files if not r.findings],
         "bucket_colours": list(range(BUCKET_COLOURS)),
+        "rules": [{"code": code, "name": rules[code].name, **_rule_help(code)}
+                  for code in sorted(by_code) if code in rules],
     }
 
 
