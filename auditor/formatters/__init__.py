@@ -29,9 +29,9 @@ def formatter(name: str, description: str):
 
 
 def formatters() -> dict[str, Formatter]:
-    if not _FORMATTERS:
-        for module in _MODULES:
-            importlib.import_module(f"auditor.formatters.{module}")
+    # import every module, even when one was imported directly first and registered alone
+    for module in _MODULES:
+        importlib.import_module(f"auditor.formatters.{module}")
     return _FORMATTERS
 
 
