@@ -19,9 +19,9 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def _write_output(text: str, output: str | None, inputs: list[str]) -> None:
+def _write_output(text: str, output: str | None, inputs: list[str], color: bool = False) -> None:
     if output is None:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=True if color else None)
         return
     target = Path(output)
     resolved = target.resolve()
@@ -94,7 +94,7 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
         loaded = [load_tokenizer(spec, allow_download=allow_download) for spec in specs]
         run = lint(list(paths), loaded, options)
         color = output is None and output_format == "text" and _color_stdout()
-        _write_output(render(output_format, run, quiet=quiet, color=color), output, list(paths))
+        _write_output(render(output_format, run, quiet=quiet, color=color), output, list(paths), color)
         for name, target in extra.items():
             if target is not None:
                 _write_output(render(name, run), target, list(paths))

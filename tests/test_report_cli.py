@@ -75,6 +75,15 @@ def test_colour_only_when_asked(write_schema, qwen):
     assert "\033[" not in render_text(run)
 
 
+def test_cli_colours_text_on_a_terminal_only(write_schema, monkeypatch):
+    path = str(write_schema(RISK))
+    monkeypatch.setattr("auditor.cli._color_stdout", lambda: True)
+    coloured = invoke(["check", path, "--format", "text"])
+    assert "\033[1;33mwarning\033[0m" in coloured.output
+    plain = invoke(["check", path, "--format", "json"])
+    assert "\033[" not in plain.output
+
+
 def test_unknown_format_is_a_usage_error(write_schema):
     result = CliRunner().invoke(cli, ["check", str(write_schema(RISK)), "--format", "pdf"])
     assert result.exit_code == 2 and "sarif" in result.output
