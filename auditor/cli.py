@@ -19,9 +19,9 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def _write_output(text: str, output: str | None, inputs: list[str]) -> None:
+def _write_output(text: str, output: str | None, inputs: list[str], color: bool = False) -> None:
     if output is None:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=True if color else None)
         return
     target = Path(output)
     resolved = target.resolve()
@@ -34,6 +34,11 @@ def _write_output(text: str, output: str | None, inputs: list[str]) -> None:
         os.replace(tmp, target)
     except OSError as exc:
         raise UsageError(f"--output {output}: cannot write ({exc.strerror or exc})") from None
+
+
+def _color_stdout() -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 def _fail(message: str) -> None:
@@ -53,17 +58,21 @@ def cli() -> None:
               help="Built-in name (qwen2.5, qwen3.6, smollm2), tokenizer.json, model dir, "
                    ".gguf, .tiktoken or cached hub id. Repeatable. Default: qwen2.5.")
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
-@click.option("-f", "--format", "output_format", default="text", show_default=True,
-              help="Output format: text, json, csv.")
+@click.option("-f", "--format", "output_format", default=None,
+              help="Output format: text, json, csv, sarif, html, github. Default: text "
+                   "(github when GITHUB_ACTIONS=true).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--output-sarif", type=click.Path(dir_okay=False), help="Also write SARIF 2.1.0 here.")
+@click.option("--output-html", type=click.Path(dir_okay=False), help="Also write the HTML report here.")
+@click.option("--output-json", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
 @click.option("--select", multiple=True, help="Rule codes, code prefixes or names to enable.")
 @click.option("--ignore", multiple=True, help="Rule codes, code prefixes or names to disable.")
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="error", show_default=True,
               help="Lowest severity that makes the exit code 1.")
 @click.option("-q", "--quiet", is_flag=True, help="Only findings and errors, no summary.")
 @click.option("--no-cache", is_flag=True, help="Re-parse every file (skip the analysis cache).")
-def check(paths, tokenizers, allow_download, output_format, output, select, ignore, fail_on, quiet,
-          no_cache):
+def check(paths, tokenizers, allow_download, output_format, output, output_sarif, output_html,
+          output_json, select, ignore, fail_on, quiet, no_cache):
     """Lint schema files (or directories of *.json, *.yaml, *.yml).
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
@@ -72,6 +81,9 @@ def check(paths, tokenizers, allow_download, output_format, output, select, igno
     from auditor.formatters import formatters, render
     from auditor.tokenizer import DEFAULT_TOKENIZER, load_tokenizer
 
+    if output_format is None:
+        output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    extra = {"sarif": output_sarif, "html": output_html, "json": output_json}
     try:
         if output_format not in formatters():
             raise UsageError(f"--format: unknown format '{output_format}' "
@@ -82,7 +94,11 @@ def check(paths, tokenizers, allow_download, output_format, output, select, igno
         specs = list(dict.fromkeys(tokenizers)) or [DEFAULT_TOKENIZER]
         loaded = [load_tokenizer(spec, allow_download=allow_download) for spec in specs]
         run = lint(list(paths), loaded, options, use_cache=not no_cache)
-        _write_output(render(output_format, run, quiet=quiet), output, list(paths))
+        color = output is None and output_format == "text" and _color_stdout()
+        _write_output(render(output_format, run, quiet=quiet, color=color), output, list(paths), color)
+        for name, target in extra.items():
+            if target is not None:
+                _write_output(render(name, run), target, list(paths))
     except UsageError as error:
         _fail(str(error))
     for error in run.errors:

@@ -129,8 +129,12 @@ def _load_yaml(text: str, display: str) -> Document:
     return Document(display, data, text, values, keys)
 
 
-def _scalar_end(lines: list[str], line0: int, col0: int) -> tuple[int, int]:
-    """End (0-based, exclusive) of the scalar starting at (line0, col0): quotes or plain text."""
+def _scalar_end(lines: list[str], line0: int, col0: int, flow: bool = False) -> tuple[int, int]:
+    """End (0-based, exclusive) of the scalar starting at (line0, col0): quotes or plain text.
+
+    A plain scalar ends at ` #` (a comment needs the space: `C#` is one scalar), at `: ` or a
+    line-final `:`, and, inside `[...]`/`{...}` only, at a flow indicator `,[]{}`.
+    """
     if line0 >= len(lines):
         return line0, col0
     row = lines[line0]
@@ -148,14 +152,28 @@ def _scalar_end(lines: list[str], line0: int, col0: int) -> tuple[int, int]:
             i += 1
         return line0, len(row)
     end = col0
-    while end < len(row) and row[end] not in ",]}#" and not row.startswith(": ", end):
+    while end < len(row):
+        char = row[end]
+        if char == "#" and end > col0 and row[end - 1] in " \t":
+            break
+        if char == ":" and (end + 1 == len(row) or row[end + 1] in " \t"):
+            break
+        if flow and char in ",[]{}":
+            break
         end += 1
     return line0, len(row[:end].rstrip())
 
 
-def _span_at(lines: list[str], line0: int, col0: int) -> Span:
-    end_line, end_col = _scalar_end(lines, line0, col0)
+def _span_at(lines: list[str], line0: int, col0: int, flow: bool = False) -> Span:
+    end_line, end_col = _scalar_end(lines, line0, col0, flow)
     return Span(line0 + 1, col0 + 1, end_line + 1, end_col + 1)
+
+
+def _is_flow(node) -> bool:
+    try:
+        return bool(node.fa.flow_style())
+    except AttributeError:
+        return False
 
 
 def _walk_yaml(node, pointer: str, lines, values, keys):
@@ -167,8 +185,8 @@ def _walk_yaml(node, pointer: str, lines, values, keys):
             child = f"{pointer}/{escape_token(str(key))}"
             try:
                 key_line, key_col, val_line, val_col = node.lc.key(key) + node.lc.value(key)
-                keys[child] = _span_at(lines, key_line, key_col)
-                values[child] = _span_at(lines, val_line, val_col)
+                keys[child] = _span_at(lines, key_line, key_col, _is_flow(node))
+                values[child] = _span_at(lines, val_line, val_col, _is_flow(node))
             except (KeyError, TypeError, AttributeError):
                 pass
             out[str(key) if not isinstance(key, (str, int, float, bool)) else key] = _walk_yaml(
@@ -181,7 +199,7 @@ def _walk_yaml(node, pointer: str, lines, values, keys):
             child = f"{pointer}/{index}"
             try:
                 line, col = node.lc.item(index)
-                values[child] = _span_at(lines, line, col)
+                values[child] = _span_at(lines, line, col, _is_flow(node))
             except (KeyError, TypeError, AttributeError):
                 pass
             out_list.append(_walk_yaml(value, child, lines, values, keys))

@@ -17,7 +17,7 @@ class Formatter:
 
 
 _FORMATTERS: dict[str, Formatter] = {}
-_MODULES = ("text", "json_format", "csv_format")
+_MODULES = ("text", "json_format", "csv_format", "sarif", "github", "html")
 
 
 def formatter(name: str, description: str):
@@ -29,9 +29,9 @@ def formatter(name: str, description: str):
 
 
 def formatters() -> dict[str, Formatter]:
-    if not _FORMATTERS:
-        for module in _MODULES:
-            importlib.import_module(f"auditor.formatters.{module}")
+    # import every module, even when one was imported directly first and registered alone
+    for module in _MODULES:
+        importlib.import_module(f"auditor.formatters.{module}")
     return _FORMATTERS
 
 

@@ -8,11 +8,19 @@ from auditor.formatters import formatter
 from auditor.matrix import matrix_table
 
 
-def finding_line(finding) -> str:
+SEVERITY_COLOURS = {"error": "\033[1;31m", "warning": "\033[1;33m", "info": "\033[1;34m"}
+RESET = "\033[0m"
+
+
+def finding_line(finding, color: bool = False) -> str:
     where = f"{finding.path}:{finding.line}:{finding.column}"
     tok = f" [{finding.tokenizer}]" if finding.tokenizer else ""
     field = f" {finding.field}:" if finding.field else ""
-    return f"{where}: {finding.code} {finding.severity}{tok}{field} {finding.message}"
+    severity = finding.severity
+    if color:
+        where = f"\033[1m{where}{RESET}"
+        severity = f"{SEVERITY_COLOURS.get(severity, '')}{severity}{RESET}"
+    return f"{where}: {finding.code} {severity}{tok}{field} {finding.message}"
 
 
 def summary_line(run: LintRun) -> str:
@@ -28,8 +36,8 @@ def summary_line(run: LintRun) -> str:
 
 
 @formatter("text", "one line per finding, then a summary")
-def render(run: LintRun, quiet: bool = False, **_options) -> str:
-    lines = [finding_line(f) for f in run.findings]
+def render(run: LintRun, quiet: bool = False, color: bool = False, **_options) -> str:
+    lines = [finding_line(f, color) for f in run.findings]
     if not quiet:
         for result in run.files:
             for ref in result.model.remote_refs:
