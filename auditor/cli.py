@@ -87,6 +87,9 @@ def check(paths, tokenizers, allow_download, output_format, output, select, igno
                                  ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format)):
             if source(name) == click.core.ParameterSource.COMMANDLINE and value:
                 config.override(key, value, f"--{key.replace('tokenizers', 'tokenizer')}")
+        if (config.settings["format"].source == "default" and os.environ.get("GITHUB_ACTIONS") == "true"
+                and "github" in formatters()):
+            config.override("format", "github", "GITHUB_ACTIONS=true")
         if show_config:
             click.echo(config.render(), nl=False)
             sys.exit(EXIT_CLEAN)
