@@ -53,7 +53,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("-t", "--tokenizer", "tokenizers", multiple=True, metavar="SPEC",
               help="Built-in name (qwen2.5, qwen3.6, smollm2), tokenizer.json, model dir, "
                    ".gguf, .tiktoken or cached hub id. Repeatable. Default: qwen2.5.")
@@ -71,29 +71,60 @@ def cli() -> None:
               help="Lowest severity that makes the exit code 1.")
 @click.option("-q", "--quiet", is_flag=True, help="Only findings and errors, no summary.")
 @click.option("--no-cache", is_flag=True, help="Re-parse every file (skip the analysis cache).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Config file (default: nearest .pcdlint.toml or pyproject.toml [tool.pcdlint]).")
+@click.option("--show-config", is_flag=True, help="Print the effective configuration and exit.")
+@click.option("--baseline", "baseline_file", metavar="FILE",
+              help="Report only findings not recorded in this baseline.")
+@click.option("--write-baseline", metavar="FILE", help="Record today's findings here; exit 0.")
 def check(paths, tokenizers, allow_download, output_format, output, output_sarif, output_html,
-          output_json, select, ignore, fail_on, quiet, no_cache):
+          output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
+          baseline_file, write_baseline):
     """Lint schema files (or directories of *.json, *.yaml, *.yml).
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
     """
-    from auditor.engine import LintOptions, lint, validate_selectors
+    from auditor import baseline
+    from auditor.config import load_config
+    from auditor.engine import lint, validate_selectors
     from auditor.formatters import formatters, render
-    from auditor.tokenizer import DEFAULT_TOKENIZER, load_tokenizer
+    from auditor.tokenizer import load_tokenizer
 
-    if output_format is None:
-        output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     extra = {"sarif": output_sarif, "html": output_html, "json": output_json}
     try:
+        config = load_config(config_file)
+        source = click.get_current_context().get_parameter_source
+        for key, name, value in (("select", "select", _split(select)), ("ignore", "ignore", _split(ignore)),
+                                 ("tokenizers", "tokenizers", list(dict.fromkeys(tokenizers))),
+                                 ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format)):
+            if source(name) == click.core.ParameterSource.COMMANDLINE and value:
+                config.override(key, value, f"--{key.replace('tokenizers', 'tokenizer')}")
+        if (config.settings["format"].source == "default" and os.environ.get("GITHUB_ACTIONS") == "true"
+                and "github" in formatters()):
+            config.override("format", "github", "GITHUB_ACTIONS=true")
+        if show_config:
+            click.echo(config.render(), nl=False)
+            sys.exit(EXIT_CLEAN)
+        if not paths:
+            raise UsageError("missing argument PATH... (files or directories to lint)")
+        output_format, fail_on = config.value("format"), config.value("fail-on")
         if output_format not in formatters():
             raise UsageError(f"--format: unknown format '{output_format}' "
                              f"(choose from {', '.join(formatters())})")
-        options = LintOptions(select=_split(select) or ["PCD"], ignore=_split(ignore))
-        validate_selectors(options.select, "--select")
-        validate_selectors(options.ignore, "--ignore")
-        specs = list(dict.fromkeys(tokenizers)) or [DEFAULT_TOKENIZER]
-        loaded = [load_tokenizer(spec, allow_download=allow_download) for spec in specs]
+        options = config.lint_options()
+        validate_selectors(_split(select), "--select")
+        validate_selectors(_split(ignore), "--ignore")
+        baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None
+        loaded = [load_tokenizer(spec, allow_download=allow_download) for spec in config.value("tokenizers")]
         run = lint(list(paths), loaded, options, use_cache=not no_cache)
+        if write_baseline:
+            count = baseline.write_baseline(run, write_baseline, list(paths))
+            click.echo(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}", err=True)
+        if baseline_entries is not None:
+            applied = baseline.apply_baseline(run, baseline_entries)
+            click.echo(f"pcdlint: baseline {baseline_file}: {applied.hidden} known finding(s) hidden; "
+                       f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
+                       "no longer occur", err=True)
         color = output is None and output_format == "text" and _color_stdout()
         _write_output(render(output_format, run, quiet=quiet, color=color), output, list(paths), color)
         for name, target in extra.items():
@@ -105,6 +136,8 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
         click.echo(f"{error}", err=True)
     if run.errors:
         sys.exit(EXIT_USAGE)
+    if write_baseline:
+        sys.exit(EXIT_CLEAN)
     worst = run.max_severity()
     if worst is not None and severity_rank(worst) >= severity_rank(fail_on):
         sys.exit(EXIT_FINDINGS)

@@ -11,10 +11,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor import suppressions
 from auditor.analysis_cache import analyse_file
 from auditor.documents import LINTABLE_SUFFIXES, Span
 from auditor.errors import InputFileError, UsageError
-from auditor.registry import Rule, load_rules, severity_rank
+from auditor.registry import Rule, find_rule, load_rules, severity_rank
 from auditor.scoring import SiteTokens, prefetch
 from auditor.sites import FileModel, Site
 from auditor.tokenizer import LoadedTokenizer
@@ -115,6 +116,7 @@ class LintOptions:
     ignore: list[str] = field(default_factory=list)
     rule_options: dict[str, dict] = field(default_factory=dict)  # code → option overrides
     severities: dict[str, str] = field(default_factory=dict)  # code → severity override
+    per_file_ignores: list = field(default_factory=list)  # config.PerFileIgnore: .matches(finding)
 
 
 @dataclass
@@ -222,27 +224,52 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
 def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[Rule],
                options: LintOptions, run: LintRun | None = None) -> FileResult:
     result = FileResult(model)
-    site_rules = [r for r in rules if r.scope == "site"]
-    file_rules = [r for r in rules if r.scope == "file"]
-    raw: list[Finding] = []
+    judges = [r for r in rules if r.scope == "suppressions"]
+    # A suppression is judged by whether its rule would have fired, selected or not: rules an
+    # entry names run too (only when something judges suppressions), their findings unreported.
+    extra = []
+    if judges:
+        named = {getattr(find_rule(e), "code", None) for es in model.suppressions.values() for e in es}
+        chosen = {r.code for r in rules}
+        extra = [r for r in load_rules().values() if r.code in named and r.code not in chosen
+                 and r.scope != "suppressions"]
+    checked = rules + extra
+    chosen_codes = {r.code for r in rules}
+    site_rules = [r for r in checked if r.scope == "site"]
+    file_rules = [r for r in checked if r.scope == "file"]
+    raw: list[tuple[Rule, Finding]] = []
     for rule in file_rules:
         ctx = _context(rule, options, model, None, None)
-        raw.extend(rule.check(model, ctx))
+        raw.extend((rule, f) for f in rule.check(model, ctx))
     for tokenizer in tokenizers:
         prefetch(model.sites, tokenizer)
         for site in model.sites:
             tokens = SiteTokens(site, tokenizer)
             for rule in site_rules:
                 ctx = _context(rule, options, model, site, tokenizer)
-                raw.extend(rule.check(tokens, ctx))
-    sites = {s.pointer: s for s in model.sites}
-    for finding in raw:
-        site = sites.get(finding.site_pointer)
-        if site is not None and (finding.code in site.suppressed or finding.name in site.suppressed):
+                raw.extend((rule, f) for f in rule.check(tokens, ctx))
+    used: set[tuple[str, str]] = set()
+    for rule, finding in raw:
+        silenced_by = suppressions.suppressing_entries(model, finding, rule)
+        used.update(silenced_by)
+        if rule.code not in chosen_codes:
+            continue
+        if silenced_by or any(p.matches(finding) for p in options.per_file_ignores):
             if run is not None:
                 run.suppressed.append(finding)
             continue
         result.findings.append(finding)
+    if judges and model.suppressions:
+        subject = suppressions.usage(model, used)
+        for rule in judges:
+            ctx = _context(rule, options, model, None, None)
+            for finding in rule.check(subject, ctx):
+                if (suppressions.suppressing_entries(model, finding, rule)
+                        or any(p.matches(finding) for p in options.per_file_ignores)):
+                    if run is not None:
+                        run.suppressed.append(finding)
+                    continue
+                result.findings.append(finding)
     result.findings = sort_findings(result.findings)
     return result
 

@@ -32,7 +32,8 @@ class Rule:
     code: str
     name: str
     severity: str
-    scope: str  # "site": one check per (site, tokenizer); "file": once per file
+    scope: str  # "site": one check per (site, tokenizer); "file": once per file;
+    # "suppressions": once per file after suppressions, given a suppressions.SuppressionUsage
     options: dict
     doc: str
     check: Callable = field(compare=False, repr=False)
@@ -75,8 +76,8 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
             raise RuleDefinitionError(f"{where}: name {name!r} is not kebab-case")
         if severity not in SEVERITIES:
             raise RuleDefinitionError(f"{where}: severity {severity!r} not in {SEVERITIES}")
-        if scope not in ("site", "file"):
-            raise RuleDefinitionError(f"{where}: scope {scope!r} must be 'site' or 'file'")
+        if scope not in ("site", "file", "suppressions"):
+            raise RuleDefinitionError(f"{where}: scope {scope!r} must be 'site', 'file' or 'suppressions'")
         for other in _RULES.values():
             if other.module != where and (other.code == code or other.name == name):
                 raise RuleDefinitionError(f"{where}: {code} {name} clashes with {other.module}")
