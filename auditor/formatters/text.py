@@ -44,8 +44,8 @@ def render(run: LintRun, quiet: bool = False, color: bool = False, **_options) -
                 lines.append(f"{result.model.path}: note: remote $ref '{ref}' not followed")
             if result.model.format == "unknown":
                 lines.append(f"{result.model.path}: note: not a JSON Schema or PCD preset; skipped")
-        lines.append(summary_line(run))
         lines.extend(cost_lines(run))
+        lines.append(summary_line(run))
         table = matrix_table(run)
         if table:
             lines.append(table)
