@@ -9,13 +9,13 @@ fields are for the reviewer. A fingerprint recorded n times hides at most n find
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.engine import LintRun
 from auditor.errors import UsageError
+from auditor.outputs import write_report
 
 BASELINE_VERSION = 1
 
@@ -27,21 +27,12 @@ class BaselineResult:
 
 
 def write_baseline(run: LintRun, target: str, inputs: list[str]) -> int:
-    path = Path(target)
-    if any(Path(p).resolve() == path.resolve() for p in inputs):
-        raise UsageError(f"--write-baseline {target}: refusing to overwrite an input file")
     entries = [{"fingerprint": f.fingerprint, "code": f.code, "name": f.name, "path": f.path,
                 "pointer": f.site_pointer or f.pointer, "tokenizer": f.tokenizer,
                 "message": f.message} for f in run.findings]
     text = json.dumps({"version": BASELINE_VERSION, "findings": entries}, indent=2,
                       ensure_ascii=False) + "\n"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise UsageError(f"--write-baseline {target}: cannot write ({exc.strerror or exc})") from None
+    write_report(text, target, "--write-baseline", inputs)
     return len(entries)
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
 from auditor import __version__
 from auditor.errors import UsageError
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
+from auditor.outputs import write_report
 from auditor.registry import SEVERITIES, find_rule, load_rules, severity_rank
 
 
@@ -19,21 +19,12 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def _write_output(text: str, output: str | None, inputs: list[str], color: bool = False) -> None:
+def _write_output(text: str, output: str | None, inputs: list[str], color: bool = False,
+                  flag: str = "--output") -> None:
     if output is None:
         click.echo(text, nl=False, color=True if color else None)
         return
-    target = Path(output)
-    resolved = target.resolve()
-    if any(Path(p).resolve() == resolved for p in inputs):
-        raise UsageError(f"--output {output}: refusing to overwrite an input file")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise UsageError(f"--output {output}: cannot write ({exc.strerror or exc})") from None
+    write_report(text, output, flag, inputs)
 
 
 def _color_stdout() -> bool:
@@ -129,7 +120,7 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
         _write_output(render(output_format, run, quiet=quiet, color=color), output, list(paths), color)
         for name, target in extra.items():
             if target is not None:
-                _write_output(render(name, run), target, list(paths))
+                _write_output(render(name, run), target, list(paths), flag=f"--output-{name}")
     except UsageError as error:
         _fail(str(error))
     for error in run.errors:

@@ -13,7 +13,7 @@ import pkgutil
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 SEVERITIES = ("info", "warning", "error")
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")

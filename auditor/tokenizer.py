@@ -8,7 +8,6 @@ user cache directory, keyed by the sha256 of the source file, so later runs only
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import tempfile

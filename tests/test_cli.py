@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
-from support import CORPUS, FIXTURES, REPO
+from support import CORPUS, FIXTURES
 
 BAD = {"type": "object", "properties": {"risk": {"enum": ["LOW", "MEDIUM", "HIGH"]},
                                          "code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from auditor.engine import LintRun
 
