@@ -239,7 +239,7 @@ def load_model(
         model=model,
         tokenizer=tokenizer,
         name=name,
-        tokenizer_name=f"{name} (the model's own tokenizer)",
+        tokenizer_name=f"{name} tokenizer",
         device=device,
         dtype=str(torch_dtype).removeprefix("torch."),
         load_seconds=time.perf_counter() - started,

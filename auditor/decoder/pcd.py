@@ -5,7 +5,7 @@ Scoring stages, each counted in the ledger (passes) and timed:
 ``prefill``         the shared prompt, once; its KV cache is broadcast, one row per field
 ``suffix``          one batched pass over every field's suffix: the first-token scores
 ``teacher_forced``  every option's full token sequence plus its closing token, packed
-                    as a token tree per field (one row each), for full-sequence scores
+                    as token trees side by side in one row, for full-sequence scores
 ``letter_prefill``, ``letter_suffix``
                     the prompt again with an ``A = …`` legend for fields where a
                     letter remap is viable, and the letters scored
@@ -22,10 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from auditor.decoder.result import Ledger
-from auditor.decoder.tree import PackedTree, ancestor_mask, pack_rows, pack_tree
+from auditor.decoder.tree import PackedTree, ancestor_mask, pack_forest, pack_tree
 
 DEFAULT_CACHE_BUDGET_BYTES = 2 << 30
 PARITY_TOKEN_BUDGET = 8192
+ROW_TOKENS = 4096  # packed-tree row length; its mask is ROW_TOKENS x (prompt + ROW_TOKENS)
 HEAD_CHUNK = 512
 
 
@@ -145,28 +146,32 @@ class Scorer:
         return list(self.logits(self.torch.stack([h[-1] for h in hidden])))
 
     def teacher_forced(self, cache, past: int, plans, stage: str, mode: str = "tree") -> list[Scored]:
-        """Sum and mean log-prob of every option's full sequence, per field."""
+        """Sum and mean log-prob of every option's full sequence, per field.
+
+        ``tree``: all fields' option tries packed as a forest into as few rows as
+        ``ROW_TOKENS`` allows (usually one); ``rows``: one row per option, the layout
+        a batched engine would use, split into passes by the cache budget.
+        """
+        units = [(plan.suffix_ids, plan.sequences) for plan in plans]
         if mode == "tree":
-            trees = [pack_tree(plan.suffix_ids, plan.sequences) for plan in plans]
-            owners = [(index, None) for index in range(len(plans))]
+            rows = pack_forest(units, ROW_TOKENS)
         elif mode == "rows":
-            trees, owners = [], []
-            for index, plan in enumerate(plans):
-                for option, tree in enumerate(pack_rows(plan.suffix_ids, plan.sequences)):
-                    trees.append(tree)
-                    owners.append((index, option))
+            rows, number = [], 0
+            for suffix, sequences in units:
+                for sequence in sequences:
+                    rows.append((pack_tree(suffix, [sequence]), [number]))
+                    number += 1
         else:
             raise ValueError(f"unknown teacher-forcing mode {mode!r}")
-        hidden = self.run_trees(cache, past, trees, stage)
-        per_option: list[dict[int, list[float]]] = [{} for _ in plans]
-        for tree, states, (field_index, option) in zip(trees, hidden, owners):
-            logprobs = self._target_logprobs(tree, states)
-            for local, values in enumerate(logprobs):
-                per_option[field_index][local if option is None else option] = values
-        scored = []
-        for index, plan in enumerate(plans):
-            values = [per_option[index][option] for option in range(len(plan.options))]
-            scored.append(Scored([sum(v) for v in values], [sum(v) / len(v) for v in values]))
+        hidden = self.run_trees(cache, past, [tree for tree, _ in rows], stage)
+        values: dict[int, list[float]] = {}
+        for (tree, owners), states in zip(rows, hidden):
+            values.update(zip(owners, self._target_logprobs(tree, states)))
+        scored, number = [], 0
+        for plan in plans:
+            per_option = [values[number + option] for option in range(len(plan.options))]
+            number += len(plan.options)
+            scored.append(Scored([sum(v) for v in per_option], [sum(v) / len(v) for v in per_option]))
         return scored
 
     def _target_logprobs(self, tree: PackedTree, states) -> list[list[float]]:

@@ -103,7 +103,7 @@ def format_text(result: VerifyResult) -> str:
     """Human-readable report of a verify run."""
     out = [
         f"model: {result.model}",
-        f"tokenizer: {result.tokenizer} (also used for linting)",
+        f"tokenizer: {result.tokenizer} (the model's own; also used for linting)",
         f"device: {result.device}, dtype: {result.dtype}, prompt: {result.prompt_tokens} tokens",
         "forward passes: "
         + ", ".join(f"{stage} {count}" for stage, count in result.passes.items())
