@@ -14,6 +14,7 @@ instead of the real [81, 256, 33]. ``repair_gguf_tokenizer`` puts it back, and
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import sys
@@ -144,7 +145,7 @@ def _quiet_transformers(progress: bool) -> None:
         hf_logging.disable_progress_bar()
 
 
-def _load_gguf(path: Path, torch_dtype, notes: list[str]):
+def _load_gguf(path: Path, torch_dtype, notes: list[str], progress: bool):
     try:
         import accelerate  # noqa: F401  transformers refuses GGUF without it
         import gguf  # noqa: F401
@@ -154,12 +155,20 @@ def _load_gguf(path: Path, torch_dtype, notes: list[str]):
         ) from None
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
     directory, filename = str(path.parent), path.name
     tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=filename)
     note = repair_gguf_tokenizer(tokenizer, gguf_pretokenizer_name(path))
     if note:
         notes.append(note)
-    model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=filename, dtype=torch_dtype)
+    # The de-quantization bar is a bare tqdm that ignores transformers' progress switch.
+    bar = gguf_utils.tqdm
+    gguf_utils.tqdm = functools.partial(bar, disable=not progress)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=filename, dtype=torch_dtype)
+    finally:
+        gguf_utils.tqdm = bar
     return model, tokenizer
 
 
@@ -200,18 +209,21 @@ def load_model(
     started = time.perf_counter()
     if spec is None:
         path = default_gguf_path()
-        model, tokenizer = _load_gguf(path, torch_dtype, notes)
+        model, tokenizer = _load_gguf(path, torch_dtype, notes, progress)
         name = DEFAULT_MODEL_NAME
     else:
         path = Path(spec).expanduser()
         if spec.endswith(".gguf"):
             if not path.is_file():
                 raise DecoderError(f"model file not found: {spec}")
-            model, tokenizer = _load_gguf(path, torch_dtype, notes)
+            model, tokenizer = _load_gguf(path, torch_dtype, notes, progress)
         elif path.is_dir():
             if not (path / "config.json").is_file():
                 raise DecoderError(f"{spec} is not a Hugging Face model directory (no config.json)")
-            model, tokenizer = _load_hf(str(path), torch_dtype, local_only=True)
+            try:
+                model, tokenizer = _load_hf(str(path), torch_dtype, local_only=True)
+            except (OSError, ValueError) as exc:
+                raise DecoderError(f"cannot load model directory {spec}: {str(exc).splitlines()[0]}") from None
         elif path.exists():
             raise DecoderError(f"unknown model spec {spec!r}: give a model directory, a hub id or a .gguf file")
         elif _HUB_ID.match(spec):

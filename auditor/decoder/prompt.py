@@ -62,6 +62,11 @@ class FieldPlan:
         return [members for members in groups.values() if len(members) > 1]
 
 
+def field_head(name: str) -> str:
+    """The JSON text that opens a field's value: ``\n  "<name>": ``."""
+    return f"\n  {json.dumps(name, ensure_ascii=False)}: "
+
+
 def encode(tokenizer, text: str) -> list[int]:
     return tokenizer.encode(text, add_special_tokens=False)
 
@@ -117,7 +122,7 @@ def _literal_cut(tokenizer, head: str, literals: list[str]) -> int:
 
 def plan_field(tokenizer, spec, prompt_text: str, prompt_ids: list[int]) -> FieldPlan:
     """Cut one field as shipped engines do and check the cut against whole-text tokenization."""
-    head = f'\n  "{spec.name}": '
+    head = field_head(spec.name)
     if _is_string_field(spec.options):
         prefix = os.path.commonprefix(spec.options)
         suffix_text = head + '"' + prefix

@@ -9,7 +9,7 @@ from auditor.decoder.errors import DecoderError
 from auditor.decoder.fields import FieldSpec
 from auditor.decoder.model import LoadedModel, load_model
 from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES, Scorer
-from auditor.decoder.prompt import build_prompt, encode, letter_slots, plan_field
+from auditor.decoder.prompt import build_prompt, encode, field_head, letter_slots, plan_field
 from auditor.decoder.result import FieldResult, Ledger, VerifyResult
 from auditor.decoder.verdict import field_verdicts
 
@@ -111,7 +111,7 @@ def verify_fields(
             letter_text = build_prompt(tokenizer, fields, context, frozenset(p.name for p in letter_plans))
             letter_ids = encode(tokenizer, letter_text)
             letter_cache = scorer.prefill(letter_ids, "letter_prefill")
-            heads = [encode(tokenizer, f'\n  "{plan.name}": "') for plan in letter_plans]
+            heads = [encode(tokenizer, field_head(plan.name) + '"') for plan in letter_plans]
             logits = scorer.suffix_logits(letter_cache, len(letter_ids), heads, "letter_suffix")
             for plan, row in zip(letter_plans, logits):
                 letter_probs[plan.name] = _subset_probs(torch, row, plan.letter_ids).tolist()
@@ -167,7 +167,7 @@ def verify_fields(
         with ledger.stage("coupling"):
             for source in sources:
                 value = plans[source].options[picks[source]]
-                written = prompt_text + f'\n  "{plans[source].name}": {json.dumps(value, ensure_ascii=False)},'
+                written = prompt_text + field_head(plans[source].name) + json.dumps(value, ensure_ascii=False) + ","
                 written_ids = encode(tokenizer, written)
                 others = [index for index in range(len(plans)) if index != source]
                 if not others:

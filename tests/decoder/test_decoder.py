@@ -136,6 +136,7 @@ def test_boolean_cut_is_canonical(small_result):
 
 def test_letter_slot_and_agreement_verdicts(small_result):
     risk = by_name(small_result, "risk_level")
+    assert risk.suffix_text == '\n  "risk_level": "' and risk.prompt_cut_ok
     assert risk.letter_viable and risk.letter_pick is not None
     assert any(line.startswith("PCD002") for line in risk.verdicts)
     assert any(line.startswith("remap:") for line in risk.verdicts)
