@@ -12,6 +12,7 @@ from auditor.errors import UsageError
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from auditor.outputs import write_report
 from auditor.registry import SEVERITIES, find_rule, load_rules, severity_rank
+from auditor.verify_cli import attach_to_check, model_options
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -68,9 +69,13 @@ def cli() -> None:
 @click.option("--baseline", "baseline_file", metavar="FILE",
               help="Report only findings not recorded in this baseline.")
 @click.option("--write-baseline", metavar="FILE", help="Record today's findings here; exit 0.")
+@click.option("--verify", "run_verify", is_flag=True,
+              help="Run the flagged fields through a real model (see `pcdlint verify`).")
+@model_options
 def check(paths, tokenizers, allow_download, output_format, output, output_sarif, output_html,
           output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
-          baseline_file, write_baseline):
+          baseline_file, write_baseline, run_verify, model_spec, context_arg, device, dtype,
+          coupling_arg, no_parity):
     """Lint schema files (or directories of *.json, *.yaml, *.yml).
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
@@ -108,6 +113,9 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
         baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None
         loaded = [load_tokenizer(spec, allow_download=allow_download) for spec in config.value("tokenizers")]
         run = lint(list(paths), loaded, options, use_cache=not no_cache)
+        if run_verify:
+            attach_to_check(run, model_spec, context_arg, device, dtype, coupling_arg, no_parity,
+                            allow_download)
         if write_baseline:
             count = baseline.write_baseline(run, write_baseline, list(paths))
             click.echo(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}", err=True)
@@ -152,8 +160,11 @@ def explain(rule):
     click.echo(found.doc_markdown, nl=False)
 
 
-from auditor.suggest import suggest  # noqa: E402  (subcommand in its own module)
+from auditor.suggest import suggest  # noqa: E402  (subcommands in their own modules)
+from auditor.verify_cli import verify  # noqa: E402
+
 cli.add_command(suggest)
+cli.add_command(verify)
 
 
 def main() -> None:

@@ -41,6 +41,7 @@ class Finding:
     data: dict = field(default_factory=dict)
     site_pointer: str = ""
     related: list[Location] = field(default_factory=list)
+    verification: dict | None = None  # filled by `check --verify` / `pcdlint verify`
 
     @property
     def line(self) -> int:
@@ -57,7 +58,7 @@ class Finding:
         return hashlib.sha256(key.encode()).hexdigest()[:32]
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "code": self.code,
             "name": self.name,
             "severity": self.severity,
@@ -74,6 +75,9 @@ class Finding:
             "data": self.data,
             "fingerprint": self.fingerprint,
         }
+        if self.verification is not None:
+            out["verification"] = self.verification
+        return out
 
 
 class RuleContext:
@@ -125,7 +129,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "path": self.model.path,
             "format": self.model.format,
             "sites": [s.to_dict() for s in self.model.sites],

@@ -89,7 +89,7 @@ def test_generic_rendering_of_new_rules_cost_and_verification(qwen, write_schema
     path = write_schema({"type": "object", "properties": {"risk": {"enum": ["LOW", "MEDIUM", "HIGH"]}}})
     run = lint([str(path)], [qwen], LintOptions(select=["PCD002"]))
     [finding] = run.findings
-    finding.data["verification"] = {"verdict": "confirmed <wrong>", "agreement": 0.5}
+    finding.verification = {"verdict": "confirmed <wrong>", "agreement": 0.5}
     finding.data["future_key"] = "from a rule the template never heard of"
     run.cost = {"extra_tokens": 42, "passes": 2}  # the cost model another issue adds
     page = render(run)

@@ -6,7 +6,7 @@ so the templates need nothing beyond loops and conditions. Each flagged field ge
 tokenizer: its options split into token pieces (the scored piece highlighted), collision
 buckets as coloured groups with their tie winner, the single-letter remap table (or why it is
 not viable), every finding with its rule's explanation, and a reserved place for verification
-results (`finding.data["verification"]`, filled by a later `pcdlint verify`). Big enums are
+results (`finding.verification`, filled by `pcdlint check --verify`). Big enums are
 summarised by bucket with the full lists collapsed, so a report of thousands of options stays
 small. Findings are rendered generically (message + data), so new rules need no template change.
 """
@@ -34,7 +34,7 @@ def _jsonish(value) -> str:
 
 
 def _data_text(data: dict) -> str:
-    shown = {k: v for k, v in data.items() if k != "verification"}
+    shown = dict(data)
     if not shown:
         return ""
     text = json.dumps(shown, indent=2, ensure_ascii=False, default=str)
@@ -75,7 +75,7 @@ def _rule_help(code: str) -> dict:
 
 
 def finding_view(finding: Finding) -> dict:
-    verification = finding.data.get("verification")
+    verification = finding.verification
     return {
         "code": finding.code,
         "name": finding.name,

@@ -96,6 +96,8 @@ def result_for(finding: Finding, rule_index: dict[str, int]) -> dict:
             "fieldPointer": finding.site_pointer,
         },
     }
+    if finding.verification is not None:
+        result["properties"]["verification"] = finding.verification
     if finding.related:
         result["relatedLocations"] = [
             {"id": i + 1, **_location(finding.path, rel.span, rel.pointer, "same scored token")}
