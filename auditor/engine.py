@@ -129,7 +129,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        out = {
+        return {
             "path": self.model.path,
             "format": self.model.format,
             "sites": [s.to_dict() for s in self.model.sites],
