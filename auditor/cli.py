@@ -15,6 +15,9 @@ from auditor.registry import SEVERITIES, find_rule, load_rules, severity_rank
 from auditor.verify_cli import attach_to_check, model_options
 
 
+SUGGESTION_FORMATS = {"json", "html"}  # outputs that show verified fix suggestions
+
+
 def _split(values: tuple[str, ...]) -> list[str]:
     """`--select PCD001,PCD002 --select too-many-options` → a flat list."""
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
@@ -108,6 +111,8 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
             raise UsageError(f"--format: unknown format '{output_format}' "
                              f"(choose from {', '.join(formatters())})")
         options = config.lint_options()
+        shown = {output_format} | {name for name, target in extra.items() if target}
+        options.suggestions = bool(shown & SUGGESTION_FORMATS)
         validate_selectors(_split(select), "--select")
         validate_selectors(_split(ignore), "--ignore")
         baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None

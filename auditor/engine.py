@@ -84,9 +84,10 @@ class RuleContext:
     """What a rule's `check` gets besides its subject: options and a way to make findings."""
 
     def __init__(self, rule: Rule, options: dict, file: FileModel, site: Site | None,
-                 tokenizer: LoadedTokenizer | None, severity: str):
+                 tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True):
         self.rule, self.options, self.file, self.site = rule, options, file, site
         self.tokenizer, self.severity = tokenizer, severity
+        self.suggestions = suggestions  # whether rules should attach verified fix suggestions
 
     def finding(self, message: str, *, data: dict | None = None, option: int | None = None,
                 related: list[int] | tuple[int, ...] = (), severity: str | None = None,
@@ -121,6 +122,9 @@ class LintOptions:
     rule_options: dict[str, dict] = field(default_factory=dict)  # code → option overrides
     severities: dict[str, str] = field(default_factory=dict)  # code → severity override
     per_file_ignores: list = field(default_factory=list)  # config.PerFileIgnore: .matches(finding)
+    # Verified fix suggestions re-lint every candidate renaming: only worth it when an output
+    # shows them (JSON, HTML, SARIF); the CLI turns them off for text, github and csv.
+    suggestions: bool = True
 
 
 @dataclass
@@ -281,4 +285,4 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
 def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer) -> RuleContext:
     merged = {**rule.options, **options.rule_options.get(rule.code, {})}
     severity = options.severities.get(rule.code, rule.severity)
-    return RuleContext(rule, merged, model, site, tokenizer, severity)
+    return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions)

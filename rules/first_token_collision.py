@@ -80,7 +80,8 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     if slots.viable:
         message += f"; a single-letter remap (A–{slots.letters[n - 1]}) is viable"
         data["slot_table"] = slots.to_dict(options)
-    data["suggestions"] = tokens.suggestions
+    if ctx.suggestions:
+        data["suggestions"] = tokens.suggestions
     first_bucket = collisions[0][1]
     yield ctx.finding(message, data=data, option=first_bucket[0],
                       related=first_bucket[1:MAX_RELATED + 1])

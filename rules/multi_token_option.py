@@ -50,5 +50,6 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
             {"option": o.value, "token_ids": list(o.ids), "pieces": tokens.pieces(o)} for o in multi
         ],
     }
-    data["suggestions"] = tokens.suggestions
+    if ctx.suggestions:
+        data["suggestions"] = tokens.suggestions
     yield ctx.finding(message, data=data, option=first.index)

@@ -78,6 +78,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     )
     data = {"prefix": tokens.prefix, "suffix": tokens.suffix,
             "options": [p for _, p in problems[:MAX_LISTED]], "count": len(problems)}
-    data["suggestions"] = tokens.suggestions
+    if ctx.suggestions:
+        data["suggestions"] = tokens.suggestions
     yield ctx.finding(message, data=data, option=first_index,
                       related=[i for i, _ in problems[1:MAX_LISTED]])

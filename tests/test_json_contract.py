@@ -34,3 +34,20 @@ def test_json_report_shape(write_schema):
     summary = {k: v for k, v in report["summary"].items() if k != "cost"}
     assert summary == {"files": 1, "sites": 2, "findings": 1, "by_code": {"PCD002": 1},
                        "by_severity": {"warning": 1}, "suppressed": 0}
+
+
+def test_suggestions_only_when_an_output_shows_them(write_schema, tmp_path):
+    path = write_schema({"properties": {"code": {"enum": ["CAT_001_A", "CAT_002_B", "CAT_103_C"]}}})
+    as_json = json.loads(CliRunner().invoke(cli, ["check", "-f", "json", str(path)]).output)
+    collision = next(f for f in as_json["findings"] if f["code"] == "PCD001")
+    assert collision["data"]["suggestions"], "JSON carries verified suggestions"
+    side = tmp_path / "side.json"
+    CliRunner().invoke(cli, ["check", "-f", "text", "--output-json", str(side), str(path)])
+    again = next(f for f in json.loads(side.read_text())["findings"] if f["code"] == "PCD001")
+    assert again["data"]["suggestions"] == collision["data"]["suggestions"]
+
+    from auditor.engine import LintOptions, lint
+    from auditor.tokenizer import load_tokenizer
+
+    quiet = lint([str(path)], [load_tokenizer("qwen2.5")], LintOptions(suggestions=False))
+    assert all("suggestions" not in f.data for f in quiet.findings)
