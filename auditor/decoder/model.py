@@ -191,7 +191,7 @@ def load_model(
     """Load (once per process) the model named by ``spec`` with its own tokenizer."""
     import time
 
-    torch = require_torch()
+    require_torch()  # a clear DecoderError when torch is missing
     try:
         import transformers  # noqa: F401
     except ImportError:
