@@ -7,7 +7,6 @@ finding of severity warning or error. Input files are never modified.
 
 from __future__ import annotations
 
-import contextvars
 import json
 import re
 import sys
@@ -17,7 +16,6 @@ from types import SimpleNamespace
 
 import click
 
-_verifying = contextvars.ContextVar("pcdlint_verifying", default=False)
 FIXED_CODES = ("PCD001", "PCD002", "PCD005")
 WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W_\d]+", re.UNICODE)
 
@@ -67,23 +65,19 @@ def _relint(tokens, options: list[str]) -> bool:
     site = replace(tokens.site, options=options)
     candidate = SiteTokens(site, tokens.tokenizer)
     file = SimpleNamespace(path=site.path, document=None)
-    token = _verifying.set(True)
-    try:
-        for rule in load_rules().values():
-            if rule.scope != "site":
-                continue
-            ctx = RuleContext(rule, dict(rule.options), file, site, tokens.tokenizer, rule.severity)
-            if any(severity_rank(f.severity) >= 1 for f in rule.check(candidate, ctx)):
-                return False
-    finally:
-        _verifying.reset(token)
+    for rule in load_rules().values():
+        if rule.scope != "site":
+            continue
+        # suggestions=False: re-linting a candidate must not look for suggestions of its own
+        ctx = RuleContext(rule, dict(rule.options), file, site, tokens.tokenizer, rule.severity,
+                          suggestions=False)
+        if any(severity_rank(f.severity) >= 1 for f in rule.check(candidate, ctx)):
+            return False
     return True
 
 
 def verified_suggestions(tokens) -> list[dict]:
     """Suggestions for one field under one tokenizer, each re-linted clean before it is kept."""
-    if _verifying.get():
-        return []
     options = tokens.site.options
     if len(options) < 2 or not all(isinstance(o, str) for o in options):
         return []
