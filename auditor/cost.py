@@ -51,13 +51,15 @@ def _field_lengths(tokens: SiteTokens) -> list[int]:
         [base + _rendered(v) for v in tokens.site.options])]
 
 
-def file_cost(sites, tokenizer) -> dict | None:
+def file_cost(sites, tokenizer, site_tokens=SiteTokens) -> dict | None:
+    """Cost of one file's fields under one tokenizer; `site_tokens(site, tokenizer)` may hand
+    back the tokenization the engine already made (FileResult.site_tokens)."""
     if not sites:
         return None
     worst_steps, worst_field = 0, sites[0].field
     chosen, longest_fields, mean_fields = [], 0, 0.0
     for site in sites:
-        tokens = SiteTokens(site, tokenizer)
+        tokens = site_tokens(site, tokenizer)
         steps = fallback_steps(tokens)
         if steps > worst_steps:
             worst_steps, worst_field = steps, site.field
@@ -86,7 +88,7 @@ def run_cost(run) -> dict:
     for tokenizer in run.tokenizers:
         files = {}
         for result in run.files:
-            cost = file_cost(result.model.sites, tokenizer)
+            cost = file_cost(result.model.sites, tokenizer, result.site_tokens)
             if cost is not None:
                 files[result.model.path] = cost
         pcd_total = sum(c["pcd"]["passes"] for c in files.values())
@@ -107,7 +109,7 @@ def run_cost(run) -> dict:
 
 def cost_lines(run) -> list[str]:
     lines = []
-    for tokenizer_id, cost in run_cost(run).items():
+    for tokenizer_id, cost in (run.cost or {}).items():
         for path, c in cost["files"].items():
             pcd = c["pcd"]
             worst = f", worst field {pcd['worst_field']}" if pcd["worst_field"] else ""

@@ -56,6 +56,15 @@ def escape_token(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
+def resolve_pointer(data, pointer: str):
+    """The value at an RFC 6901 pointer (raises KeyError/IndexError/ValueError if absent)."""
+    node = data
+    for token in pointer.split("/")[1:] if pointer else []:
+        token = token.replace("~1", "/").replace("~0", "~")
+        node = node[int(token)] if isinstance(node, list) else node[token]
+    return node
+
+
 def read_source(path: Path, display: str) -> bytes:
     try:
         return path.read_bytes()

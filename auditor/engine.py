@@ -13,6 +13,7 @@ from pathlib import Path
 
 from auditor import suppressions
 from auditor.analysis_cache import analyse_file
+from auditor.cost import run_cost
 from auditor.documents import LINTABLE_SUFFIXES, Span
 from auditor.errors import InputFileError, UsageError
 from auditor.registry import Rule, find_rule, load_rules, severity_rank
@@ -131,6 +132,14 @@ class LintOptions:
 class FileResult:
     model: FileModel
     findings: list[Finding] = field(default_factory=list)
+    # (site pointer, tokenizer id) → the tokenization the rules saw; reports reuse it
+    tokens: dict[tuple[str, str], SiteTokens] = field(default_factory=dict, repr=False)
+
+    def site_tokens(self, site: Site, tokenizer: LoadedTokenizer) -> SiteTokens:
+        key = (site.pointer, tokenizer.id)
+        if key not in self.tokens:
+            self.tokens[key] = SiteTokens(site, tokenizer)
+        return self.tokens[key]
 
     def to_dict(self) -> dict:
         return {
@@ -147,6 +156,7 @@ class LintRun:
     files: list[FileResult] = field(default_factory=list)
     errors: list[InputFileError] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)
+    cost: dict | None = None  # the cost model per tokenizer (auditor.cost), set by lint()
 
     @property
     def findings(self) -> list[Finding]:
@@ -226,6 +236,7 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
             run.errors.append(error)
             continue
         run.files.append(lint_model(model, tokenizers, rules, options, run))
+    run.cost = run_cost(run)
     return run
 
 
@@ -252,7 +263,7 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     for tokenizer in tokenizers:
         prefetch(model.sites, tokenizer)
         for site in model.sites:
-            tokens = SiteTokens(site, tokenizer)
+            tokens = result.site_tokens(site, tokenizer)
             for rule in site_rules:
                 ctx = _context(rule, options, model, site, tokenizer)
                 raw.extend((rule, f) for f in rule.check(tokens, ctx))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from auditor.documents import Document, Span, escape_token
+from auditor.documents import Document, Span, escape_token, resolve_pointer
 
 SUPPRESS_KEY = "x-pcdlint-ignore"
 
@@ -300,7 +300,7 @@ def _question_field(document, model, spec, pointer, name, inherited, holders) ->
 class _JsonSchemaCrawler:
     def __init__(self, document: Document, model: FileModel, root_pointer: str):
         self.document, self.model, self.root_pointer = document, model, root_pointer
-        self.schema = _get_pointer(document.data, root_pointer)
+        self.schema = resolve_pointer(document.data, root_pointer)
         self.pointer_of: dict[int, str] = {}
         self.visited: set[str] = set()
         self.site_pointers: set[str] = set()
@@ -401,7 +401,7 @@ class _JsonSchemaCrawler:
             target = self._resolve(ref, resolver)
             if target is not None:
                 target_pointer, target_resolver = target
-                target_node = _get_pointer(self.document.data, target_pointer)
+                target_node = resolve_pointer(self.document.data, target_pointer)
                 self._visit(target_node, target_pointer, field_path, name, target_resolver,
                             suppressed, holders)
         for keyword, value in node.items():
@@ -490,17 +490,3 @@ def _const_branch(branch) -> bool:
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
-
-
-def _get_pointer(data, pointer: str):
-    node = data
-    if not pointer:
-        return node
-    for token in pointer.lstrip("/").split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, list):
-            node = node[int(token)]
-        else:
-            node = node[token]
-    return node
-

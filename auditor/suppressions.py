@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from auditor.documents import resolve_pointer
 from auditor.registry import Rule, find_rule
 from auditor.sites import SUPPRESS_KEY, FileModel
 
@@ -59,13 +60,7 @@ def suppressing_entries(model: FileModel, finding, rule: Rule) -> list[tuple[str
 
 def _raw_entries(model: FileModel, holder: str) -> list[tuple[str, object]]:
     """(pointer, value) of each entry as written at `holder`, in document order."""
-    node = model.document.data
-    for token in [t for t in holder.split("/")[1:]] if holder else []:
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, list):
-            node = node[int(token)]
-        else:
-            node = node[token]
+    node = resolve_pointer(model.document.data, holder)
     value = node.get(SUPPRESS_KEY) if isinstance(node, dict) else None
     base = f"{holder}/{SUPPRESS_KEY}"
     if isinstance(value, list):

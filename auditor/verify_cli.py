@@ -88,9 +88,10 @@ def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity: b
     results = []
     for result in run.files:
         sites = result.model.sites
+        pointers = {s.pointer for s in sites}
         flagged: dict[str, set[str]] = {}
         for finding in result.findings:
-            if finding.site_pointer in {s.pointer for s in sites} and finding.tokenizer:
+            if finding.site_pointer in pointers and finding.tokenizer:
                 flagged.setdefault(finding.site_pointer, set()).add(finding.code)
         if not sites or (only_flagged and not flagged):
             continue

@@ -58,11 +58,7 @@ def _key_values(value) -> list[dict]:
 
 
 def _cost(run: LintRun):
-    cost = getattr(run, "cost", None)
-    if cost is None:
-        summary = getattr(run, "summary", None)
-        cost = summary.get("cost") if isinstance(summary, dict) else getattr(summary, "cost", None)
-    return _key_values(cost) if cost else []
+    return _key_values(run.cost) if run.cost else []
 
 
 def _rule_help(code: str) -> dict:
@@ -195,7 +191,7 @@ def file_view(result, tokenizers: dict) -> dict:
             by_card.setdefault((finding.site_pointer, finding.tokenizer), []).append(finding)
         else:
             loose.append(finding)
-    cards = [card_view(SiteTokens(sites[pointer], tokenizers[tok]), found)
+    cards = [card_view(result.site_tokens(sites[pointer], tokenizers[tok]), found)
              for (pointer, tok), found in by_card.items()]
     return {
         "path": result.model.path,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from auditor import __version__
-from auditor.cost import run_cost
 from auditor.engine import LintRun
 from auditor.formatters import formatter
 
@@ -33,7 +32,7 @@ def run_to_dict(run: LintRun) -> dict:
             "by_code": dict(sorted(by_code.items())),
             "by_severity": by_severity,
             "suppressed": len(run.suppressed),
-            "cost": run_cost(run),
+            "cost": run.cost or {},
         },
     }
 
