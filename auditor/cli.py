@@ -165,9 +165,11 @@ def explain(rule):
     click.echo(found.doc_markdown, nl=False)
 
 
-from auditor.suggest import suggest  # noqa: E402  (subcommands in their own modules)
+from auditor.eval_cli import eval_command  # noqa: E402  (subcommands in their own modules)
+from auditor.suggest import suggest  # noqa: E402
 from auditor.verify_cli import verify  # noqa: E402
 
+cli.add_command(eval_command)
 cli.add_command(suggest)
 cli.add_command(verify)
 

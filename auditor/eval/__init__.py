@@ -1,0 +1,30 @@
+"""`pcdlint eval`: what a schema's decisions are worth on labeled data.
+
+Per field and scoring method (first-token as shipped engines gather it, full-sequence,
+constrained pick, letter slots where viable): accuracy with a Wilson 95 % interval, macro-F1,
+the confusion matrix, the errors tokenization causes and the first-token ceiling; calibration
+(ECE, NLL, temperature scaling on a seeded split); option-order perturbation.
+
+``metrics`` and ``constrained`` are pure; ``backends`` scores rows on a model; ``cache`` keeps
+per-row scores so an interrupted run resumes; ``runner`` builds the versioned JSON report;
+``report`` renders it as text, JSON or HTML. torch is imported only when a model scores.
+"""
+
+from auditor.eval.backends import METHODS, FieldStructure, InProcessBackend, ScoringBackend
+from auditor.eval.data import EvalField, Row, load_fields, load_rows
+from auditor.eval.runner import REPORT_VERSION, EvalOptions, calibration_file, run_eval
+
+__all__ = [
+    "METHODS",
+    "REPORT_VERSION",
+    "EvalField",
+    "EvalOptions",
+    "FieldStructure",
+    "InProcessBackend",
+    "Row",
+    "ScoringBackend",
+    "calibration_file",
+    "load_fields",
+    "load_rows",
+    "run_eval",
+]

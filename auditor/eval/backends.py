@@ -1,0 +1,165 @@
+"""What eval needs from a model, and the in-process backend on the reference decoder.
+
+A backend scores one context for all fields of a schema and returns, per field, log-scores
+over the options in schema order for every method it supports:
+
+``first_token``    log of the engine's softmax over the gathered first tokens (ties identical)
+``full_sequence``  summed log-prob of each option's whole token sequence plus its closing token
+``constrained``    log of the constrained decoder's distribution (see ``constrained.py``), and
+                   ``constrained_pick``, its greedy masked pick
+``letter``         log of the softmax over letters A, B, … after an ``A = …`` legend, or None
+                   where a remap is not viable
+
+``reverse_order`` reverses the options only where the model *reads* them (the prompt's field
+catalog and the letter legend); scoring order, and so every index here, stays schema order.
+Another backend (an OpenAI-compatible server) plugs in by implementing ``identity``,
+``structure`` and ``score``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Protocol
+
+from auditor.eval.constrained import constrained_pick
+from auditor.eval.data import EvalField
+
+METHODS = ("first_token", "full_sequence", "constrained", "letter")
+
+
+@dataclass
+class FieldStructure:
+    """What the tokenizer alone decides about a field: the scored tokens and their buckets."""
+
+    name: str
+    kind: str  # "string" or "literal"
+    prefix: str
+    scored_tokens: list[str]
+    buckets: list[list[int]]  # options sharing a scored token (2+), schema order; first = tie winner
+    letter_viable: bool
+    letter_note: str
+    noncanonical_options: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["tie_winners"] = [bucket[0] for bucket in self.buckets]
+        return data
+
+
+class ScoringBackend(Protocol):
+    def identity(self) -> dict:
+        """JSON-able description of the model and settings; part of the score-cache key."""
+
+    def structure(self, fields: list[EvalField]) -> list[FieldStructure]:
+        """The tokenizer's view of every field (independent of the context)."""
+
+    def score(self, fields: list[EvalField], context: str, *, reverse_order: bool = False,
+              letters: bool = True) -> list[dict]:
+        """Per field (schema order), ``{method: [log-score per option] | None, "constrained_pick": i}``."""
+
+
+def _display(fields: list[EvalField], reverse_order: bool):
+    from auditor.decoder import FieldSpec
+
+    return [FieldSpec(f.name, list(reversed(f.options)) if reverse_order else list(f.options), f.description)
+            for f in fields]
+
+
+def _logs(values) -> list[float]:
+    return [math.log(v) if v > 0 else -1e30 for v in values]
+
+
+class InProcessBackend:
+    """The reference decoder's model in this process (``auditor.decoder``), no parity, no coupling."""
+
+    def __init__(self, loaded):
+        self.loaded = loaded
+        self.tokenizer = loaded.tokenizer
+
+    def identity(self) -> dict:
+        return {"backend": "in-process", "model": self.loaded.name, "tokenizer": self.loaded.tokenizer_name,
+                "device": self.loaded.device, "dtype": self.loaded.dtype}
+
+    def _plans(self, fields: list[EvalField], prompt_text: str, prompt_ids: list[int]):
+        from auditor.decoder.prompt import letter_slots, plan_field
+
+        plans = [plan_field(self.tokenizer, spec, prompt_text, prompt_ids) for spec in _display(fields, False)]
+        for plan in plans:
+            plan.letter_ids, plan.letter_note = letter_slots(self.tokenizer, plan)
+        return plans
+
+    def structure(self, fields: list[EvalField]) -> list[FieldStructure]:
+        from auditor.decoder.prompt import build_prompt, encode
+
+        prompt_text = build_prompt(self.tokenizer, _display(fields, False), "(context)")
+        plans = self._plans(fields, prompt_text, encode(self.tokenizer, prompt_text))
+        return [FieldStructure(
+            name=plan.name, kind=plan.kind, prefix=plan.prefix,
+            scored_tokens=[self.tokenizer.decode([token]) for token in plan.scored_ids],
+            buckets=plan.collision_groups(),
+            letter_viable=plan.letter_ids is not None and len(plan.options) > 1,
+            letter_note=plan.letter_note, noncanonical_options=list(plan.noncanonical_options),
+        ) for plan in plans]
+
+    def score(self, fields: list[EvalField], context: str, *, reverse_order: bool = False,
+              letters: bool = True) -> list[dict]:
+        import torch
+
+        from auditor.decoder.pcd import ROW_TOKENS, Scorer
+        from auditor.decoder.prompt import build_prompt, encode, field_head
+        from auditor.decoder.result import Ledger
+        from auditor.decoder.tree import pack_forest
+
+        tokenizer = self.tokenizer
+        display = _display(fields, reverse_order)
+        scorer = Scorer(self.loaded, Ledger())
+        prompt_text = build_prompt(tokenizer, display, context)
+        prompt_ids = encode(tokenizer, prompt_text)
+        plans = self._plans(fields, prompt_text, prompt_ids)
+        past = len(prompt_ids)
+        cache = scorer.prefill(prompt_ids, "prefill")
+        # One pass over the options' forest (the decoder's packing) gives both scores: the last
+        # suffix node's logits are the first-token gather, and each option's per-token log-probs
+        # feed full-sequence and constrained scoring (teacher_forced() keeps only sums).
+        rows = pack_forest([(plan.suffix_ids, plan.sequences) for plan in plans], ROW_TOKENS)
+        hidden = scorer.run_trees(cache, past, [tree for tree, _ in rows], "teacher_forced")
+        per_token: dict[int, list[float]] = {}
+        last_suffix_state: dict[int, object] = {}
+        first_option = [sum(len(p.options) for p in plans[:i]) for i in range(len(plans))]
+        for (tree, owners), states in zip(rows, hidden):
+            per_token.update(zip(owners, scorer._target_logprobs(tree, states)))
+            for owner, targets in zip(owners, tree.targets):
+                if owner in first_option:  # the node scoring token 0 is the field's last suffix token
+                    last_suffix_state[owner] = states[targets[0][0]]
+        suffix_logits = scorer.logits(torch.stack([last_suffix_state[n] for n in first_option]))
+        del cache
+
+        letter_logs: dict[str, list[float]] = {}
+        letter_plans = [p for p in plans if p.letter_ids is not None and len(p.options) > 1] if letters else []
+        if letter_plans:
+            letter_text = build_prompt(tokenizer, display, context, frozenset(p.name for p in letter_plans))
+            letter_ids = encode(tokenizer, letter_text)
+            letter_cache = scorer.prefill(letter_ids, "letter_prefill")
+            heads = [encode(tokenizer, field_head(p.name) + '"') for p in letter_plans]
+            logits = scorer.suffix_logits(letter_cache, len(letter_ids), heads, "letter_suffix")
+            for plan, row in zip(letter_plans, logits):
+                probs = torch.softmax(row[torch.tensor(plan.letter_ids)], dim=-1).tolist()
+                # letter k names the k-th option *as displayed*; map back to schema order
+                letter_logs[plan.name] = _logs(probs[::-1] if reverse_order else probs)
+            del letter_cache
+
+        out, number = [], 0
+        for plan, row in zip(plans, suffix_logits):
+            first = torch.softmax(row[torch.tensor(plan.scored_ids)], dim=-1).tolist()
+            steps = [per_token[number + i] for i in range(len(plan.options))]
+            number += len(plan.options)
+            pick, constrained = constrained_pick(plan.sequences, steps)
+            out.append({
+                "first_token": _logs(first),
+                "full_sequence": [sum(values) for values in steps],
+                "constrained": _logs(constrained),
+                "constrained_pick": pick,
+                "letter": letter_logs.get(plan.name),
+            })
+        return out

@@ -1,0 +1,159 @@
+"""Labeled rows for `pcdlint eval`: JSONL or CSV, labels checked against the schema's options.
+
+JSONL: one object per line, ``{"context": "...", "labels": {"field": value, ...}}`` (an
+optional ``"id"``). CSV: a ``context`` column and one column per field (an optional ``id``);
+booleans as ``true``/``false``, numbers and ``null`` as their JSON text, other cells as strings;
+an empty cell means "not labeled". A row may leave fields unlabeled; it then does not count for
+them. A label that is not one of the field's options is an input error naming row and field.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.errors import UsageError
+
+
+@dataclass
+class EvalField:
+    """One enum-like field of the schema, options in schema order."""
+
+    name: str
+    options: list
+    description: str = ""
+
+
+@dataclass
+class Row:
+    number: int  # 1-based line (JSONL) or record (CSV) number, for messages
+    id: str
+    context: str
+    labels: dict[str, int]  # field name -> gold option index
+
+    @property
+    def key(self) -> str:
+        """The score-cache key of this row: scores depend on the context only, not on labels."""
+        return context_hash(self.context)
+
+
+def context_hash(context: str) -> str:
+    return hashlib.sha256(context.encode("utf-8")).hexdigest()
+
+
+def _option_index(field: EvalField, value) -> int | None:
+    for index, option in enumerate(field.options):
+        if type(option) is type(value) and option == value:
+            return index
+    return None
+
+
+def _csv_value(cell: str):
+    """A CSV cell as a JSON scalar: true/false/null/numbers by their JSON text, else the string."""
+    text = cell.strip()
+    if text in ("true", "false", "null"):
+        return json.loads(text)
+    try:
+        number = json.loads(text)
+    except ValueError:
+        return cell
+    return number if isinstance(number, (int, float)) and not isinstance(number, bool) else cell
+
+
+def _labels(where: str, raw: dict, fields: dict[str, EvalField], from_csv: bool) -> dict[str, int]:
+    labels = {}
+    for name, value in raw.items():
+        if name not in fields:
+            raise UsageError(f"{where}: label for unknown field {name!r} (schema fields: {', '.join(fields)})")
+        if value is None or (from_csv and value == ""):
+            continue
+        field = fields[name]
+        cell = value
+        if from_csv:
+            value = _csv_value(cell)
+        index = _option_index(field, value)
+        if index is None and from_csv:
+            index = _option_index(field, cell)  # a string option that looks like a number or boolean
+        if index is None:
+            shown = ", ".join(json.dumps(o, ensure_ascii=False) for o in field.options[:8])
+            raise UsageError(f"{where}: label {json.dumps(value, ensure_ascii=False)} for field {name!r} "
+                             f"is not one of its options ({shown}{', …' if len(field.options) > 8 else ''})")
+        labels[name] = index
+    return labels
+
+
+def _jsonl_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[Row]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{display}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{where}: invalid JSON: {exc.msg}") from None
+        if not isinstance(record, dict) or not isinstance(record.get("context"), str):
+            raise UsageError(f'{where}: a row is an object with a string "context" and a "labels" object')
+        raw = record.get("labels", {})
+        if not isinstance(raw, dict):
+            raise UsageError(f'{where}: "labels" must be an object of field: value')
+        rows.append(Row(number, str(record.get("id", number)), record["context"],
+                        _labels(where, raw, fields, from_csv=False)))
+    return rows
+
+
+def _csv_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[Row]:
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    if "context" not in header:
+        raise UsageError(f"{display}: a CSV needs a 'context' column and one column per field")
+    rows = []
+    try:
+        for record in reader:
+            where = f"{display}:{reader.line_num}"
+            if None in record:
+                raise UsageError(f"{where}: more cells than header columns")
+            raw = {k: v for k, v in record.items() if k not in ("context", "id") and v is not None}
+            rows.append(Row(reader.line_num, record.get("id") or str(len(rows) + 1), record["context"] or "",
+                            _labels(where, raw, fields, from_csv=True)))
+    except csv.Error as exc:
+        raise UsageError(f"{display}:{reader.line_num}: invalid CSV: {exc}") from None
+    return rows
+
+
+def load_rows(path: str | Path, fields: list[EvalField]) -> list[Row]:
+    """Read labeled rows (``.csv`` by suffix, otherwise JSONL); raise UsageError on bad input."""
+    path = Path(path)
+    display = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except IsADirectoryError:
+        raise UsageError(f"{display}: is a directory") from None
+    except OSError as exc:
+        raise UsageError(f"{display}: cannot read file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{display}: not UTF-8 text (byte {exc.start})") from None
+    by_name = {field.name: field for field in fields}
+    rows = _csv_rows(text, display, by_name) if path.suffix.lower() == ".csv" else _jsonl_rows(text, display, by_name)
+    if not rows:
+        raise UsageError(f"{display}: no labeled rows")
+    if not any(row.labels for row in rows):
+        raise UsageError(f"{display}: no row labels any field of the schema ({', '.join(by_name)})")
+    return rows
+
+
+def load_fields(path: str | Path) -> list[EvalField]:
+    """The enum-like fields of a schema file (any format `check` reads), in document order."""
+    from auditor.documents import load_document
+    from auditor.sites import analyse
+
+    model = analyse(load_document(Path(path), str(path)))
+    if not model.sites:
+        raise UsageError(f"{path}: no enum or boolean fields found (format: {model.format})")
+    names = [site.name for site in model.sites]
+    return [EvalField(site.name if names.count(site.name) == 1 else site.field, list(site.options),
+                      site.description) for site in model.sites]

@@ -1,0 +1,174 @@
+"""Pure metrics for `pcdlint eval`: no model, no I/O, plain Python numbers.
+
+Scores are per-row lists of per-option *log-scores* (a log-probability or any logit-like
+score); a method's distribution over options is ``softmax(scores / T)`` with ``T = 1`` unless
+temperature-scaled. Options are addressed by index in schema order throughout.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054  # two-sided 95 % normal quantile
+ECE_BINS = 10
+LOG_FLOOR = -1e30  # stands for log(0) so an exactly-zero probability stays finite
+
+
+def wilson_interval(correct: int, total: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0, 1) when there is no data."""
+    if total <= 0:
+        return 0.0, 1.0
+    p = correct / total
+    denominator = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denominator
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def confusion_matrix(gold: list[int], pred: list[int], classes: int) -> list[list[int]]:
+    """``matrix[g][p]``: rows are gold options, columns predicted options."""
+    matrix = [[0] * classes for _ in range(classes)]
+    for g, p in zip(gold, pred, strict=True):
+        matrix[g][p] += 1
+    return matrix
+
+
+def macro_f1(gold: list[int], pred: list[int], classes: int) -> float:
+    """Unweighted mean F1 over the classes that occur in gold or predictions (as scikit-learn)."""
+    matrix = confusion_matrix(gold, pred, classes)
+    scores = []
+    for k in range(classes):
+        tp = matrix[k][k]
+        fn = sum(matrix[k]) - tp
+        fp = sum(matrix[g][k] for g in range(classes)) - tp
+        if tp + fn + fp == 0:
+            continue
+        scores.append(2 * tp / (2 * tp + fp + fn))
+    return sum(scores) / len(scores) if scores else 0.0
+
+
+def softmax(scores: list[float], temperature: float = 1.0) -> list[float]:
+    scaled = [s / temperature for s in scores]
+    top = max(scaled)
+    exps = [math.exp(s - top) for s in scaled]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def log_scores(probs: list[float]) -> list[float]:
+    """Probabilities as log-scores (exact zeros kept finite)."""
+    return [math.log(p) if p > 0 else LOG_FLOOR for p in probs]
+
+
+def nll(rows_scores: list[list[float]], gold: list[int], temperature: float = 1.0) -> float:
+    """Mean negative log-likelihood of the gold options under ``softmax(scores / T)``."""
+    if not gold:
+        return float("nan")
+    total = 0.0
+    for scores, g in zip(rows_scores, gold, strict=True):
+        scaled = [s / temperature for s in scores]
+        top = max(scaled)
+        log_z = top + math.log(sum(math.exp(s - top) for s in scaled))
+        total += log_z - scaled[g]
+    return total / len(gold)
+
+
+@dataclass
+class ReliabilityBin:
+    lower: float
+    upper: float
+    count: int
+    accuracy: float | None
+    confidence: float | None
+
+    def to_dict(self) -> dict:
+        return {"lower": self.lower, "upper": self.upper, "count": self.count,
+                "accuracy": self.accuracy, "confidence": self.confidence}
+
+
+def reliability_bins(confidences: list[float], correct: list[bool], bins: int = ECE_BINS) -> list[ReliabilityBin]:
+    """Equal-width confidence bins; a confidence of exactly 1 falls in the last bin."""
+    members: list[list[int]] = [[] for _ in range(bins)]
+    for index, confidence in enumerate(confidences):
+        members[min(bins - 1, int(confidence * bins))].append(index)
+    out = []
+    for b, indices in enumerate(members):
+        count = len(indices)
+        out.append(ReliabilityBin(
+            lower=b / bins, upper=(b + 1) / bins, count=count,
+            accuracy=sum(correct[i] for i in indices) / count if count else None,
+            confidence=sum(confidences[i] for i in indices) / count if count else None))
+    return out
+
+
+def expected_calibration_error(confidences: list[float], correct: list[bool], bins: int = ECE_BINS) -> float:
+    """ECE with equal-width bins: sum over bins of (bin share) * |accuracy - mean confidence|."""
+    total = len(confidences)
+    if total == 0:
+        return float("nan")
+    return sum(b.count / total * abs(b.accuracy - b.confidence)
+               for b in reliability_bins(confidences, correct, bins) if b.count)
+
+
+def fit_temperature(rows_scores: list[list[float]], gold: list[int], *, lower: float = 0.01,
+                    upper: float = 100.0, iterations: int = 80) -> float:
+    """The T minimising held-in NLL of ``softmax(scores / T)``.
+
+    NLL is convex in 1/T, hence unimodal in log T: golden-section search on log T over
+    [lower, upper]. With no rows, or scores that carry no information, T = 1.
+    """
+    if not gold:
+        return 1.0
+    a, b = math.log(lower), math.log(upper)
+    ratio = (math.sqrt(5) - 1) / 2
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = nll(rows_scores, gold, math.exp(c)), nll(rows_scores, gold, math.exp(d))
+    for _ in range(iterations):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - ratio * (b - a)
+            fc = nll(rows_scores, gold, math.exp(c))
+        else:
+            a, c, fc = c, d, fd
+            d = a + ratio * (b - a)
+            fd = nll(rows_scores, gold, math.exp(d))
+    best = math.exp((a + b) / 2)
+    return best if nll(rows_scores, gold, best) < nll(rows_scores, gold, 1.0) else 1.0
+
+
+def holdout_split(count: int, fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """Seeded shuffle of row indices into (train, held-out); held-out gets round(count * fraction)."""
+    indices = list(range(count))
+    random.Random(seed).shuffle(indices)
+    held = round(count * fraction)
+    return sorted(indices[held:]), sorted(indices[:held])
+
+
+def first_token_reachable(buckets: list[list[int]], option: int) -> bool:
+    """Whether ``option`` can win under first-token scoring: it is alone or first in its bucket.
+
+    A bucket is the options sharing one scored token; a plain gather gives them identical
+    scores and argmax returns the lowest index, so only a bucket's first option can win.
+    """
+    for bucket in buckets:
+        if option in bucket:
+            return bucket[0] == option
+    return True
+
+
+def first_token_ceiling(buckets: list[list[int]], gold: list[int]) -> float:
+    """The best accuracy first-token scoring can reach on this label distribution."""
+    if not gold:
+        return float("nan")
+    return sum(first_token_reachable(buckets, g) for g in gold) / len(gold)
+
+
+def argmax_first(values: list[float]) -> int:
+    """Index of the first maximum (ties to the lowest index, as torch.argmax)."""
+    best = 0
+    for index, value in enumerate(values):
+        if value > values[best]:
+            best = index
+    return best

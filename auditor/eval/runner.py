@@ -1,0 +1,216 @@
+"""``run_eval``: score every labeled row (through the cache), then measure each field and method.
+
+The result is the versioned JSON report (a plain dict, ``REPORT_VERSION``); the text and HTML
+writers read only that dict.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor import __version__
+from auditor.eval import metrics
+from auditor.eval.backends import METHODS, FieldStructure, ScoringBackend
+from auditor.eval.cache import ScoreCache
+from auditor.eval.data import EvalField, Row
+
+REPORT_VERSION = 1
+PERTURBATIONS = ("order",)
+VARIANT_OF = {"order": "reversed"}
+
+
+@dataclass
+class EvalOptions:
+    holdout: float = 0.3
+    seed: int = 0
+    perturb: tuple[str, ...] = ()
+    letters: bool = True
+    cache_dir: Path | None = None  # None: no cache file (scores kept in memory)
+    progress: bool | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _bar(enabled: bool, total: int):
+    if not enabled or total == 0:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="eval", unit="row", file=sys.stderr)
+
+
+def score_rows(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, cache: ScoreCache,
+               variants: list[str], *, letters: bool, progress: bool) -> dict[str, list[list[dict]]]:
+    """Scores per variant and row, from the cache where present; new rows are cached one by one."""
+    todo = [(v, r) for v in variants for r in rows if cache.get(v, r.key) is None]
+    bar = _bar(progress, len({(v, r.key) for v, r in todo}))
+    try:
+        for variant, row in todo:
+            if cache.get(variant, row.key) is not None:  # a duplicate context scored just now
+                continue
+            scores = backend.score(fields, row.context, reverse_order=variant == "reversed", letters=letters)
+            cache.put(variant, row.key, scores)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return {v: [cache.get(v, r.key) for r in rows] for v in variants}
+
+
+def pick(method: str, scores: dict) -> int | None:
+    if method == "constrained":
+        return scores["constrained_pick"]
+    values = scores.get(method)
+    return None if values is None else metrics.argmax_first(values)
+
+
+def _confidence(scores: list[float], chosen: int, temperature: float = 1.0) -> float:
+    return metrics.softmax(scores, temperature)[chosen]
+
+
+def _calibration_block(scores: list[list[float]], picks: list[int], gold: list[int], temperature: float) -> dict:
+    confidences = [_confidence(s, p, temperature) for s, p in zip(scores, picks)]
+    correct = [p == g for p, g in zip(picks, gold)]
+    return {"ece": metrics.expected_calibration_error(confidences, correct),
+            "nll": metrics.nll(scores, gold, temperature),
+            "reliability": [b.to_dict() for b in metrics.reliability_bins(confidences, correct)]}
+
+
+def _calibration(scores, picks, gold, train: list[int], held: list[int]) -> dict:
+    def take(values, indices):
+        return [values[i] for i in indices]
+
+    temperature = metrics.fit_temperature(take(scores, train), take(gold, train))
+    before = _calibration_block(take(scores, held), take(picks, held), take(gold, held), 1.0)
+    after = _calibration_block(take(scores, held), take(picks, held), take(gold, held), temperature)
+    note = None
+    if not held or not train:
+        note = "too few rows for a train/held-out split"
+    elif after["ece"] > before["ece"] + 1e-12:
+        nll_part = ("held-out NLL fell" if after["nll"] < before["nll"] else "held-out NLL rose too")
+        note = (f"ECE rose from {before['ece']:.3f} to {after['ece']:.3f} on {len(held)} held-out rows; {nll_part} "
+                f"({before['nll']:.3f} -> {after['nll']:.3f}): T is fit to minimise NLL on {len(train)} training rows, "
+                "not ECE, and 10-bin ECE on this few rows is noisy")
+    return {"temperature": temperature, "train_rows": len(train), "heldout_rows": len(held),
+            "before": before, "after": after, "ece_improved": after["ece"] <= before["ece"] + 1e-12,
+            "note": note}
+
+
+def _method_block(method: str, scores, picks, gold, classes: int, train, held) -> dict:
+    correct = sum(p == g for p, g in zip(picks, gold))
+    total = len(gold)
+    low, high = metrics.wilson_interval(correct, total)
+    block = {"available": True, "n": total, "correct": correct,
+             "accuracy": correct / total if total else None, "wilson95": [low, high],
+             "macro_f1": metrics.macro_f1(gold, picks, classes),
+             "confusion": metrics.confusion_matrix(gold, picks, classes)}
+    block.update({"all_rows": _calibration_block(scores, picks, gold, 1.0)})
+    block["calibration"] = _calibration(scores, picks, gold, train, held)
+    return block
+
+
+def _field_report(spec: EvalField, structure: FieldStructure, rows: list[Row], variants: dict, index: int,
+                  options: EvalOptions) -> dict:
+    labeled = [i for i, row in enumerate(rows) if spec.name in row.labels]
+    gold = [rows[i].labels[spec.name] for i in labeled]
+    classes = len(spec.options)
+    train_pos, held_pos = metrics.holdout_split(len(labeled), options.holdout, options.seed)
+    original = [variants["original"][i][index] for i in labeled]
+    methods: dict[str, dict] = {}
+    picks_by_method: dict[str, list[int]] = {}
+    for method in METHODS:
+        if method == "letter" and (not options.letters or not structure.letter_viable):
+            reason = "letter scoring off (--no-letters)" if not options.letters else structure.letter_note
+            methods[method] = {"available": False, "reason": reason}
+            continue
+        scores = [s[method] for s in original]
+        picks = [pick(method, s) for s in original]
+        picks_by_method[method] = picks
+        methods[method] = _method_block(method, scores, picks, gold, classes, train_pos, held_pos)
+
+    first, full = picks_by_method["first_token"], picks_by_method["full_sequence"]
+    unreachable = [not metrics.first_token_reachable(structure.buckets, g) for g in gold]
+    flipped = [f != g and s == g for f, s, g in zip(first, full, gold)]
+    tokenization = {
+        "gold_unreachable": sum(unreachable),
+        "first_token_wrong_full_sequence_right": sum(flipped),
+        "either": sum(a or b for a, b in zip(unreachable, flipped)),
+        "first_token_ceiling": metrics.first_token_ceiling(structure.buckets, gold),
+        "ceiling_rows": sum(not u for u in unreachable),
+    }
+    report = {
+        "name": spec.name, "kind": structure.kind, "options": list(spec.options), "labeled": len(gold),
+        "label_counts": [gold.count(k) for k in range(classes)],
+        "structure": structure.to_dict(), "methods": methods, "tokenization": tokenization,
+        "perturbation": {},
+    }
+    for name in options.perturb:
+        perturbed = [variants[VARIANT_OF[name]][i][index] for i in labeled]
+        flips, accuracy = {}, {}
+        for method, picks in picks_by_method.items():
+            moved = [pick(method, s) for s in perturbed]
+            flips[method] = sum(a != b for a, b in zip(picks, moved))
+            accuracy[method] = sum(m == g for m, g in zip(moved, gold)) / len(gold) if gold else None
+        report["perturbation"][name] = {"rows": len(gold), "flips": flips, "accuracy": accuracy}
+    return report, picks_by_method, labeled
+
+
+def run_eval(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, options: EvalOptions, *,
+             schema_path: str, data_path: str) -> dict:
+    """Score (or read from cache) every row and build the JSON report (version ``REPORT_VERSION``)."""
+    identity = backend.identity()
+    material = {"schema": [[f.name, f.options, f.description] for f in fields], "backend": identity,
+                "letters": options.letters}
+    cache = ScoreCache(options.cache_dir, material)
+    variants = ["original"] + [VARIANT_OF[name] for name in options.perturb]
+    before = len(cache.entries)
+    progress = sys.stderr.isatty() if options.progress is None else options.progress
+    structures = backend.structure(fields)
+    scored = score_rows(fields, rows, backend, cache, variants, letters=options.letters, progress=progress)
+    wanted = {(v, r.key) for v in variants for r in rows}
+    hits = len(wanted) - (len(cache.entries) - before)
+
+    field_reports, row_picks = [], [{} for _ in rows]
+    for index, (spec, structure) in enumerate(zip(fields, structures, strict=True)):
+        report, picks_by_method, labeled = _field_report(spec, structure, rows, scored, index, options)
+        field_reports.append(report)
+        for position, row_index in enumerate(labeled):
+            row_picks[row_index][spec.name] = {m: spec.options[p[position]] for m, p in picks_by_method.items()}
+    return {
+        "version": REPORT_VERSION,
+        "tool": {"name": "pcdlint", "version": __version__},
+        "schema": schema_path,
+        "data": data_path,
+        "rows": len(rows),
+        "backend": identity,
+        "options": {"holdout": options.holdout, "seed": options.seed, "perturb": list(options.perturb),
+                    "letters": options.letters, "ece_bins": metrics.ECE_BINS},
+        "cache": {"path": str(cache.path) if cache.path else None, "key": cache.key,
+                  "hits": hits, "scored": len(wanted) - hits},
+        "fields": field_reports,
+        "predictions": [{"id": row.id, "context_sha256": row.key,
+                         "labels": {f.name: f.options[row.labels[f.name]] for f in fields if f.name in row.labels},
+                         "picks": row_picks[i]} for i, row in enumerate(rows)],
+        "notes": list(options.notes),
+    }
+
+
+def calibration_file(report: dict) -> dict:
+    """The fitted temperatures as a file an engine can load (``--write-calibration``)."""
+    return {
+        "version": 1,
+        "kind": "pcdlint-temperature-calibration",
+        "backend": report["backend"],
+        "schema": report["schema"],
+        "apply": "p = softmax(log_scores / T) over a field's options; log_scores are the method's log-probabilities "
+                 "(first_token: the gathered first-token softmax; full_sequence: summed option log-probs)",
+        "split": {"holdout": report["options"]["holdout"], "seed": report["options"]["seed"]},
+        "fields": {
+            f["name"]: {method: {"temperature": block["calibration"]["temperature"],
+                                 "heldout_ece_before": block["calibration"]["before"]["ece"],
+                                 "heldout_ece_after": block["calibration"]["after"]["ece"]}
+                        for method, block in f["methods"].items() if block.get("available")}
+            for f in report["fields"]},
+    }
