@@ -1,0 +1,129 @@
+"""The eval runner, cache and reports on a scripted backend (no model; the model tests are in
+test_eval_model.py). The backend derives deterministic scores from each context, with the
+first-token ties a plain gather produces, so every count below can be recomputed by hand."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+
+import pytest
+
+from auditor.errors import UsageError
+from auditor.eval import EvalField, EvalOptions, FieldStructure, calibration_file, load_fields, load_rows, run_eval
+from auditor.eval.data import Row
+from auditor.eval.report import render
+from support import REPO
+
+FIELDS = [EvalField("tier", ["T1_A", "T1_B", "T2_A", "T2_B"]), EvalField("flag", [True, False])]
+BUCKETS = [[0, 1], [2, 3]]
+
+
+class ScriptedBackend:
+    def __init__(self, interrupt_after: int | None = None):
+        self.calls: list[tuple[str, bool]] = []
+        self.interrupt_after = interrupt_after
+
+    def identity(self):
+        return {"backend": "scripted", "model": "rng"}
+
+    def structure(self, fields):
+        return [FieldStructure("tier", "string", "T", ["1", "1", "2", "2"], BUCKETS, True, "viable"),
+                FieldStructure("flag", "literal", "", [" true", " false"], [], False, "not a string enum")]
+
+    def score(self, fields, context, *, reverse_order=False, letters=True):
+        if self.interrupt_after is not None and len(self.calls) >= self.interrupt_after:
+            raise KeyboardInterrupt
+        self.calls.append((context, reverse_order))
+        rng = random.Random(hashlib.sha256(f"{context}{reverse_order}".encode()).digest())
+        full = [rng.uniform(-6, -1) for _ in range(4)]
+        bucket_logits = [rng.uniform(-3, 0) for _ in range(2)]
+        first = [bucket_logits[0]] * 2 + [bucket_logits[1]] * 2  # the gather's identical scores
+        flag = [rng.uniform(-2, 0) for _ in range(2)]
+        return [{"first_token": first, "full_sequence": full, "constrained": full,
+                 "constrained_pick": max(range(4), key=lambda i: full[i]),
+                 "letter": [rng.uniform(-3, 0) for _ in range(4)] if letters else None},
+                {"first_token": flag, "full_sequence": flag, "constrained": flag,
+                 "constrained_pick": 0 if flag[0] >= flag[1] else 1, "letter": None}]
+
+
+def rows(count: int) -> list[Row]:
+    return [Row(i + 1, f"r{i}", f"ticket number {i}", {"tier": i % 4, "flag": i % 2}) for i in range(count)]
+
+
+def test_tokenization_counts_ceiling_and_methods():
+    data = rows(40)
+    report = run_eval(FIELDS, data, ScriptedBackend(), EvalOptions(perturb=("order",)), schema_path="s", data_path="d")
+    tier = report["fields"][0]
+    # golds 1 and 3 (T1_B, T2_B) are never tie winners: 20 of 40 rows
+    assert tier["tokenization"]["gold_unreachable"] == 20
+    assert tier["tokenization"]["first_token_ceiling"] == 0.5
+    first = tier["methods"]["first_token"]
+    assert first["accuracy"] <= 0.5
+    assert all(row[1] == 0 and row[3] == 0 for row in first["confusion"])  # never predicts 1 or 3
+    assert sum(map(sum, first["confusion"])) == 40
+    assert tier["methods"]["letter"]["available"] and not report["fields"][1]["methods"]["letter"]["available"]
+    assert set(tier["perturbation"]["order"]["flips"]) == {"first_token", "full_sequence", "constrained", "letter"}
+    calibration = first["calibration"]
+    assert calibration["train_rows"] == 28 and calibration["heldout_rows"] == 12
+    assert calibration["ece_improved"] or calibration["note"]
+    calib = calibration_file(report)
+    assert calib["fields"]["tier"]["first_token"]["temperature"] == calibration["temperature"]
+    assert json.loads(render("json", report))["version"] == 1
+    text = render("text", report)
+    assert "tier" in text and "first-token ceiling 0.500" in text and "20 gold not its bucket's tie winner" in text
+
+
+def test_interrupted_run_resumes_from_its_cache(tmp_path):
+    data = rows(10)
+    options = EvalOptions(cache_dir=tmp_path, perturb=("order",))
+    with pytest.raises(KeyboardInterrupt):
+        run_eval(FIELDS, data, ScriptedBackend(interrupt_after=7), options, schema_path="s", data_path="d")
+    (cache_file,) = tmp_path.glob("*.jsonl")
+    assert len(cache_file.read_text().splitlines()) == 7
+    with open(cache_file, "a") as handle:  # a line torn by a kill mid-write
+        handle.write('{"variant": "original", "row": "abc", "sco')
+    resumed = ScriptedBackend()
+    report = run_eval(FIELDS, data, resumed, options, schema_path="s", data_path="d")
+    assert len(resumed.calls) == 20 - 7
+    assert report["cache"] == {**report["cache"], "hits": 7, "scored": 13}
+    fresh = run_eval(FIELDS, data, ScriptedBackend(), EvalOptions(perturb=("order",)), schema_path="s", data_path="d")
+    assert report["fields"] == fresh["fields"]
+    again = ScriptedBackend()
+    run_eval(FIELDS, data, again, options, schema_path="s", data_path="d")
+    assert again.calls == []
+
+
+def test_fixture_set_is_balanced_and_loads_as_jsonl_and_csv():
+    fields = load_fields(REPO / "fixtures/eval/support_triage_eval.json")
+    assert [f.name for f in fields] == ["assigned_tier", "product_area", "sentiment", "refund_requested"]
+    data = load_rows(REPO / "fixtures/eval/support_triage.jsonl", fields)
+    assert len(data) >= 150 and len({r.context for r in data}) == len(data)
+    for field in fields:
+        counts = [sum(r.labels[field.name] == k for r in data) for k in range(len(field.options))]
+        assert max(counts) - min(counts) <= 2, (field.name, counts)
+    sample = load_rows(REPO / "fixtures/eval/support_triage_sample.csv", fields)
+    assert [(r.context, r.labels) for r in sample] == [(r.context, r.labels) for r in data[:len(sample)]]
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"context": "x", "labels": {"tier": "T3"}}\n', "d.jsonl:1: label \"T3\" for field 'tier' is not one of its options"),
+    ('{"context": "x", "labels": {"nope": 1}}\n', "d.jsonl:1: label for unknown field 'nope'"),
+    ("{not json\n", "d.jsonl:1: invalid JSON"),
+    ('{"labels": {}}\n', 'd.jsonl:1: a row is an object with a string "context"'),
+    ("\n", "d.jsonl: no labeled rows"),
+])
+def test_bad_rows_are_one_line_errors(tmp_path, content, message):
+    path = tmp_path / "d.jsonl"
+    path.write_text(content)
+    with pytest.raises(UsageError) as error:
+        load_rows(path, FIELDS)
+    assert str(error.value).replace(str(tmp_path) + "/", "").startswith(message)
+
+
+def test_csv_cells_map_to_typed_options(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("context,tier,flag\nhello,T2_A,false\nbye,,true\n")
+    first, second = load_rows(path, FIELDS)
+    assert first.labels == {"tier": 2, "flag": 1} and second.labels == {"flag": 0}
