@@ -54,7 +54,13 @@ def eval_command(schema, data_path, backend, model_spec, device, dtype, allow_do
 
     from auditor.cli import _fail, _write_output
     from auditor.decoder import DecoderError, load_model
-    from auditor.eval import EvalOptions, InProcessBackend, load_fields, load_rows, run_eval
+    from auditor.eval import (
+        EvalOptions,
+        InProcessBackend,
+        load_fields,
+        load_rows,
+        run_eval,
+    )
     from auditor.eval.cache import default_cache_dir
     from auditor.eval.report import render
 

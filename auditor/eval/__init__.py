@@ -10,7 +10,12 @@ per-row scores so an interrupted run resumes; ``runner`` builds the versioned JS
 ``report`` renders it as text, JSON or HTML. torch is imported only when a model scores.
 """
 
-from auditor.eval.backends import METHODS, FieldStructure, InProcessBackend, ScoringBackend
+from auditor.eval.backends import (
+    METHODS,
+    FieldStructure,
+    InProcessBackend,
+    ScoringBackend,
+)
 from auditor.eval.data import EvalField, Row, load_fields, load_rows
 from auditor.eval.runner import REPORT_VERSION, EvalOptions, calibration_file, run_eval
 

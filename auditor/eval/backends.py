@@ -125,7 +125,7 @@ class InProcessBackend:
         rows = pack_forest([(plan.suffix_ids, plan.sequences) for plan in plans], ROW_TOKENS)
         hidden = scorer.run_trees(cache, past, [tree for tree, _ in rows], "teacher_forced")
         per_token: dict[int, list[float]] = {}
-        last_suffix_state: dict[int, object] = {}
+        last_suffix_state: dict = {}
         first_option = [sum(len(p.options) for p in plans[:i]) for i in range(len(plans))]
         for (tree, owners), states in zip(rows, hidden):
             per_token.update(zip(owners, scorer._target_logprobs(tree, states)))

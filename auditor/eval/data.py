@@ -111,7 +111,7 @@ def _csv_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[Row
     header = reader.fieldnames or []
     if "context" not in header:
         raise UsageError(f"{display}: a CSV needs a 'context' column and one column per field")
-    rows = []
+    rows: list[Row] = []
     try:
         for record in reader:
             where = f"{display}:{reader.line_num}"

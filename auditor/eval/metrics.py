@@ -14,6 +14,7 @@ from dataclasses import dataclass
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 ECE_BINS = 10
 LOG_FLOOR = -1e30  # stands for log(0) so an exactly-zero probability stays finite
+T_LOWER, T_UPPER = 0.01, 100.0  # temperature search range
 
 
 def wilson_interval(correct: int, total: int, z: float = Z95) -> tuple[float, float]:
@@ -109,11 +110,12 @@ def expected_calibration_error(confidences: list[float], correct: list[bool], bi
     if total == 0:
         return float("nan")
     return sum(b.count / total * abs(b.accuracy - b.confidence)
-               for b in reliability_bins(confidences, correct, bins) if b.count)
+               for b in reliability_bins(confidences, correct, bins)
+               if b.accuracy is not None and b.confidence is not None)
 
 
-def fit_temperature(rows_scores: list[list[float]], gold: list[int], *, lower: float = 0.01,
-                    upper: float = 100.0, iterations: int = 80) -> float:
+def fit_temperature(rows_scores: list[list[float]], gold: list[int], *, lower: float = T_LOWER,
+                    upper: float = T_UPPER, iterations: int = 80) -> float:
     """The T minimising held-in NLL of ``softmax(scores / T)``.
 
     NLL is convex in 1/T, hence unimodal in log T: golden-section search on log T over

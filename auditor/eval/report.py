@@ -32,10 +32,11 @@ def render_text(report: dict) -> str:
     cache = report["cache"]
     out = [
         f"pcdlint eval: {report['schema']} on {report['data']} ({report['rows']} rows)",
-        f"model: {backend.get('model')} ({backend.get('backend')}, {backend.get('device')} {backend.get('dtype')}); "
-        f"cache: {cache['hits']} hit(s), {cache['scored']} scored",
-        f"calibration: temperature fit on {1 - report['options']['holdout']:.0%} of rows, ECE ({report['options']['ece_bins']} bins) "
-        f"and NLL on the held-out {report['options']['holdout']:.0%} (seed {report['options']['seed']})",
+        (f"model: {backend.get('model')} ({backend.get('backend')}, {backend.get('device')} {backend.get('dtype')}); "
+         f"cache: {cache['hits']} hit(s), {cache['scored']} scored"),
+        (f"calibration: temperature fit on {1 - report['options']['holdout']:.0%} of rows, ECE "
+         f"({report['options']['ece_bins']} bins) and NLL on the held-out {report['options']['holdout']:.0%} "
+         f"(seed {report['options']['seed']})"),
         "",
     ]
     perturb = report["options"]["perturb"]

@@ -59,11 +59,10 @@ def score_rows(fields: list[EvalField], rows: list[Row], backend: ScoringBackend
     return {v: [cache.get(v, r.key) for r in rows] for v in variants}
 
 
-def pick(method: str, scores: dict) -> int | None:
+def pick(method: str, scores: dict) -> int:
     if method == "constrained":
         return scores["constrained_pick"]
-    values = scores.get(method)
-    return None if values is None else metrics.argmax_first(values)
+    return metrics.argmax_first(scores[method])
 
 
 def _confidence(scores: list[float], chosen: int, temperature: float = 1.0) -> float:
@@ -93,6 +92,13 @@ def _calibration(scores, picks, gold, train: list[int], held: list[int]) -> dict
         note = (f"ECE rose from {before['ece']:.3f} to {after['ece']:.3f} on {len(held)} held-out rows; {nll_part} "
                 f"({before['nll']:.3f} -> {after['nll']:.3f}): T is fit to minimise NLL on {len(train)} training rows, "
                 "not ECE, and 10-bin ECE on this few rows is noisy")
+    if temperature >= metrics.T_UPPER * 0.99:
+        bound = (f"T reached the search bound {temperature:.0f}: on the training rows the scores carry almost no "
+                 "information about the gold option, so the best fit flattens them to uniform")
+        note = bound if note is None else f"{note}; {bound}"
+    elif temperature <= metrics.T_LOWER * 1.01:
+        bound = f"T reached the search bound {temperature:.2f}: on the training rows the picks are almost always right"
+        note = bound if note is None else f"{note}; {bound}"
     return {"temperature": temperature, "train_rows": len(train), "heldout_rows": len(held),
             "before": before, "after": after, "ece_improved": after["ece"] <= before["ece"] + 1e-12,
             "note": note}
@@ -112,7 +118,7 @@ def _method_block(method: str, scores, picks, gold, classes: int, train, held) -
 
 
 def _field_report(spec: EvalField, structure: FieldStructure, rows: list[Row], variants: dict, index: int,
-                  options: EvalOptions) -> dict:
+                  options: EvalOptions) -> tuple[dict, dict[str, list[int]], list[int]]:
     labeled = [i for i, row in enumerate(rows) if spec.name in row.labels]
     gold = [rows[i].labels[spec.name] for i in labeled]
     classes = len(spec.options)
@@ -140,7 +146,7 @@ def _field_report(spec: EvalField, structure: FieldStructure, rows: list[Row], v
         "first_token_ceiling": metrics.first_token_ceiling(structure.buckets, gold),
         "ceiling_rows": sum(not u for u in unreachable),
     }
-    report = {
+    report: dict = {
         "name": spec.name, "kind": structure.kind, "options": list(spec.options), "labeled": len(gold),
         "label_counts": [gold.count(k) for k in range(classes)],
         "structure": structure.to_dict(), "methods": methods, "tokenization": tokenization,
@@ -172,7 +178,8 @@ def run_eval(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, 
     wanted = {(v, r.key) for v in variants for r in rows}
     hits = len(wanted) - (len(cache.entries) - before)
 
-    field_reports, row_picks = [], [{} for _ in rows]
+    field_reports: list[dict] = []
+    row_picks: list[dict] = [{} for _ in rows]
     for index, (spec, structure) in enumerate(zip(fields, structures, strict=True)):
         report, picks_by_method, labeled = _field_report(spec, structure, rows, scored, index, options)
         field_reports.append(report)

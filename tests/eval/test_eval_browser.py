@@ -6,12 +6,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from support import REPO
+from test_report_browser import CHROMIUM, DomScan, chromium, dump_dom
 
 from auditor.eval import EvalField, EvalOptions, FieldStructure, run_eval
 from auditor.eval.data import Row
 from auditor.eval.report import render
-from support import REPO
-from test_report_browser import CHROMIUM, DomScan, chromium, dump_dom
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (CI installs it)")]
 

@@ -9,10 +9,10 @@ import os
 import os.path
 
 import pytest
+from support import REPO
 
 from auditor.eval import EvalOptions, InProcessBackend, run_eval
 from auditor.eval.report import render
-from support import REPO
 
 SCHEMA = REPO / "fixtures" / "eval" / "support_triage_eval.json"
 DATA = REPO / "fixtures" / "eval" / "support_triage.jsonl"
@@ -133,7 +133,7 @@ def test_acceptance_on_the_whole_fixture_set(eval_model, fixture_fields, fixture
     for field in report["fields"]:
         first = field["methods"]["first_token"]
         assert first["accuracy"] <= field["tokenization"]["first_token_ceiling"] + 1e-12
-        for method, block in field["methods"].items():
+        for block in field["methods"].values():
             if block.get("available"):
                 calibration = block["calibration"]
                 assert calibration["after"]["ece"] <= calibration["before"]["ece"] + 1e-12 or calibration["note"]

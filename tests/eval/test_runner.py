@@ -9,12 +9,20 @@ import json
 import random
 
 import pytest
+from support import REPO
 
 from auditor.errors import UsageError
-from auditor.eval import EvalField, EvalOptions, FieldStructure, calibration_file, load_fields, load_rows, run_eval
+from auditor.eval import (
+    EvalField,
+    EvalOptions,
+    FieldStructure,
+    calibration_file,
+    load_fields,
+    load_rows,
+    run_eval,
+)
 from auditor.eval.data import Row
 from auditor.eval.report import render
-from support import REPO
 
 FIELDS = [EvalField("tier", ["T1_A", "T1_B", "T2_A", "T2_B"]), EvalField("flag", [True, False])]
 BUCKETS = [[0, 1], [2, 3]]
