@@ -62,8 +62,8 @@ class ScoringBackend(Protocol):
 def _display(fields: list[EvalField], reverse_order: bool):
     from auditor.decoder import FieldSpec
 
-    return [FieldSpec(f.name, list(reversed(f.options)) if reverse_order else list(f.options), f.description)
-            for f in fields]
+    return [FieldSpec(f.name, list(reversed(f.options)) if reverse_order else list(f.options), f.description,
+                      label=f.label) for f in fields]
 
 
 def _logs(values) -> list[float]:
@@ -75,25 +75,23 @@ class InProcessBackend:
 
     def __init__(self, loaded):
         self.loaded = loaded
-        self.tokenizer = loaded.tokenizer
+        self.chat_tokenizer = loaded.tokenizer  # its chat template builds the prompt
+        self.tokenizer = loaded.linter_tokenizer  # the scoring model's tokenizer (auditor.pcd)
 
     def identity(self) -> dict:
         return {"backend": "in-process", "model": self.loaded.name, "tokenizer": self.loaded.tokenizer_name,
                 "device": self.loaded.device, "dtype": self.loaded.dtype}
 
     def _plans(self, fields: list[EvalField], prompt_text: str, prompt_ids: list[int]):
-        from auditor.decoder.prompt import letter_slots, plan_field
+        from auditor.decoder.prompt import plan_field
 
-        plans = [plan_field(self.tokenizer, spec, prompt_text, prompt_ids) for spec in _display(fields, False)]
-        for plan in plans:
-            plan.letter_ids, plan.letter_note = letter_slots(self.tokenizer, plan)
-        return plans
+        return [plan_field(self.tokenizer, spec, prompt_text, prompt_ids) for spec in _display(fields, False)]
 
     def structure(self, fields: list[EvalField]) -> list[FieldStructure]:
-        from auditor.decoder.prompt import build_prompt, encode
+        from auditor.decoder.prompt import build_prompt
 
-        prompt_text = build_prompt(self.tokenizer, _display(fields, False), "(context)")
-        plans = self._plans(fields, prompt_text, encode(self.tokenizer, prompt_text))
+        prompt_text = build_prompt(self.chat_tokenizer, _display(fields, False), "(context)")
+        plans = self._plans(fields, prompt_text, self.tokenizer.encode(prompt_text))
         return [FieldStructure(
             name=plan.name, kind=plan.kind, prefix=plan.prefix,
             scored_tokens=[self.tokenizer.decode([token]) for token in plan.scored_ids],
@@ -107,15 +105,15 @@ class InProcessBackend:
         import torch
 
         from auditor.decoder.pcd import ROW_TOKENS, Scorer
-        from auditor.decoder.prompt import build_prompt, encode, field_head
+        from auditor.decoder.prompt import build_prompt, letter_suffix
         from auditor.decoder.result import Ledger
         from auditor.decoder.tree import pack_forest
 
         tokenizer = self.tokenizer
         display = _display(fields, reverse_order)
         scorer = Scorer(self.loaded, Ledger())
-        prompt_text = build_prompt(tokenizer, display, context)
-        prompt_ids = encode(tokenizer, prompt_text)
+        prompt_text = build_prompt(self.chat_tokenizer, display, context)
+        prompt_ids = tokenizer.encode(prompt_text)
         plans = self._plans(fields, prompt_text, prompt_ids)
         past = len(prompt_ids)
         cache = scorer.prefill(prompt_ids, "prefill")
@@ -138,10 +136,11 @@ class InProcessBackend:
         letter_logs: dict[str, list[float]] = {}
         letter_plans = [p for p in plans if p.letter_ids is not None and len(p.options) > 1] if letters else []
         if letter_plans:
-            letter_text = build_prompt(tokenizer, display, context, frozenset(p.name for p in letter_plans))
-            letter_ids = encode(tokenizer, letter_text)
+            letter_text = build_prompt(self.chat_tokenizer, display, context,
+                                       {p.name: p.letters for p in letter_plans})
+            letter_ids = tokenizer.encode(letter_text)
             letter_cache = scorer.prefill(letter_ids, "letter_prefill")
-            heads = [encode(tokenizer, field_head(p.name) + '"') for p in letter_plans]
+            heads = [tokenizer.encode(letter_suffix(p.name)) for p in letter_plans]
             logits = scorer.suffix_logits(letter_cache, len(letter_ids), heads, "letter_suffix")
             for plan, row in zip(letter_plans, logits):
                 probs = torch.softmax(row[torch.tensor(plan.letter_ids)], dim=-1).tolist()

@@ -26,6 +26,7 @@ class EvalField:
     name: str
     options: list
     description: str = ""
+    label: str = ""  # the field's path, when its key is not unique in the schema
 
 
 @dataclass
@@ -148,12 +149,11 @@ def load_rows(path: str | Path, fields: list[EvalField]) -> list[Row]:
 
 def load_fields(path: str | Path) -> list[EvalField]:
     """The enum-like fields of a schema file (any format `check` reads), in document order."""
-    from auditor.documents import load_document
-    from auditor.sites import analyse
+    from auditor.schema.cache import analyse_file
 
-    model = analyse(load_document(Path(path), str(path)))
+    model = analyse_file(Path(path), str(path))
     if not model.sites:
         raise UsageError(f"{path}: no enum or boolean fields found (format: {model.format})")
     names = [site.name for site in model.sites]
-    return [EvalField(site.name if names.count(site.name) == 1 else site.field, list(site.options),
-                      site.description) for site in model.sites]
+    return [EvalField(site.name, list(site.options), site.description,
+                      label=site.field if names.count(site.name) > 1 else "") for site in model.sites]
