@@ -26,6 +26,8 @@ from auditor.eval.constrained import constrained_pick
 from auditor.eval.data import EvalField
 
 METHODS = ("first_token", "full_sequence", "constrained", "letter")
+METHOD_LABELS = {"first_token": "first-token", "full_sequence": "full-sequence", "constrained": "constrained",
+                 "letter": "letter"}
 
 
 @dataclass
@@ -53,6 +55,10 @@ class ScoringBackend(Protocol):
 
     def structure(self, fields: list[EvalField]) -> list[FieldStructure]:
         """The tokenizer's view of every field (independent of the context)."""
+
+    def fingerprint(self, fields: list[EvalField]) -> str:
+        """Changes whenever what is scored changes (prompt text, suffixes, option tokens): part of
+        the cache key, so scores from an older prompt are never reused."""
 
     def score(self, fields: list[EvalField], context: str, *, reverse_order: bool = False,
               letters: bool = True) -> list[dict]:
@@ -99,6 +105,21 @@ class InProcessBackend:
             letter_viable=plan.letter_ids is not None and len(plan.options) > 1,
             letter_note=plan.letter_note, noncanonical_options=list(plan.noncanonical_options),
         ) for plan in plans]
+
+    def fingerprint(self, fields: list[EvalField]) -> str:
+        import hashlib
+        import json
+
+        from auditor.decoder.prompt import build_prompt
+
+        probe = "\x00context\x00"
+        display = _display(fields, False)
+        letters = {spec.name: tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ"[: len(spec.options)]) for spec in display}
+        prompt_text = build_prompt(self.chat_tokenizer, display, probe)
+        plans = self._plans(fields, prompt_text, self.tokenizer.encode(prompt_text))
+        material = [prompt_text, build_prompt(self.chat_tokenizer, display, probe, letters),
+                    [[p.suffix_ids, p.sequences, p.scored_ids, p.letter_ids] for p in plans]]
+        return hashlib.sha256(json.dumps(material).encode("utf-8")).hexdigest()
 
     def score(self, fields: list[EvalField], context: str, *, reverse_order: bool = False,
               letters: bool = True) -> list[dict]:

@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 
 from auditor import __version__
-from auditor.eval.backends import METHODS
-from auditor.eval.report import METHOD_LABELS
+from auditor.eval.backends import METHOD_LABELS, METHODS
 
 BAR_WIDTH = 360  # px of the accuracy axis (0..1)
 BAR_ROW = 26

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 
-from auditor.eval.backends import METHODS
-
-METHOD_LABELS = {"first_token": "first-token", "full_sequence": "full-sequence", "constrained": "constrained",
-                 "letter": "letter"}
+from auditor.eval.backends import METHOD_LABELS, METHODS
 
 
 def _show(option) -> str:

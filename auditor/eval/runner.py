@@ -167,8 +167,8 @@ def run_eval(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, 
              schema_path: str, data_path: str) -> dict:
     """Score (or read from cache) every row and build the JSON report (version ``REPORT_VERSION``)."""
     identity = backend.identity()
-    material = {"schema": [[f.name, f.options, f.description] for f in fields], "backend": identity,
-                "letters": options.letters}
+    material = {"schema": [[f.name, f.options, f.description, f.label] for f in fields], "backend": identity,
+                "scoring": backend.fingerprint(fields), "letters": options.letters}
     cache = ScoreCache(options.cache_dir, material)
     variants = ["original"] + [VARIANT_OF[name] for name in options.perturb]
     before = len(cache.entries)

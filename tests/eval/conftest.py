@@ -4,6 +4,7 @@ tests get from load_model's per-process cache) and one scored subset of the fixt
 from __future__ import annotations
 
 import pytest
+
 from support import REPO
 
 SCHEMA = REPO / "fixtures" / "eval" / "support_triage_eval.json"

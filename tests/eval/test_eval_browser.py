@@ -6,12 +6,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from support import REPO
 from test_report_browser import CHROMIUM, DomScan, chromium, dump_dom
 
 from auditor.eval import EvalField, EvalOptions, FieldStructure, run_eval
 from auditor.eval.data import Row
 from auditor.eval.report import render
+from support import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (CI installs it)")]
 
@@ -50,6 +50,9 @@ def test_fixture_subset_report_renders(subset_report, tmp_path):
 class HostileBackend:
     def identity(self):
         return {"backend": "<b>scripted</b>", "model": "<script>alert(1)</script>"}
+
+    def fingerprint(self, fields):
+        return "hostile"
 
     def structure(self, fields):
         return [FieldStructure(fields[0].name, "string", "", ["<", "\"", "'"], [[0, 1]], True, "viable")]

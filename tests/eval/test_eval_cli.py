@@ -9,9 +9,9 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from support import REPO
 
-from auditor.cli import cli
+from auditor.cli.main import cli
+from support import REPO
 
 SCHEMA = REPO / "fixtures" / "eval" / "support_triage_eval.json"
 DATA = REPO / "fixtures" / "eval" / "support_triage.jsonl"

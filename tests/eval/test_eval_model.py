@@ -9,10 +9,10 @@ import os
 import os.path
 
 import pytest
-from support import REPO
 
 from auditor.eval import EvalOptions, InProcessBackend, run_eval
 from auditor.eval.report import render
+from support import REPO
 
 SCHEMA = REPO / "fixtures" / "eval" / "support_triage_eval.json"
 DATA = REPO / "fixtures" / "eval" / "support_triage.jsonl"
@@ -95,6 +95,9 @@ def test_interrupted_model_run_resumes(eval_model, fixture_fields, fixture_rows,
 
         def structure(self, fields):
             return real.structure(fields)
+
+        def fingerprint(self, fields):
+            return real.fingerprint(fields)
 
         def score(self, *args, **kwargs):
             if self.after is not None and self.calls >= self.after:

@@ -9,7 +9,6 @@ import json
 import random
 
 import pytest
-from support import REPO
 
 from auditor.errors import UsageError
 from auditor.eval import (
@@ -23,6 +22,7 @@ from auditor.eval import (
 )
 from auditor.eval.data import Row
 from auditor.eval.report import render
+from support import REPO
 
 FIELDS = [EvalField("tier", ["T1_A", "T1_B", "T2_A", "T2_B"]), EvalField("flag", [True, False])]
 BUCKETS = [[0, 1], [2, 3]]
@@ -35,6 +35,9 @@ class ScriptedBackend:
 
     def identity(self):
         return {"backend": "scripted", "model": "rng"}
+
+    def fingerprint(self, fields):
+        return "scripted-v1"
 
     def structure(self, fields):
         return [FieldStructure("tier", "string", "T", ["1", "1", "2", "2"], BUCKETS, True, "viable"),
