@@ -7,7 +7,8 @@ greedy walk down the trie; every log-prob it needs is one a teacher-forced pass 
 computed, because options sharing a token prefix share the trie node and its logits.
 
 Pure: no model. Built here because the decoder's own constrained pick (issue 15) was not on
-main when eval was written; when it lands, eval should call it instead.
+main when eval was written; when it lands, eval should take the pick from it and keep only the
+distribution (which calibration needs) here.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def constrained_pick(sequences: list[list[int]], token_logprobs: list[list[float
 
     ``sequences[i]`` is option i's tokens (closing token last), ``token_logprobs[i][j]`` the
     full-vocabulary log-prob of token j of option i given its predecessors. Returns the pick
-    (ties to the lowest option index, as argmax does) and, per option, the probability of
+    (equal log-probs go to the lower token id, as argmax over masked logits does; the same rule
+    as issue 15's ``auditor.decoder.constrained``) and, per option, the probability of
     decoding it when each step is a softmax over only the allowed tokens.
     """
     count = len(sequences)
@@ -50,6 +52,6 @@ def constrained_pick(sequences: list[list[int]], token_logprobs: list[list[float
     members, depth = list(range(count)), 0
     while any(depth < len(sequences[m]) for m in members):
         groups = _groups([m for m in members if depth < len(sequences[m])], sequences, depth)
-        best = max(groups.items(), key=lambda item: (token_logprobs[item[1][0]][depth], -item[1][0]))
+        best = max(groups.items(), key=lambda item: (token_logprobs[item[1][0]][depth], -item[0]))
         members, depth = best[1], depth + 1
     return members[0], probs

@@ -6,6 +6,7 @@ writers read only that dict.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,6 +164,17 @@ def _field_report(spec: EvalField, structure: FieldStructure, rows: list[Row], v
     return report, picks_by_method, labeled
 
 
+def _finite(value):
+    """NaN/inf (a metric over no rows) as None, so the JSON stays strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
+
+
 def run_eval(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, options: EvalOptions, *,
              schema_path: str, data_path: str) -> dict:
     """Score (or read from cache) every row and build the JSON report (version ``REPORT_VERSION``)."""
@@ -185,7 +197,7 @@ def run_eval(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, 
         field_reports.append(report)
         for position, row_index in enumerate(labeled):
             row_picks[row_index][spec.name] = {m: spec.options[p[position]] for m, p in picks_by_method.items()}
-    return {
+    return _finite({
         "version": REPORT_VERSION,
         "tool": {"name": "pcdlint", "version": __version__},
         "schema": schema_path,
@@ -201,7 +213,7 @@ def run_eval(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, 
                          "labels": {f.name: f.options[row.labels[f.name]] for f in fields if f.name in row.labels},
                          "picks": row_picks[i]} for i, row in enumerate(rows)],
         "notes": list(options.notes),
-    }
+    })
 
 
 def calibration_file(report: dict) -> dict:

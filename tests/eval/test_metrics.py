@@ -82,7 +82,8 @@ def test_constrained_pick_walks_the_trie_greedily():
     assert max(range(3), key=lambda i: sum(steps[i])) == 2
 
 
-def test_constrained_pick_ties_go_to_the_lowest_index_and_duplicates_are_safe():
+def test_constrained_pick_ties_go_to_the_lower_token_and_duplicates_are_safe():
     assert constrained_pick([[1, 9], [2, 9]], [[-1.0, 0.0], [-1.0, 0.0]])[0] == 0
+    assert constrained_pick([[2, 9], [1, 9]], [[-1.0, 0.0], [-1.0, 0.0]])[0] == 1
     choice, probs = constrained_pick([[1, 9], [1, 9]], [[-1.0, 0.0], [-1.0, 0.0]])
     assert choice == 0 and probs == pytest.approx([1.0, 0.0])

@@ -138,3 +138,16 @@ def test_csv_cells_map_to_typed_options(tmp_path):
     path.write_text("context,tier,flag\nhello,T2_A,false\nbye,,true\n")
     first, second = load_rows(path, FIELDS)
     assert first.labels == {"tier": 2, "flag": 1} and second.labels == {"flag": 0}
+
+
+def test_no_held_out_rows_gives_strict_json_and_a_note():
+    report = run_eval(FIELDS, rows(8), ScriptedBackend(), EvalOptions(holdout=0.0), schema_path="s", data_path="d")
+
+    def refuse(constant):
+        raise AssertionError(f"non-JSON constant {constant}")
+
+    data = json.loads(render("json", report), parse_constant=refuse)
+    calibration = data["fields"][0]["methods"]["first_token"]["calibration"]
+    assert calibration["heldout_rows"] == 0 and calibration["before"]["ece"] is None
+    assert calibration["note"] == "too few rows for a train/held-out split"
+    assert "tier" in render("text", report) and "<svg" in render("html", report)
