@@ -222,8 +222,17 @@ def tokenizer_from_tekken(path: Path) -> Tokenizer:
 
 # ---------------------------------------------------------------- SentencePiece
 
-SP_NORMAL, SP_UNKNOWN, SP_CONTROL, SP_USER_DEFINED = 1, 2, 3, 4
+SP_NORMAL, SP_UNKNOWN, SP_CONTROL, SP_USER_DEFINED, SP_BYTE = 1, 2, 3, 4, 6
 SP_UNIGRAM, SP_BPE = 1, 2
+
+
+def _sentencepiece_proto():
+    try:
+        from sentencepiece import sentencepiece_model_pb2
+    except ImportError as exc:
+        raise TokenizerError("reading a SentencePiece vocabulary needs the 'sentencepiece' and "
+                             "'protobuf' packages: pip install 'pcdlint[tokenizers]'") from exc
+    return sentencepiece_model_pb2.ModelProto()
 
 
 def tokenizer_from_sentencepiece(path: Path) -> Tokenizer:
@@ -233,21 +242,20 @@ def tokenizer_from_sentencepiece(path: Path) -> Tokenizer:
     come from the proto, so it encodes like `SentencePieceProcessor.encode`. Unknown and control
     pieces (`<unk>`, `<s>`, `[INST]`) become special tokens, as in the models' tokenizer.json.
     """
-    try:
-        from sentencepiece import sentencepiece_model_pb2
-    except ImportError as exc:
-        raise TokenizerError("reading a SentencePiece .model needs the 'sentencepiece' and 'protobuf' "
-                             "packages: pip install 'pcdlint[tokenizers]'") from exc
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    from transformers.convert_slow_tokenizer import SpmConverter
-
-    proto = sentencepiece_model_pb2.ModelProto()
+    proto = _sentencepiece_proto()
     try:
         proto.ParseFromString(path.read_bytes())
     except Exception as exc:
         raise TokenizerError(f"{path}: not a SentencePiece model ({type(exc).__name__})") from exc
     if not proto.pieces:
         raise TokenizerError(f"{path}: not a SentencePiece model (no pieces)")
+    return _tokenizer_from_spm_proto(proto, path)
+
+
+def _tokenizer_from_spm_proto(proto, path: Path) -> Tokenizer:
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    from transformers.convert_slow_tokenizer import SpmConverter
+
     model_type = proto.trainer_spec.model_type
     if model_type == SP_BPE:
         vocab = {piece.piece: i for i, piece in enumerate(proto.pieces)}
@@ -264,7 +272,37 @@ def tokenizer_from_sentencepiece(path: Path) -> Tokenizer:
     return tokenizer
 
 
+def _sentencepiece_from_gguf(field_value, path: Path) -> Tokenizer:
+    """A llama.cpp 'llama' (SentencePiece BPE) vocabulary, as the SentencePiece model it came from.
+
+    transformers' GGUF builder uses Metaspace, which drops one space of a leading run ("  x");
+    rebuilding the SentencePiece proto keeps the converter that matches SentencePiece exactly.
+    """
+    proto = _sentencepiece_proto()
+    tokens, scores = field_value("tokenizer.ggml.tokens"), field_value("tokenizer.ggml.scores")
+    types = field_value("tokenizer.ggml.token_type") or [SP_NORMAL] * len(tokens)
+    for token, score, kind in zip(tokens, scores or [0.0] * len(tokens), types):
+        piece = proto.pieces.add()
+        piece.piece, piece.score, piece.type = token, float(score), int(kind)
+    unk = field_value("tokenizer.ggml.unknown_token_id")
+    unk = 0 if unk is None else int(unk)
+    proto.trainer_spec.model_type = SP_BPE
+    proto.trainer_spec.unk_id = unk
+    proto.trainer_spec.unk_piece = tokens[unk]
+    proto.trainer_spec.byte_fallback = any(int(kind) == SP_BYTE for kind in types)
+    prefix = field_value("tokenizer.ggml.add_space_prefix")
+    proto.normalizer_spec.add_dummy_prefix = True if prefix is None else bool(prefix)
+    proto.normalizer_spec.escape_whitespaces = True
+    proto.normalizer_spec.remove_extra_whitespaces = False
+    return _tokenizer_from_spm_proto(proto, path)
+
+
 # ---------------------------------------------------------------- GGUF
+
+
+# Architectures whose 'llama' vocabulary is a plain SentencePiece BPE (Gemma and Phi-3 differ and
+# go to transformers' own builders).
+SENTENCEPIECE_ARCHITECTURES = {"llama", "mistral", "mixtral"}
 
 
 def _gguf_pre_tokenizer(pre: str):
@@ -289,7 +327,8 @@ def tokenizer_from_gguf(path: Path) -> Tokenizer:
     """The tokenizer a GGUF's metadata describes (a vocab-only GGUF is enough).
 
     Byte-level BPE files whose llama.cpp pre-tokenizer name is known here are rebuilt directly:
-    transformers' own GGUF conversion drops SmolLM2's digit pre-tokenizer. Everything else
+    transformers' own GGUF conversion drops SmolLM2's digit pre-tokenizer. Llama/Mistral
+    SentencePiece vocabularies go through the SentencePiece converter. Everything else
     (SentencePiece Llama/Mistral/Phi-3/Gemma, unigram T5, other BPE pre-tokenizers) goes to
     transformers' GGUF tokenizer builders, which pick the pipeline by architecture.
     """
@@ -310,6 +349,9 @@ def tokenizer_from_gguf(path: Path) -> Tokenizer:
     pre = _gguf_pre_tokenizer(field_value("tokenizer.ggml.pre") or "default")
     if model_type == "gpt2" and pre is not None:
         return _byte_level_gguf(field_value, pre)
+    architecture = str(field_value("general.architecture") or "")
+    if model_type == "llama" and architecture in SENTENCEPIECE_ARCHITECTURES:
+        return _sentencepiece_from_gguf(field_value, path)
     return _transformers_gguf(path)
 
 

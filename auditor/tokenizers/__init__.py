@@ -1,0 +1,1 @@
+"""Resolve, convert and cache tokenizers (built-in names, files, GGUF, SentencePiece, Tekken)."""
