@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from auditor.tokenizer import builtin_available, load_tokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("PCDLINT_CORPUS") or REPO.parent / "shared" / "corpus")  # beside the clone
 RULE_TOKENIZERS = ("qwen2.5", "smollm2")
 
 _tokenizers: dict = {}
