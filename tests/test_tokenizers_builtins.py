@@ -297,3 +297,58 @@ def test_missing_package_is_named_in_one_line():
         ghost.load()
     assert "\n" not in str(info.value)
     assert ghost.cache_state() == "not installed"
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from auditor.cli import cli
+
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_tokenizers_command_lists_every_builtin():
+    result = _cli("tokenizers")
+    assert result.exit_code == 0
+    for name, builtin in BUILTINS.items():
+        line = next(row for row in result.output.splitlines() if row.startswith(name + " "))
+        assert builtin.package in line and str(builtin.vocab_size) in line
+        assert ("yes" if builtin.installed() else "no") in line.split()
+    rows = json.loads(_cli("tokenizers", "--format", "json").output)
+    assert [row["name"] for row in rows] == list(BUILTINS)
+    assert {row["cache"] for row in rows} <= {"cached", "not cached", "no conversion", "not installed"}
+
+
+def test_check_all_prints_the_matrix_and_json_counts_collisions(tmp_path):
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {
+        "lang": {"enum": ["JavaScript", "Java", "TypeScript", "Python"]},
+        "tier": {"enum": ["MEDIUM", "MEDIAN", "MEDIA"]},
+    }}), encoding="utf-8")
+    json_out, html_out = tmp_path / "report.json", tmp_path / "report.html"
+    text = _cli("check", "-t", "all", str(schema), "--output-json", str(json_out),
+                "--output-html", str(html_out))
+    assert text.exit_code in (0, 1), text.output
+    installed = [n for n, b in BUILTINS.items() if b.installed()]
+    header = next(line for line in text.output.splitlines() if line.split()[:1] == [installed[0]])
+    assert header.split() == installed
+    assert "fields with a first-token collision (PCD001) per tokenizer:" in text.output
+    report = json.loads(json_out.read_text(encoding="utf-8"))
+    matrix = report["matrix"]
+    assert matrix["tokenizers"] == installed
+    for name in installed:
+        expected = {f["field"] for f in report["findings"] if f["code"] == "PCD001" and f["tokenizer"] == name}
+        assert matrix["colliding_fields"][name] == len(expected)
+    html = html_out.read_text(encoding="utf-8")
+    assert 'id="tokenizer-matrix"' in html and all(f"<code>{n}</code>" in html for n in installed)
+
+
+def test_cli_errors_are_one_line():
+    for spec, expected in [("qwen25", "did you mean qwen2.5?"), ("missing/tokenizer.json", "no such file"),
+                           ("./vocab.model", "no such file")]:
+        result = _cli("check", "-t", spec, str(Path(__file__)))
+        assert result.exit_code == 2
+        assert expected in result.output and len(result.output.strip().splitlines()) == 1
