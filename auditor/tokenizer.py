@@ -83,11 +83,12 @@ class LoadedTokenizer:
         return self.hf.decode(ids, skip_special_tokens=False)
 
     def piece(self, token_id: int) -> str:
-        """The text one token stands for; the raw vocab entry when it is a partial UTF-8 byte."""
+        """The text one token stands for; the raw vocab entry when it is a partial UTF-8 byte or
+        decodes to nothing (SentencePiece's word-start marker alone)."""
         text = self._piece_cache.get(token_id)
         if text is None:
             text = self.decode([token_id])
-            if "\ufffd" in text:
+            if "\ufffd" in text or not text:  # a partial byte, or SentencePiece's lone "▁"
                 text = self.hf.id_to_token(token_id) or f"<{token_id}>"
             self._piece_cache[token_id] = text
         return text

@@ -12,13 +12,13 @@ import json
 from pathlib import Path
 
 import pytest
+from support import CORPUS, corpus_files, get_tokenizer
 
 from auditor.documents import load_document
 from auditor.errors import TokenizerError
 from auditor.sites import analyse
 from auditor.tokenizers import convert
 from auditor.tokenizers.builtins import BUILTINS, Builtin, did_you_mean, expand_specs
-from support import CORPUS, corpus_files, get_tokenizer
 
 SAMPLE = 3_000  # option strings per equality test (each also tried as typed in JSON)
 _by_path: dict = {}

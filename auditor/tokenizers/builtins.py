@@ -9,10 +9,10 @@ all of them, and a missing one is named in a one-line error.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import util as importlib_util
 from pathlib import Path
-from typing import Callable
 
 from tokenizers import Tokenizer
 
@@ -46,7 +46,7 @@ class Builtin:
         if spec is None:
             raise TokenizerError(self.missing())
         if spec.submodule_search_locations:
-            return Path(list(spec.submodule_search_locations)[0])
+            return Path(next(iter(spec.submodule_search_locations)))
         return Path(spec.origin).parent
 
     def missing(self) -> str:
