@@ -43,9 +43,10 @@ class LoadedTokenizer:
     _piece_cache: dict[int, str] = field(default_factory=dict, repr=False)
     _memo: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
-    @property
+    @cached_property
     def vocab_size(self) -> int:
-        return self.hf.get_vocab_size(with_added_tokens=True)
+        """Highest id + 1: the width of the model's logits (cl100k leaves gaps below its specials)."""
+        return max(self.hf.get_vocab(with_added_tokens=True).values()) + 1
 
     @cached_property
     def special_tokens(self) -> dict[str, int]:
