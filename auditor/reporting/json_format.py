@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from auditor import __version__
-from auditor.engine import LintRun
-from auditor.formatters import formatter
-from auditor.matrix import matrix_dict
+from auditor.lint.engine import LintRun
+from auditor.reporting import formatter
+from auditor.reporting.matrix import matrix_dict
 
 JSON_FORMAT_VERSION = 1
 

@@ -27,7 +27,7 @@ from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     did_you_mean,
     expand_specs,
 )
-from auditor.tokenizers.cache import cache_dir, cached_conversion, file_sha256  # noqa: F401
+from auditor.tokenizers.cache import cached_conversion, file_sha256  # noqa: F401
 
 MEMO_LIMIT = 500_000  # encoded strings kept per tokenizer in one process
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -204,5 +204,12 @@ def load_tokenizer(spec: str, allow_download: bool = False,
 
 def load_tokenizers(specs: list[str], allow_download: bool = False,
                     tiktoken_pattern: str | None = None) -> list[LoadedTokenizer]:
-    """Several specs, `all` expanded to every installed built-in."""
-    return [load_tokenizer(spec, allow_download, tiktoken_pattern) for spec in expand_specs(specs)]
+    """Load each distinct spec once, `all` expanded to every installed built-in; ids are unique,
+    and a clash (two files named tokenizer.json) is resolved by naming each by its given path."""
+    specs = expand_specs(specs)
+    loaded = [load_tokenizer(spec, allow_download, tiktoken_pattern) for spec in specs]
+    ids = [t.id for t in loaded]
+    for spec, tokenizer in zip(specs, loaded):
+        if ids.count(tokenizer.id) > 1:
+            tokenizer.id = spec
+    return loaded
