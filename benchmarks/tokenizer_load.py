@@ -33,10 +33,9 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from tokenizers import Tokenizer
 
+    from auditor.tokenizers import load_tokenizer
     from auditor.tokenizers.builtins import BUILTINS
     from auditor.tokenizers.cache import cache_entry
-
-    from auditor.tokenizers import load_tokenizer
 
     names = sys.argv[1:] or list(BUILTINS)
     print(f"{'tokenizer':<15} {'cold s':>8} {'warm s':>8} {'plain s':>8} {'warm/plain':>10}  source")

