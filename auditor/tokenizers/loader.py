@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from auditor.cachedir import cache_dir  # noqa: F401  (re-exported)
 from auditor.errors import TokenizerError
 from auditor.tokenizers import convert
 from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
