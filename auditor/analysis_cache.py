@@ -22,7 +22,7 @@ from auditor.documents import parse_document, read_source
 from auditor.sites import FileModel, analyse
 from auditor.tokenizer import cache_dir
 
-_PRODUCERS = ("documents.py", "sites.py")
+_PRODUCERS = ("documents.py", "sites.py", "schema/locate.py")
 
 
 @lru_cache(maxsize=1)

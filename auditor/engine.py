@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor import suppressions
-from auditor.analysis_cache import analyse_file
 from auditor.cost import run_cost
 from auditor.documents import LINTABLE_SUFFIXES, Span
 from auditor.errors import InputFileError, UsageError
@@ -132,6 +131,7 @@ class LintOptions:
 class FileResult:
     model: FileModel
     findings: list[Finding] = field(default_factory=list)
+    named: bool = False  # named on the command line / passed to the API, not found by a walk
     # (site pointer, tokenizer id) → the tokenization the rules saw; reports reuse it
     tokens: dict[tuple[str, str], SiteTokens] = field(default_factory=dict, repr=False)
 
@@ -147,6 +147,8 @@ class FileResult:
             "format": self.model.format,
             "sites": [s.to_dict() for s in self.model.sites],
             "remote_refs": self.model.remote_refs,
+            "schemas": [{"pointer": s.pointer, "kind": s.kind, "format": s.family, "label": s.label}
+                        for s in self.model.schemas],
         }
 
 
@@ -157,6 +159,12 @@ class LintRun:
     errors: list[InputFileError] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)
     cost: dict | None = None  # the cost model per tokenizer (auditor.cost), set by lint()
+    empty_dirs: list[str] = field(default_factory=list)  # directories with no JSON/YAML file
+
+    @property
+    def unrecognized(self) -> list[FileResult]:
+        """Files read but holding no schema and no preset: never passed over silently."""
+        return [r for r in self.files if not r.model.recognized]
 
     @property
     def findings(self) -> list[Finding]:
@@ -225,17 +233,38 @@ def expand_paths(paths: list[str]) -> list[tuple[Path, str]]:
 
 
 def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptions | None = None,
-         use_cache: bool = True) -> LintRun:
+         use_cache: bool = True, stdin_filename: str | None = None,
+         stdin: bytes | None = None) -> LintRun:
+    """Lint files, directories, `-` (stdin) and `pkg.module:Name` objects (auditor.schema.inputs)."""
+    from auditor.schema.inputs import expand_inputs
+
+    inputs, empty_dirs = expand_inputs(paths, stdin_filename, stdin)
+
+    def models():
+        for item in inputs:
+            try:
+                yield item.load(use_cache), item.named
+            except InputFileError as error:
+                yield error, item.named
+
+    run = lint_models(models(), tokenizers, options)
+    run.empty_dirs = empty_dirs
+    return run
+
+
+def lint_models(models, tokenizers: list[LoadedTokenizer],
+                options: LintOptions | None = None) -> LintRun:
+    """Lint already-crawled files: (FileModel or the InputFileError it raised, named) pairs."""
     options = options or LintOptions()
     rules = selected_rules(options)
     run = LintRun(tokenizers=tokenizers)
-    for path, display in expand_paths(paths):
-        try:
-            model = analyse_file(path, display, use_cache)
-        except InputFileError as error:
-            run.errors.append(error)
+    for model, named in models:
+        if isinstance(model, InputFileError):
+            run.errors.append(model)
             continue
-        run.files.append(lint_model(model, tokenizers, rules, options, run))
+        result = lint_model(model, tokenizers, rules, options, run)
+        result.named = named
+        run.files.append(result)
     run.cost = run_cost(run)
     return run
 

@@ -35,8 +35,9 @@ def json_text(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def field_suffix(name: str) -> str:
-    return f'  "{json_text(name)}": '
+def field_suffix(name: str, array_depth: int = 0) -> str:
+    """`  "<field>": ` — and `[` per array level for items of an array (`  "tags": [`)."""
+    return f'  "{json_text(name)}": ' + "[" * array_depth
 
 
 def split_options(site: Site):
@@ -117,7 +118,7 @@ class SiteTokens:
         self.tokenizer = tokenizer
         self.close_id = tokenizer.encode('"')[0]
         strings, literals, texts, self.prefix, remainders = split_options(site)
-        self.suffix = field_suffix(site.name) + '"' + self.prefix
+        self.suffix = field_suffix(site.name, site.array_depth) + '"' + self.prefix
         scored: dict[int, ScoredOption] = {}
         for (index, value), text, rest, ids in zip(
             strings, texts, remainders, tokenizer.encode_batch(remainders)
@@ -128,19 +129,20 @@ class SiteTokens:
             self.literal_suffix, literal_options = self._literals(literals)
             scored.update(literal_options)
         else:
-            self.literal_suffix = field_suffix(site.name).rstrip()
+            self.literal_suffix = field_suffix(site.name, site.array_depth).rstrip()
         self.options = [scored[i] for i in range(len(site.options))]
         self.has_strings = bool(strings)
         self.mixed = bool(strings) and bool(literals)
 
     def _literals(self, literals) -> tuple[str, dict[int, ScoredOption]]:
-        base = field_suffix(self.site.name).rstrip()  # `  "field":`
-        fulls = [f"{base} {json_text(value)}" for _, value in literals]
+        base = field_suffix(self.site.name, self.site.array_depth).rstrip()  # `  "field":`
+        gap = "" if base.endswith("[") else " "  # `  "flags": [true`, `  "flag": true`
+        fulls = [f"{base}{gap}{json_text(value)}" for _, value in literals]
         encodings = self.tokenizer.hf.encode_batch(fulls, add_special_tokens=False)
         out: dict[int, ScoredOption] = {}
         cut_suffix = base
         for (index, value), full, enc in zip(literals, fulls, encodings):
-            first_char = len(base) + 1
+            first_char = len(base) + len(gap)
             # the token holding the literal's first character; it may start at the space
             position = next(
                 (k for k, (start, end) in enumerate(enc.offsets) if start <= first_char < end),
@@ -176,7 +178,7 @@ class SiteTokens:
     @cached_property
     def canonical(self) -> dict[int, CanonicalText]:
         """String option index → canonical tokenization of `  "<field>": "<option>"`."""
-        base = field_suffix(self.site.name) + '"'
+        base = field_suffix(self.site.name, self.site.array_depth) + '"'
         strings = [o for o in self.options if o.is_string]
         texts = [base + o.text + '"' for o in strings]
         encodings = self.tokenizer.hf.encode_batch(texts, add_special_tokens=False)

@@ -114,6 +114,14 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
     notifications = [
         {"level": "error", "message": {"text": str(error)}} for error in run.errors
     ]
+    for result in run.unrecognized:  # read but not linted: said, never silent
+        notifications.append({
+            "level": "note",
+            "message": {"text": f"{result.model.path}: no schema found (not a JSON Schema, PCD "
+                                "preset or known wrapper); not linted"},
+            "locations": [{"physicalLocation": {"artifactLocation": {
+                "uri": artifact_uri(result.model.path), "uriBaseId": SRCROOT}}}],
+        })
     if len(findings) > len(kept):
         notifications.append({
             "level": "warning",

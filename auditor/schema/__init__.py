@@ -1,0 +1,1 @@
+"""Documents with positions, the embedded-schema locator, the site crawler, the cache."""
