@@ -463,6 +463,10 @@ class _JsonSchemaCrawler:
                     self.site_pointers.add(branch_pointer)
                     options.extend(branch["enum"])
                     pointers.extend(f"{branch_pointer}/enum/{i}" for i in range(len(branch["enum"])))
+                elif str(branch["type"]).lower() == "boolean":  # Optional[bool]: true/false/null
+                    self.site_pointers.add(branch_pointer)
+                    options.extend([True, False])
+                    pointers.extend([f"{branch_pointer}/type"] * 2)
                 else:  # {"type": "null"}: a nullable enum as Pydantic writes Optional[Literal]
                     options.append(None)
                     pointers.append(f"{branch_pointer}/type")
@@ -539,7 +543,7 @@ def _const_branch(branch) -> bool:
         return False
     if "const" in branch:
         return True
-    if set(branch) - {"title", "description"} == {"type"} and str(branch["type"]).lower() == "null":
+    if set(branch) - {"title", "description"} == {"type"} and str(branch["type"]).lower() in ("null", "boolean"):
         return True
     enum = branch.get("enum")
     return isinstance(enum, list) and bool(enum)

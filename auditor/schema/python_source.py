@@ -29,6 +29,8 @@ from auditor.errors import InputFileError, UsageError
 
 PYTHON_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 EXTRA_HINT = "pip install 'pcdlint[pydantic]'"
+_LIBRARY_MODULES = {"typing", "typing_extensions", "pydantic", "pydantic_core", "builtins", "enum",
+                    "abc", "dataclasses", "auditor"}
 
 
 def is_python_ref(arg: str) -> bool:
@@ -126,15 +128,14 @@ class _Origins:
 
     @staticmethod
     def _module_file(obj, name: str) -> str | None:
-        """A Literal alias or other typing form: the module that assigns it, found by name."""
-        module = sys.modules.get(getattr(obj, "__module__", "") or "")
-        for candidate in list(sys.modules.values()):
-            if module is not None:
-                break
-            if getattr(candidate, name, None) is obj and getattr(candidate, "__file__", None):
-                module = candidate
-        path = getattr(module, "__file__", None) if module is not None else None
-        return path if path and path.endswith(".py") else None
+        """A Literal alias or other typing form: the module that binds it under `name`."""
+        for module_name, module in list(sys.modules.items()):
+            if module_name.split(".")[0] in _LIBRARY_MODULES:
+                continue
+            path = getattr(module, "__file__", None)
+            if path and path.endswith(".py") and getattr(module, name, None) is obj:
+                return path
+        return None
 
     def tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
