@@ -98,6 +98,7 @@ def load_python_object(obj, display: str | None = None, name: str | None = None)
 
 
 def load_python_ref(spec: str) -> Document:
+    _pydantic()  # before running the user's module: a missing extra is said as such
     obj = import_object(spec)
     return load_python_object(obj, None, spec.partition(":")[2].rsplit(".", 1)[-1])
 
