@@ -149,7 +149,7 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
         _fail(str(error))
     for error in run.errors:
         click.echo(f"{error}", err=True)
-    unrecognized_error = _unrecognized_error(run, bool(config.value("allow-unrecognized")))
+    unrecognized_error = run.unrecognized_error(bool(config.value("allow-unrecognized")))
     if unrecognized_error:
         click.echo(f"pcdlint: error: {unrecognized_error}", err=True)
     if run.errors or unrecognized_error:
@@ -160,24 +160,6 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
     if worst is not None and severity_rank(worst) >= severity_rank(fail_on):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
-
-
-def _unrecognized_error(run, allowed: bool) -> str | None:
-    """Never pass silently: a named file with no schema, or nothing lintable at all, is exit 2."""
-    named = [r.model.path for r in run.unrecognized if r.named]
-    if named and not allowed:
-        listed = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
-        return (f"no schema found in {listed} (not a JSON Schema, PCD preset or known wrapper; "
-                "pass --allow-unrecognized to list such files without failing)")
-    if run.errors:
-        return None
-    if not run.files:
-        where = ", ".join(run.empty_dirs) or "the given paths"
-        return f"no lintable file: no *.json, *.yaml or *.yml file in {where}"
-    if not allowed and all(not r.model.recognized for r in run.files):
-        return (f"no lintable file: none of the {len(run.files)} file(s) holds a schema "
-                "(pass --allow-unrecognized to accept that)")
-    return None
 
 
 @cli.command("rules")

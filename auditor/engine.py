@@ -166,6 +166,23 @@ class LintRun:
         """Files read but holding no schema and no preset: never passed over silently."""
         return [r for r in self.files if not r.model.recognized]
 
+    def unrecognized_error(self, allowed: bool) -> str | None:
+        """Never pass silently: a named file with no schema, or nothing lintable at all (exit 2)."""
+        named = [r.model.path for r in self.unrecognized if r.named]
+        if named and not allowed:
+            listed = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+            return (f"no schema found in {listed} (not a JSON Schema, PCD preset or known wrapper; "
+                    "pass --allow-unrecognized to list such files without failing)")
+        if self.errors:
+            return None
+        if not self.files:
+            where = ", ".join(self.empty_dirs) or "the given paths"
+            return f"no lintable file: no *.json, *.yaml or *.yml file in {where}"
+        if not allowed and all(not r.model.recognized for r in self.files):
+            return (f"no lintable file: none of the {len(self.files)} file(s) holds a schema "
+                    "(pass --allow-unrecognized to accept that)")
+        return None
+
     @property
     def findings(self) -> list[Finding]:
         return sort_findings([f for result in self.files for f in result.findings])

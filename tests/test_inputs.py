@@ -47,6 +47,19 @@ def test_stdin_with_a_name_for_messages(tmp_path):
     assert json.loads(piped.stdout)["files"][0]["path"] == "<stdin>"
 
 
+def test_stdin_filename_drives_config_matching(tmp_path):
+    (tmp_path / ".pcdlint.toml").write_text('[per-file-ignores]\n"schemas/*.json" = ["PCD001"]\n',
+                                            encoding="utf-8")
+    env = {**__import__("os").environ, "HF_HUB_OFFLINE": "1"}
+    args = [sys.executable, "-m", "auditor", "check", "--select", "PCD001", "-"]
+    named = subprocess.run([*args, "--stdin-filename", "schemas/risk.json"], input=json.dumps(BAD),
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    unnamed = subprocess.run(args, input=json.dumps(BAD), cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert (named.returncode, unnamed.returncode) == (EXIT_CLEAN, EXIT_FINDINGS), named.stderr
+    assert "1 suppressed" in named.stdout
+
+
 def test_stdin_yaml_by_content(tmp_path):
     yaml_text = "type: object\nproperties:\n  risk:\n    enum: [CAT_001, CAT_002, CAT_103]\n"
     done = subprocess.run([sys.executable, "-m", "auditor", "check", "-"], input=yaml_text,

@@ -34,11 +34,11 @@ class LintResult:
 
     @property
     def errors(self) -> list[str]:
-        """Inputs that could not be linted: unreadable, malformed, or holding no schema."""
+        """Inputs that could not be linted: unreadable or malformed, a named file with no schema
+        in it, or nothing lintable at all (what makes `pcdlint check` exit 2)."""
         out = [str(e) for e in self.run.errors]
-        out.extend(f"{r.model.path}: no schema found (not a JSON Schema, PCD preset or known "
-                   "wrapper)" for r in self.run.unrecognized)
-        return out
+        problem = self.run.unrecognized_error(allowed=False)
+        return [*out, problem] if problem else out
 
     @property
     def ok(self) -> bool:

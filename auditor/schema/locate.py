@@ -109,12 +109,13 @@ def _one(path: tuple, label: str) -> Callable[[dict], Iterator[tuple[tuple, str,
     return schemas
 
 
-def _has(node: dict, *path: str, schema: bool = True) -> bool:
+def _has(node: dict, *path: str) -> bool:
+    """Whether a schema-like value sits at this path of keys below the node."""
     for key in path:
         if not isinstance(node, dict) or key not in node:
             return False
         node = node[key]
-    return is_schema_like(node) if schema else isinstance(node, dict)
+    return is_schema_like(node)
 
 
 def _openapi_schemas(node: dict) -> Iterator[tuple]:
