@@ -188,6 +188,27 @@ def test_api_lint_of_a_model_equals_the_cli(app_dir, monkeypatch):
     assert enum_only.findings[0].path == "app/models.py"
 
 
+@pytest.mark.parametrize("name, pointer, written", [
+    ("Order", "/properties/carrier/enum/0", '"UPS_GROUND"'),      # a TypedDict field's Literal
+    ("Shipment", "/properties/speed/enum/0", '"CAT_001"'),        # a dataclass field's Literal
+    ("Mode", "/enum/0", '"SIZE_100"'),                            # a module-level Literal alias
+])
+def test_typed_dicts_dataclasses_and_literal_aliases(app_dir, monkeypatch, name, pointer, written):
+    pytest.importorskip("pydantic")
+    monkeypatch.chdir(app_dir)
+    monkeypatch.syspath_prepend(str(app_dir))
+    from app import shapes
+
+    (finding,) = auditor.lint(getattr(shapes, name), select=["PCD001"]).findings
+    assert (finding.path, finding.pointer) == ("app/shapes.py", pointer)
+    row = (app_dir / "app" / "shapes.py").read_text(encoding="utf-8").splitlines()[finding.line - 1]
+    assert row[finding.column - 1:finding.span.end_column - 1] == written
+    cli = json.loads(pcdlint("check", "-f", "json", "--select", "PCD001", f"app.shapes:{name}",
+                             cwd=app_dir).stdout)
+    assert [(f["path"], f["line"], f["column"]) for f in cli["findings"]] == [
+        (finding.path, finding.line, finding.column)]
+
+
 def test_api_accepts_dicts_text_paths_and_type_adapters(tmp_path):
     pydantic = pytest.importorskip("pydantic")
     from typing import Literal

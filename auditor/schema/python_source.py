@@ -89,8 +89,9 @@ def load_python_object(obj, display: str | None = None, name: str | None = None)
     text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
     document = parse_document(text.encode("utf-8"), ".json", display or name)
     origin = _Origins(obj, name, schema)
-    if origin.file is None:
-        return document  # nothing to point at in Python: positions in the dumped schema
+    if origin.file is None:  # nothing to point at in Python: positions in the dumped schema
+        document.path = display or f"<{name}>"
+        return document
     document.path = display if display and not is_python_ref(display) else origin.display
     values, keys = origin.spans(document)
     document.value_spans, document.key_spans = values, keys
@@ -112,11 +113,11 @@ class _Origins:
     def __init__(self, obj, name: str, schema: dict):
         self.schema = schema
         self.target = getattr(obj, "_type", obj)  # a TypeAdapter holds its type as `_type`
+        self.name = name
         self.file = self._source_file(self.target)
         if self.file is None:
-            self.file = self._module_file(obj, name)
+            self.file = self._module_file(self.target, name)
         self.display = _display(self.file) if self.file else name
-        self.name = name
         self._trees: dict[str, ast.Module] = {}
         self.spans_at: dict[str, Span] = {}
 
@@ -127,15 +128,19 @@ class _Origins:
         except (TypeError, OSError):
             return None
 
-    @staticmethod
-    def _module_file(obj, name: str) -> str | None:
-        """A Literal alias or other typing form: the module that binds it under `name`."""
+    def _module_file(self, obj, name: str) -> str | None:
+        """A Literal alias or other typing form: the module that binds it (under `name`, or any
+        name when the object was passed without one); `self.name` becomes that name."""
         for module_name, module in list(sys.modules.items()):
-            if module_name.split(".")[0] in _LIBRARY_MODULES:
-                continue
             path = getattr(module, "__file__", None)
-            if path and path.endswith(".py") and getattr(module, name, None) is obj:
+            if module_name.split(".")[0] in _LIBRARY_MODULES or not (path and path.endswith(".py")):
+                continue
+            if getattr(module, name, None) is obj:
                 return path
+            for attribute, value in list(vars(module).items()):
+                if value is obj and not attribute.startswith("_"):
+                    self.name = attribute
+                    return path
         return None
 
     def tree(self, path: str) -> ast.Module | None:
