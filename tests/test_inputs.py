@@ -136,7 +136,9 @@ def app_dir(tmp_path):
     target = tmp_path / "project"
     shutil.copytree(APP, target)
     (target / ".pcdlint.toml").write_text("", encoding="utf-8")
-    return target
+    yield target
+    for name in [m for m in sys.modules if m == "app" or m.startswith("app.")]:
+        del sys.modules[name]  # each test imports its own copy of the app
 
 
 def test_python_object_equals_its_dumped_schema(app_dir):
