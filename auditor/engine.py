@@ -7,13 +7,11 @@ of it), its code, name, severity and tokenizer are stamped here.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from auditor import suppressions
 from auditor.cost import run_cost
-from auditor.documents import LINTABLE_SUFFIXES, Span
+from auditor.documents import Span
 from auditor.errors import InputFileError, UsageError
 from auditor.registry import Rule, find_rule, load_rules, severity_rank
 from auditor.scoring import SiteTokens, prefetch
@@ -224,26 +222,6 @@ def selected_rules(options: LintOptions) -> list[Rule]:
         if best_select and best_select > best_ignore:
             chosen.append(rule)
     return chosen
-
-
-# --------------------------------------------------------------------------- files
-
-
-def expand_paths(paths: list[str]) -> list[tuple[Path, str]]:
-    """Files as given, and *.json/*.yaml/*.yml under directories, in a stable order."""
-    out: list[tuple[Path, str]] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(files):
-                    if Path(name).suffix.lower() in LINTABLE_SUFFIXES:
-                        child = Path(root) / name
-                        out.append((child, str(child)))
-        else:
-            out.append((path, given))
-    return out
 
 
 # --------------------------------------------------------------------------- run
