@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from auditor.documents import load_document
-from auditor.engine import LintOptions, lint_model, selected_rules
-from auditor.exitcodes import EXIT_FINDINGS
-from auditor.sites import analyse
-from support import FIXTURES
 from test_cli import assert_no_traceback, pcdlint
+
+from auditor.exitcodes import EXIT_FINDINGS
+from auditor.lint.engine import LintOptions, lint_model, selected_rules
+from auditor.schema.documents import load_document
+from auditor.schema.sites import analyse
+from support import FIXTURES
 
 INPUTS = FIXTURES / "inputs"
 
@@ -209,8 +209,20 @@ def test_discriminator_is_one_site_on_the_property(tmp_path):
                                     "/properties/event/oneOf/2/properties/kind/enum/0"]
 
 
+def test_a_property_pinned_to_one_shared_value_is_no_discriminator(tmp_path):
+    """MCP's requests all pin `"jsonrpc": "2.0"`: a constant; `method` tells them apart."""
+    request = {"type": "object", "properties": {"jsonrpc": {"const": "2.0"}, "method": {"const": "{}"}}}
+    defs = {name: json.loads(json.dumps(request).replace('"{}"', json.dumps(method)))
+            for name, method in (("Ping", "ping"), ("Call", "tools/call"))}
+    sites = _sites({"anyOf": [{"$ref": "#/$defs/Ping"}, {"$ref": "#/$defs/Call"}], "$defs": defs},
+                   tmp_path)
+    assert [(s.field, s.options) for s in sites.values()] == [("method", ["ping", "tools/call"])]
+    same = {"oneOf": [{"properties": {"v": {"const": 1}}}, {"properties": {"v": {"const": 1}}}]}
+    assert _sites(same, tmp_path, "same.json") == {}
+
+
 def test_array_items_are_scored_after_the_bracket(tmp_path, qwen):
-    from auditor.scoring import SiteTokens
+    from auditor.pcd.scoring import SiteTokens
 
     sites = _sites({"type": "object", "properties": {
         "tags": {"type": "array", "items": {"enum": ["billing", "login"]}},

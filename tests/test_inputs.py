@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import pytest
+from test_cli import BAD, CLEAN, assert_no_traceback, pcdlint
 
 import auditor
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from support import FIXTURES
-from test_cli import BAD, CLEAN, assert_no_traceback, pcdlint
 
 INPUTS = FIXTURES / "inputs"
 APP = FIXTURES / "python"
@@ -234,7 +234,7 @@ def test_api_accepts_dicts_text_paths_and_type_adapters(tmp_path):
 
 
 def test_import_auditor_stays_light():
-    code = ("import sys, auditor; heavy = [m for m in ('auditor.engine', 'tokenizers', 'transformers',"
+    code = ("import sys, auditor; heavy = [m for m in ('auditor.lint', 'auditor.schema', 'tokenizers', 'transformers',"
             " 'pydantic', 'jsonschema') if m in sys.modules]; print(heavy)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -1,4 +1,4 @@
-"""The Python API: lint a schema from code, e.g. in a project's own test suite.
+"""The Python API's linting half: what `auditor.lint(source, ...)` lints, and its result.
 
     import auditor
     result = auditor.lint(Ticket)            # a Pydantic model, TypeAdapter, Enum, Literal ...
@@ -6,18 +6,26 @@
     result = auditor.lint({"type": ...})     # a dict, or JSON / YAML text
     assert result.ok, result.summary()
 
-It runs the same engine as `pcdlint check` (no config file is read: pass `select`/`ignore`),
-and `to_json()` is the same JSON v1 document as `pcdlint check --format json`.
+It runs the same engine as `pcdlint check` (no config file is read: pass `select`/`ignore`).
+Rendering (`to_json()`, the JSON v1 document, and `summary()`, the text report) belongs to the
+reporting layer above this one: the public `auditor.lint` (auditor/__init__.py) hands those
+renderers in, so this module never imports reporting.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import InputFileError, UsageError
+from auditor.lint.engine import LintOptions, LintRun, lint_models, validate_selectors
+from auditor.lint.engine import lint as lint_paths
+from auditor.schema.documents import parse_document
+from auditor.schema.python_source import is_python_ref, load_python_object
+from auditor.schema.sites import FileModel, analyse
+from auditor.tokenizers import load_tokenizer
 
 _tokenizers: dict[str, object] = {}  # loaded once per process: a test suite calls lint() often
 
@@ -26,7 +34,9 @@ _tokenizers: dict[str, object] = {}  # loaded once per process: a test suite cal
 class LintResult:
     """What one `auditor.lint(...)` call found."""
 
-    run: object = field(repr=False)  # the engine's LintRun (what the formatters render)
+    run: LintRun = field(repr=False)  # the engine's LintRun (what the formatters render)
+    render: Callable[..., str] | None = field(default=None, repr=False)  # reporting.render
+    run_to_dict: Callable[[LintRun], dict] | None = field(default=None, repr=False)
 
     @property
     def findings(self) -> list:
@@ -52,9 +62,10 @@ class LintResult:
         return dict(sorted(out.items()))
 
     def to_dict(self) -> dict:
-        from auditor.formatters.json_format import run_to_dict
-
-        return run_to_dict(self.run)
+        """The JSON v1 document as a dict."""
+        if self.run_to_dict is None:
+            raise RuntimeError("LintResult has no JSON renderer: use auditor.lint(...)")
+        return self.run_to_dict(self.run)
 
     def to_json(self) -> str:
         """The JSON v1 document, as `pcdlint check --format json` writes it."""
@@ -62,21 +73,20 @@ class LintResult:
 
     def summary(self) -> str:
         """The findings and summary as `pcdlint check` prints them (for an assert message)."""
-        from auditor.formatters import render
-
-        text = render("text", self.run)
+        if self.render is None:
+            raise RuntimeError("LintResult has no text renderer: use auditor.lint(...)")
+        text = self.render("text", self.run)
         return "\n".join([*self.errors, text]) if self.errors else text
 
     def __bool__(self) -> bool:
         return self.ok
 
 
-def lint(source, *, tokenizers: Iterable[str] = ("qwen2.5",), select: Iterable[str] | None = None,
-         ignore: Iterable[str] | None = None, engine: str | None = None) -> LintResult:
+def lint_source(source, *, tokenizers: Iterable[str] = ("qwen2.5",),
+                select: Iterable[str] | None = None, ignore: Iterable[str] | None = None,
+                engine: str | None = None) -> LintRun:
     """Lint one source: a path, `"pkg.module:Name"`, a dict/list, JSON or YAML text, a Pydantic
     model class, a TypeAdapter, an Enum class, a Literal alias, a TypedDict or a dataclass."""
-    from auditor.engine import LintOptions, lint as lint_paths, lint_models, validate_selectors
-
     options = LintOptions(suggestions=False)
     if select is not None:
         options.select = _as_list(select)
@@ -90,12 +100,13 @@ def lint(source, *, tokenizers: Iterable[str] = ("qwen2.5",), select: Iterable[s
         options.engine = engine
     loaded = [_tokenizer(spec) for spec in _as_list(tokenizers)]
     if isinstance(source, Path) or (isinstance(source, str) and _names_input(source)):
-        return LintResult(lint_paths([str(source)], loaded, options))
+        return lint_paths([str(source)], loaded, options)
+    model: FileModel | InputFileError
     try:
         model = _model_for(source)
     except InputFileError as error:
         model = error
-    return LintResult(lint_models([(model, True)], loaded, options))
+    return lint_models([(model, True)], loaded, options)
 
 
 def _as_list(values) -> list[str]:
@@ -104,25 +115,18 @@ def _as_list(values) -> list[str]:
 
 def _tokenizer(spec: str):
     if spec not in _tokenizers:
-        from auditor.tokenizer import load_tokenizer
-
         _tokenizers[spec] = load_tokenizer(spec)
     return _tokenizers[spec]
 
 
 def _names_input(text: str) -> bool:
     """A path that exists, or `pkg.module:Name` — not JSON or YAML text."""
-    from auditor.schema.python_source import is_python_ref
-
     if "\n" in text or text.lstrip().startswith(("{", "[")):
         return False
     return Path(text).exists() or is_python_ref(text)
 
 
-def _model_for(source):
-    from auditor.documents import parse_document
-    from auditor.sites import analyse
-
+def _model_for(source) -> FileModel:
     if isinstance(source, (dict, list)):
         text = json.dumps(source, indent=2, ensure_ascii=False) + "\n"
         return analyse(parse_document(text.encode("utf-8"), ".json", "<dict>"))
@@ -134,7 +138,5 @@ def _model_for(source):
         if suffix == ".yaml" and ":" not in source and "-" not in source:
             raise InputFileError(source[:60], "no such file, and not JSON or YAML text")
         return analyse(parse_document(source.encode("utf-8"), suffix, "<string>"))
-    from auditor.schema.python_source import load_python_object
-
     name = getattr(source, "__name__", None) or type(source).__name__
     return analyse(load_python_object(source, None, name))

@@ -1,1 +1,5 @@
-"""Documents with positions, the embedded-schema locator, the site crawler, the cache."""
+"""Documents with source positions, the embedded-schema locator, the enum sites in them, and the
+analysis cache.
+
+The lowest layer: it knows JSON, YAML and JSON Schema, nothing about tokenizers.
+"""

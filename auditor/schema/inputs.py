@@ -14,11 +14,14 @@ it is an error (unless allowed), one met in a directory walk is only listed.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.documents import LINTABLE_SUFFIXES, parse_document
-from auditor.sites import FileModel, analyse
+from auditor.schema.cache import analyse_file
+from auditor.schema.documents import LINTABLE_SUFFIXES, parse_document
+from auditor.schema.python_source import is_python_ref, load_python_ref
+from auditor.schema.sites import FileModel, analyse
 
 STDIN = "-"
 STDIN_DISPLAY = "<stdin>"
@@ -34,13 +37,9 @@ class Input:
 
     def load(self, use_cache: bool = True) -> FileModel:
         if self.python is not None:
-            from auditor.schema.python_source import load_python_ref
-
             return analyse(load_python_ref(self.python))
         if self.raw is not None:
             return analyse(parse_document(self.raw, _suffix_for(self.display, self.raw), self.display))
-        from auditor.analysis_cache import analyse_file
-
         assert self.path is not None
         return analyse_file(self.path, self.display, use_cache)
 
@@ -56,15 +55,11 @@ def _suffix_for(display: str, raw: bytes) -> str:
 def expand_inputs(args: list[str], stdin_filename: str | None = None,
                   stdin: bytes | None = None) -> tuple[list[Input], list[str]]:
     """(inputs in a stable order, directories that held no JSON or YAML file)."""
-    from auditor.schema.python_source import is_python_ref
-
     out: list[Input] = []
     empty: list[str] = []
     for given in args:
         if given == STDIN:
             if stdin is None:
-                import sys
-
                 stdin = sys.stdin.buffer.read()
             out.append(Input(stdin_filename or STDIN_DISPLAY, True, raw=stdin))
             continue

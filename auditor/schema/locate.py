@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from auditor.documents import escape_token
+from auditor.schema.documents import escape_token
 
 # JSON Schema keywords whose presence marks an object as a schema (not a wrapper or config).
 SCHEMA_HINTS = {
@@ -65,7 +65,7 @@ def is_preset_fields(node) -> bool:
         and any(
             "choices" in v or v.get("type") in ("enum", "boolean", "multi") for v in node.values()
         )
-        and not any(k in SCHEMA_HINTS for k in node.keys() if k != "items")
+        and not any(k in SCHEMA_HINTS for k in node if k != "items")
     )
 
 
@@ -83,7 +83,7 @@ class Wrapper:
     kind: str
     family: str | Callable[[dict], str]
     test: Callable[[dict, str], bool]
-    schemas: Callable[[dict], Iterator[tuple[tuple, str, str]]]
+    schemas: Callable[[dict], Iterator[tuple]]
     dialect: str | Callable[[dict], str] = "json-schema"
     ref_base: str = "schema"  # "schema" or "document"
     root_only: bool = False
@@ -122,7 +122,7 @@ def _openapi_schemas(node: dict) -> Iterator[tuple]:
     """OpenAPI 3.x / Swagger 2: what a client sends first (parameters, request bodies), then
     responses, then components — a shared `$ref` target is labelled by the first that reaches it."""
     swagger = "swagger" in node
-    operations = []
+    operations: list[tuple[str, str, dict]] = []
     for path, item in _items(node.get("paths")):
         if isinstance(item, dict):
             yield from _parameters(("paths", path, "parameters"), item.get("parameters"), path, swagger)
@@ -153,7 +153,8 @@ def _openapi_schemas(node: dict) -> Iterator[tuple]:
                 yield ("definitions", name), "", name
         yield from _parameters(("parameters",), node.get("parameters"), "", swagger)
         return
-    components = node.get("components") if isinstance(node.get("components"), dict) else {}
+    found = node.get("components")
+    components: dict = found if isinstance(found, dict) else {}
     for name, schema in _items(components.get("schemas")):
         if is_schema_like(schema):
             yield ("components", "schemas", name), "", name
@@ -304,13 +305,14 @@ def _join(pointer: str, path: tuple) -> str:
 def _hits(wrapper: Wrapper, node: dict, pointer: str) -> Iterator[LocatedSchema]:
     family = wrapper.family(node) if callable(wrapper.family) else wrapper.family
     default = wrapper.dialect(node) if callable(wrapper.dialect) else wrapper.dialect
-    for path, label, name, *dialect in wrapper.schemas(node):
+    for entry in wrapper.schemas(node):
+        path, label, name = entry[:3]
+        dialect: str = entry[3] if len(entry) > 3 else default  # a per-schema override
         target = _join(pointer, path)
         base = "" if wrapper.ref_base == "document" else target
         if pointer == "" and wrapper.kind in ROOT_WRAPPERS:
             family, label = "openai-wrapper", ""
-        yield LocatedSchema(target, base, wrapper.kind, family, dialect[0] if dialect else default,
-                            label, name)
+        yield LocatedSchema(target, base, wrapper.kind, family, dialect, label, name)
 
 
 def locate(data) -> list[LocatedSchema]:

@@ -24,8 +24,8 @@ import sys
 import typing
 from pathlib import Path
 
-from auditor.documents import Document, Span, escape_token, parse_document
 from auditor.errors import InputFileError, UsageError
+from auditor.schema.documents import Document, Span, escape_token, parse_document
 
 PYTHON_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 EXTRA_HINT = "pip install 'pcdlint[pydantic]'"
@@ -73,7 +73,7 @@ def json_schema_of(obj, display: str) -> dict:
     pydantic = _pydantic()
     try:
         if isinstance(obj, type) and issubclass(obj, pydantic.BaseModel):
-            return obj.model_json_schema()
+            return obj.model_json_schema()  # type: ignore[attr-defined]
         if isinstance(obj, pydantic.TypeAdapter):
             return obj.json_schema()
         return pydantic.TypeAdapter(obj).json_schema()
@@ -156,7 +156,8 @@ class _Origins:
         if root_node is not None:
             self.spans_at[""] = _span_of(root_node, self.name)
         self._map(self.target, "", root_node)
-        defs = self.schema.get("$defs") if isinstance(self.schema.get("$defs"), dict) else {}
+        found = self.schema.get("$defs")
+        defs: dict = found if isinstance(found, dict) else {}
         for cls in _referenced_classes(self.target):
             if cls.__name__ in defs:
                 node = self._class_node(cls)
@@ -202,30 +203,32 @@ class _Origins:
             members = [n for n in node.body if isinstance(n, (ast.Assign, ast.AnnAssign))]
             values = schema.get("enum")
             if isinstance(values, list) and len(members) >= len(values):
-                by_value = {}
+                by_value: dict = {}
                 for member in obj:
                     for stmt in members:
                         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                         if any(isinstance(t, ast.Name) and t.id == member.name for t in targets):
                             by_value.setdefault(_jsonable(member.value), stmt)
                 for index, value in enumerate(values):
-                    stmt = by_value.get(_jsonable(value))
-                    if stmt is not None:
-                        self.spans_at[f"{pointer}/enum/{index}"] = _span_of(stmt)
+                    written = by_value.get(_jsonable(value))
+                    if written is not None:
+                        self.spans_at[f"{pointer}/enum/{index}"] = _span_of(written)
             return
         if not isinstance(node, ast.ClassDef):  # a module-level alias: its Literal values
             self._literals(pointer, getattr(node, "value", None))
             return
-        annotated = {stmt.target.id: stmt for stmt in node.body
-                     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)}
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        annotated: dict[str, ast.AnnAssign] = {
+            stmt.target.id: stmt for stmt in node.body
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)}
+        found = schema.get("properties")
+        properties: dict = found if isinstance(found, dict) else {}
         for field_name, key in _property_keys(obj).items():
-            stmt = annotated.get(field_name)
-            if stmt is None or key not in properties:
+            field = annotated.get(field_name)
+            if field is None or key not in properties:
                 continue
             field_pointer = f"{pointer}/properties/{escape_token(key)}"
-            self.spans_at[field_pointer] = _span_of(stmt.target)
-            self._literals(field_pointer, stmt.annotation)
+            self.spans_at[field_pointer] = _span_of(field.target)
+            self._literals(field_pointer, field.annotation)
 
     def _literals(self, pointer: str, annotation) -> None:
         """`Literal["a", "b"]` values → the schema's option pointers under `pointer`, in order."""

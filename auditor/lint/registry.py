@@ -12,8 +12,8 @@ import importlib
 import pkgutil
 import re
 import sys
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 SEVERITIES = ("info", "warning", "error")
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
@@ -39,6 +39,7 @@ class Rule:
     check: Callable = field(compare=False, repr=False)
     module: str = ""
     example_options: dict = field(default_factory=dict)  # options the doc examples assume
+    internal: bool = False  # the engine's own code (PCD999), not a check in auditor.rules
 
     @property
     def summary(self) -> str:
@@ -90,11 +91,39 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
             raise RuleDefinitionError(f"{where}: example_options {sorted(unknown)} are not options")
         _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
                             dict(example_options or {}))
-        check.rule_code = code
+        check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check
 
     return register
 
+
+INTERNAL_ERROR = Rule(
+    code="PCD999",
+    name="internal-error",
+    severity="error",
+    scope="engine",
+    options={},
+    doc="""A rule raised an exception on this field; the rest of the run went on.
+
+## What it does
+When a rule's check raises, the engine records one finding at the field (or the file) with
+the exception's type and message, and runs every other rule as usual. Set `PCDLINT_DEBUG=1`
+to let the exception propagate with its traceback instead.
+
+## Why is this bad?
+The field was not fully checked: a gate that passed it would pass a file it did not read.
+This is a bug in pcdlint (or in a rule); please report it with the schema that triggers it.
+
+## Example
+Not reproducible by a schema on purpose: every known trigger is fixed.
+
+## Use instead
+Upgrade pcdlint, or report the finding's message and the field.
+""",
+    check=lambda subject, ctx: iter(()),
+    module="auditor.lint.registry",
+    internal=True,
+)
 
 _loaded = False
 
@@ -103,20 +132,12 @@ def load_rules() -> dict[str, Rule]:
     """Import every module of `auditor.rules` once; returns code → Rule, sorted by code."""
     global _loaded
     if not _loaded:
-        import auditor.rules as package
-
+        package = importlib.import_module("auditor.rules")  # discovery, not a layer edge
         for info in pkgutil.iter_modules(package.__path__, "auditor.rules."):
             importlib.import_module(info.name)
+        _RULES[INTERNAL_ERROR.code] = INTERNAL_ERROR
         _loaded = True
     return dict(sorted(_RULES.items()))
-
-
-def find_rule(code_or_name: str) -> Rule | None:
-    rules = load_rules()
-    key = code_or_name.strip()
-    if key.upper() in rules:
-        return rules[key.upper()]
-    return next((r for r in rules.values() if r.name == key.lower()), None)
 
 
 def severity_rank(severity: str) -> int:

@@ -8,11 +8,12 @@ reach it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
-from auditor.documents import Document, Span, escape_token, resolve_pointer
-from auditor.schema.locate import (JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect,
-                                   is_preset_fields)
+from auditor.schema.documents import Document, Span, escape_token, resolve_pointer
+from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
 
 SUPPRESS_KEY = "x-pcdlint-ignore"
 
@@ -31,7 +32,7 @@ SINGLE_SUBSCHEMA = {
 LIST_SUBSCHEMAS = {"allOf": "", "anyOf": "", "oneOf": "", "prefixItems": "[]", "items": "[]"}
 MAP_SUBSCHEMAS = {"properties": ".", "patternProperties": ".", "dependentSchemas": ""}
 DEFINITION_KEYWORDS = ("$defs", "definitions")
-__all__ = ["JSON_TYPES", "SCHEMA_HINTS", "FileModel", "Site", "SchemaProblem", "analyse"]
+__all__ = ["JSON_TYPES", "SCHEMA_HINTS", "FileModel", "SchemaProblem", "Site", "analyse"]
 
 
 @dataclass
@@ -156,7 +157,7 @@ def _crawl_presets(document: Document, model: FileModel, node, pointer: str, dep
         model.suppressions[pointer] = own
         inherited, holders = inherited | own, holders + (pointer,)
     schema = node.get("schema")
-    if is_preset_fields(schema):
+    if isinstance(schema, dict) and is_preset_fields(schema):
         for name, spec in schema.items():
             _preset_field(document, model, spec, f"{pointer}/schema/{escape_token(name)}", name,
                           inherited, holders)
@@ -269,7 +270,8 @@ class _JsonSchemaCrawler:
         """Suppressions on the wrappers above an embedded schema (a tool, an operation)."""
         suppressed: frozenset[str] = frozenset()
         holders: tuple[str, ...] = ()
-        node, here = self.document.data, ""
+        node: Any = self.document.data
+        here = ""
         for token in pointer.split("/")[1:] if pointer else []:
             own = _suppressions_of(node)
             if own:
@@ -503,7 +505,10 @@ class _JsonSchemaCrawler:
             pins = [self._pins(branch, resolver) for branch in branches]
             if not all(pins):
                 continue
-            common = [p for p in pins[0] if all(p in other for other in pins[1:])]
+            # a discriminator tells the branches apart: pinned in every branch, to distinct values
+            # (`"jsonrpc": "2.0"` in every branch is a constant, not a choice)
+            common = [p for p in pins[0] if all(p in other for other in pins[1:])
+                      and len({json.dumps(pin[p][0], sort_keys=True) for pin in pins}) == len(pins)]
             if not common:
                 continue
             named = node.get("discriminator")

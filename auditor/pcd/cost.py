@@ -15,7 +15,9 @@ For the run: the worst file (fields of different files are different requests) a
 
 from __future__ import annotations
 
-from auditor.scoring import SiteTokens, field_suffix, json_text
+import itertools
+
+from auditor.pcd.scoring import SiteTokens, field_head, json_text
 
 
 def _common_prefix_length(a: tuple[int, ...], b: tuple[int, ...]) -> int:
@@ -31,11 +33,8 @@ def fallback_steps(tokens: SiteTokens) -> int:
     """Sequential passes the worst colliding bucket needs until its options diverge."""
     worst = 0
     for _, indexes in tokens.collisions:
-        sequences = sorted(
-            tuple(tokens.options[i].ids) + ((tokens.close_id,) if tokens.options[i].is_string else ())
-            for i in indexes
-        )
-        for a, b in zip(sequences, sequences[1:]):
+        sequences = sorted(tokens.sequence(tokens.options[i]) for i in indexes)
+        for a, b in itertools.pairwise(sequences):
             worst = max(worst, _common_prefix_length(a, b))
     return worst
 
@@ -46,7 +45,7 @@ def _rendered(value) -> str:
 
 def _field_lengths(tokens: SiteTokens) -> list[int]:
     """Tokens of `  "<field>": <option>` for every option, as the model writes it."""
-    base = field_suffix(tokens.site.name)
+    base = field_head(tokens.site.name)
     return [len(ids) for ids in tokens.tokenizer.encode_batch(
         [base + _rendered(v) for v in tokens.site.options])]
 
@@ -65,7 +64,7 @@ def file_cost(sites, tokenizer, site_tokens=SiteTokens) -> dict | None:
             worst_steps, worst_field = steps, site.field
         lengths = _field_lengths(tokens)
         longest = max(range(len(lengths)), key=lengths.__getitem__)
-        chosen.append(field_suffix(site.name) + _rendered(site.options[longest]))
+        chosen.append(field_head(site.name) + _rendered(site.options[longest]))
         longest_fields += lengths[longest]
         mean_fields += sum(lengths) / len(lengths)
     object_tokens = len(tokenizer.encode("{\n" + ",\n".join(chosen) + "\n}"))
@@ -105,21 +104,3 @@ def run_cost(run) -> dict:
             },
         }
     return out
-
-
-def cost_lines(run) -> list[str]:
-    lines = []
-    for tokenizer_id, cost in (run.cost or {}).items():
-        for path, c in cost["files"].items():
-            pcd = c["pcd"]
-            worst = f", worst field {pcd['worst_field']}" if pcd["worst_field"] else ""
-            lines.append(
-                f"cost [{tokenizer_id}] {path}: PCD {pcd['passes']} passes (1 prefill + 1 suffix pass"
-                f" + {pcd['fallback_steps']} fallback{worst}) vs naive {c['naive']['passes_longest']}"
-                f" (longest options) / {c['naive']['passes_mean']} (mean) passes over {c['fields']} fields")
-        r = cost["run"]
-        if r["files"] > 1:
-            lines.append(f"cost [{tokenizer_id}] run: PCD {r['pcd_passes_total']} passes in total "
-                         f"(worst file {r['pcd_passes_worst']}) vs naive {r['naive_passes_longest_total']} "
-                         f"(longest) / {r['naive_passes_mean_total']} (mean)")
-    return lines
