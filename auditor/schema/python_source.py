@@ -53,7 +53,8 @@ def import_object(spec: str):
     """The object `pkg.module:Name` names (the working directory comes first on sys.path)."""
     module_name, _, attribute = spec.partition(":")
     cwd = os.getcwd()
-    if cwd not in sys.path:
+    added = cwd not in sys.path
+    if added:  # for this import only: a long-lived process (the API) keeps its own sys.path
         sys.path.insert(0, cwd)
     try:
         module = importlib.import_module(module_name)
@@ -61,6 +62,9 @@ def import_object(spec: str):
         raise InputFileError(spec, f"cannot import module '{module_name}': {exc}") from None
     except Exception as exc:  # the user's module raised while importing
         raise InputFileError(spec, f"importing '{module_name}' raised {type(exc).__name__}: {exc}") from None
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
     obj = module
     for part in attribute.split("."):
         if not hasattr(obj, part):
