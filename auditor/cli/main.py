@@ -54,14 +54,21 @@ def cli() -> None:
 @click.option("--baseline", "baseline_file", metavar="FILE",
               help="Report only findings not recorded in this baseline.")
 @click.option("--write-baseline", metavar="FILE", help="Record today's findings here; exit 0.")
+@click.option("--stdin-filename", metavar="NAME",
+              help="Name for `-` (standard input) in messages and config matching; its suffix "
+                   "picks JSON or YAML.")
+@click.option("--allow-unrecognized/--no-allow-unrecognized", default=None,
+              help="A file named here that holds no schema is listed, not an error (exit 2). "
+                   "Config: allow-unrecognized.")
 @click.option("--verify", "run_verify", is_flag=True,
               help="Run the flagged fields through a real model (see `pcdlint verify`).")
 @model_options
 def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, output, output_sarif, output_html,
           output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
-          baseline_file, write_baseline, run_verify, model_spec, context_arg, device, dtype,
-          coupling_arg, no_parity):
-    """Lint schema files (or directories of *.json, *.yaml, *.yml).
+          baseline_file, write_baseline, stdin_filename, allow_unrecognized, run_verify,
+          model_spec, context_arg, device, dtype, coupling_arg, no_parity):
+    """Lint schema files, directories of *.json, *.yaml, *.yml, `-` (stdin) or a Python
+    object `pkg.module:Name` (Pydantic model, Enum, Literal alias, TypedDict, dataclass).
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
     """
@@ -77,8 +84,10 @@ def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, ou
         source = click.get_current_context().get_parameter_source
         for key, name, value in (("select", "select", split_values(select)), ("ignore", "ignore", split_values(ignore)),
                                  ("tokenizers", "tokenizers", list(dict.fromkeys(tokenizers))),
-                                 ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format)):
-            if source(name) == click.core.ParameterSource.COMMANDLINE and value:
+                                 ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format),
+                                 ("allow-unrecognized", "allow_unrecognized", allow_unrecognized)):
+            if source(name) == click.core.ParameterSource.COMMANDLINE and value is not None and (
+                    value or isinstance(value, bool)):
                 config.override(key, value, f"--{key.replace('tokenizers', 'tokenizer')}")
         if (config.settings["format"].source == "default" and os.environ.get("GITHUB_ACTIONS") == "true"
                 and "github" in formatters()):
@@ -99,7 +108,9 @@ def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, ou
         validate_selectors(split_values(ignore), "--ignore")
         baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None
         loaded = load_tokenizers(list(config.value("tokenizers")), allow_download, tiktoken_pattern)
-        run = lint(list(paths), loaded, options, use_cache=not no_cache)
+        if list(paths).count("-") > 1:
+            raise UsageError("'-' (standard input) can be named only once")
+        run = lint(list(paths), loaded, options, use_cache=not no_cache, stdin_filename=stdin_filename)
         if run_verify:
             attach_to_check(run, model_spec, context_arg, device, dtype, coupling_arg, no_parity,
                             allow_download)
@@ -121,7 +132,10 @@ def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, ou
         fail(str(error))
     for input_error in run.errors:
         click.echo(f"{input_error}", err=True)
-    if run.errors:
+    unrecognized_error = run.unrecognized_error(bool(config.value("allow-unrecognized")))
+    if unrecognized_error:
+        click.echo(f"pcdlint: error: {unrecognized_error}", err=True)
+    if run.errors or unrecognized_error:
         sys.exit(EXIT_USAGE)
     if write_baseline:
         sys.exit(EXIT_CLEAN)

@@ -34,6 +34,7 @@ def run_to_dict(run: LintRun) -> dict:
             "by_code": dict(sorted(by_code.items())),
             "by_severity": by_severity,
             "suppressed": len(run.suppressed),
+            "unrecognized": [r.model.path for r in run.unrecognized],
             "cost": run.cost or {},
         },
     }
