@@ -74,11 +74,10 @@ def cli() -> None:
 @click.option("--write-baseline", metavar="FILE", help="Record today's findings here; exit 0.")
 @click.option("--verify", "run_verify", is_flag=True,
               help="Run the flagged fields through a real model (see `pcdlint verify`).")
-@model_options
+@model_options()
 def check(paths, tokenizers, allow_download, output_format, output, output_sarif, output_html,
           output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
-          baseline_file, write_baseline, run_verify, model_spec, context_arg, device, dtype,
-          coupling_arg, no_parity):
+          baseline_file, write_baseline, run_verify, verify_opts):
     """Lint schema files (or directories of *.json, *.yaml, *.yml).
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
@@ -119,8 +118,7 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
         loaded = [load_tokenizer(spec, allow_download=allow_download) for spec in config.value("tokenizers")]
         run = lint(list(paths), loaded, options, use_cache=not no_cache)
         if run_verify:
-            attach_to_check(run, model_spec, context_arg, device, dtype, coupling_arg, no_parity,
-                            allow_download)
+            attach_to_check(run, verify_opts, allow_download, quiet)
         if write_baseline:
             count = baseline.write_baseline(run, write_baseline, list(paths))
             click.echo(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}", err=True)

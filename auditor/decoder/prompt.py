@@ -25,7 +25,7 @@ SYSTEM_LINE = (
     "You fill in JSON objects. Reply with one JSON object whose keys are the listed fields, "
     "in order, each set to exactly one of its allowed values."
 )
-LETTER_INSTRUCTION = "For a field given with a letter legend, answer with the letter of the chosen value."
+LETTER_INSTRUCTION = "Answer these fields with the letter of the chosen value instead of the value:"
 STRING_CLOSE = '"'
 LITERAL_CLOSE = ","
 
@@ -75,30 +75,48 @@ def _option_list(options: list) -> str:
     return ", ".join(json.dumps(option, ensure_ascii=False) for option in options)
 
 
-def catalog(fields, letter_fields: frozenset[str] = frozenset()) -> str:
+def catalog(fields) -> str:
     lines = ["Fields to fill, with their allowed values:"]
     for spec in fields:
         about = f" ({spec.description.strip()})" if spec.description.strip() else ""
-        if spec.name in letter_fields:
-            legend = "; ".join(
-                f"{letter} = {json.dumps(option, ensure_ascii=False)}"
-                for letter, option in zip(string.ascii_uppercase, spec.options)
-            )
-            lines.append(f"- {spec.name}{about}: answer with a letter: {legend}")
-        else:
-            lines.append(f"- {spec.name}{about}: one of {_option_list(spec.options)}")
+        lines.append(f"- {spec.name}{about}: one of {_option_list(spec.options)}")
     return "\n".join(lines)
 
 
-def build_prompt(tokenizer, fields, context: str, letter_fields: frozenset[str] = frozenset()) -> str:
-    """Chat-templated prompt text ending with the opened JSON object ``{``."""
-    system = SYSTEM_LINE + (" " + LETTER_INSTRUCTION if letter_fields else "")
-    user = f"{context.strip()}\n\n{catalog(fields, letter_fields)}"
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+def letter_legend(fields, letter_fields: frozenset[str], reversed_order: bool = False) -> str:
+    """The letter block appended after the catalog: ``A = "<option>"; B = …`` per letter field.
+
+    ``reversed_order`` gives A to the last option: the same question with the letters
+    permuted, to tell a letter (position) bias from a preference for the value.
+    """
+    lines = ["", LETTER_INSTRUCTION]
+    for spec in fields:
+        if spec.name in letter_fields:
+            options = list(reversed(spec.options)) if reversed_order else list(spec.options)
+            legend = "; ".join(
+                f"{letter} = {json.dumps(option, ensure_ascii=False)}"
+                for letter, option in zip(string.ascii_uppercase, options)
+            )
+            lines.append(f"- {spec.name}: {legend}")
+    return "\n".join(lines)
+
+
+def build_prompt(tokenizer, fields, context: str, letter_fields: frozenset[str] = frozenset(),
+                 reversed_letters: bool = False) -> str:
+    """Chat-templated prompt text ending with the opened JSON object ``{``.
+
+    With ``letter_fields`` the letter legend follows the catalog at the end of the user turn,
+    so the letter prompt shares every token of the plain prompt up to there (its scores
+    continue the plain prompt's cache instead of a second full prefill).
+    """
+    user = f"{context.strip()}\n\n{catalog(fields)}"
+    if letter_fields:
+        user += "\n" + letter_legend(fields, letter_fields, reversed_letters)
+    messages = [{"role": "system", "content": SYSTEM_LINE}, {"role": "user", "content": user}]
     if getattr(tokenizer, "chat_template", None):
         text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     else:
-        text = f"{system}\n\nUser:\n{user}\n\nAssistant:\n"
+        text = f"{SYSTEM_LINE}\n\nUser:\n{user}\n\nAssistant:\n"
     return text + "{"
 
 
