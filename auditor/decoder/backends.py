@@ -314,19 +314,33 @@ class OpenAIBackend:
         return _Job(text=context + scored_text, start=len(context), expected=expected, scored=len(scored_ids))
 
     def _fill(self, job: _Job, choice: dict) -> None:
+        """Take the scored tokens' log-probs from the end of the echo, and check the tokenization.
+
+        Servers render special tokens differently in the echo (llama-cpp-python writes them
+        as empty strings and leaves out its BOS), so the scored tokens (plain text, never
+        special) are found at the end: right before the one generated token, or last when
+        the server stopped without one.
+        """
         logprobs = choice.get("logprobs") or {}
-        tokens, values, offsets = (logprobs.get(key) for key in ("tokens", "token_logprobs", "text_offset"))
-        if not tokens or values is None or offsets is None or len(tokens) < job.scored:
+        tokens, values = logprobs.get("tokens"), logprobs.get("token_logprobs")
+        if not tokens or values is None or len(tokens) < job.scored:
             raise DecoderError(
                 f"the server at {self.base_url} returned no prompt log-probs for echo=true "
                 "(llama.cpp's own llama-server does not support echo; use llama-cpp-python's server, vLLM or SGLang)")
-        inside = [i for i, offset in enumerate(offsets) if job.start <= offset < len(job.text)]
-        job.logprobs = [float(values[i]) for i in inside]
-        echoed = [token for token, offset in zip(tokens, offsets) if offset < len(job.text)]
-        if echoed != job.expected:
-            at = next((i for i, (a, b) in enumerate(zip(echoed, job.expected)) if a != b), min(len(echoed), len(job.expected)))
-            job.mismatch = (f"server tokenized {len(echoed)} tokens where pcdlint has {len(job.expected)}; first difference "
-                            f"at token {at}: server {echoed[at:at + 3]!r}, pcdlint {job.expected[at:at + 3]!r}")
+        want = job.expected[-job.scored:]
+        generated = len(choice.get("text") or "") > len(job.text)
+        ends = [len(tokens) - 1, len(tokens)] if generated else [len(tokens), len(tokens) - 1]
+        end = next((e for e in ends if e >= job.scored and list(tokens[e - job.scored:e]) == want), ends[0])
+        job.logprobs = [float(v) if v is not None else float("nan") for v in values[end - job.scored:end]]
+        echoed = list(tokens[:end])
+        specials = set(getattr(self.tokenizer, "all_special_tokens", [])) | set(
+            getattr(self.tokenizer, "get_added_vocab", dict)().keys())
+        ours = [token for token in job.expected if not (token in specials)]
+        theirs = [token for token in echoed if token not in specials and token != ""]
+        if theirs != ours:
+            at = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+            job.mismatch = (f"the server's echo has {len(theirs)} text tokens where pcdlint has {len(ours)}; first "
+                            f"difference at text token {at}: server {theirs[at:at + 3]!r}, pcdlint {ours[at:at + 3]!r}")
 
     def _score_jobs(self, jobs: list[_Job], stage: str, ledger, progress) -> None:
         batches = [jobs[i : i + self.batch_size] for i in range(0, len(jobs), self.batch_size)]
