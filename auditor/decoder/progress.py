@@ -22,7 +22,11 @@ class Progress:
             return
         from tqdm import tqdm
 
-        bar = tqdm(total=total, desc=name, unit=unit, file=self.stream, leave=True, dynamic_ncols=True,
+        import shutil
+
+        # a pseudo-terminal without a size reports 0 columns, and tqdm would then print nothing
+        width = shutil.get_terminal_size((100, 20)).columns or 100
+        bar = tqdm(total=total, desc=name, unit=unit, file=self.stream, leave=True, ncols=width,
                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}]"
                    if total else "{desc}: {elapsed}")
         try:
