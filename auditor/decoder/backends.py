@@ -14,8 +14,9 @@ picks are computed from. ``FieldScores`` holds, per field:
 ``parity_max_abs_diff``   max |Δlogit| of the shared-cache pass against plain forwards (in-process only)
 ``mismatches``            texts the server tokenized differently from pcdlint's tokenizer
 
-A backend also has ``name``, ``tokenizer`` (a transformers tokenizer: chat template, encode,
-decode), ``tokenizer_name``, ``device``, ``dtype``, ``load_seconds``, ``notes`` and ``stats``
+A backend also has ``name``, ``tokenizer`` (a transformers tokenizer: the chat template),
+``linter_tokenizer`` (the same as auditor.tokenizers' ``LoadedTokenizer``: every cut and
+every encoding), ``tokenizer_name``, ``device``, ``dtype``, ``load_seconds``, ``notes`` and ``stats``
 (requests, prompts and tokens sent; empty in-process), and ``first_token_logprobs(prompt_text,
 prompt_ids, plans, stage, ledger)`` for re-scoring after a rewritten prompt (coupling).
 
@@ -87,6 +88,7 @@ class InProcessBackend:
         self.loaded = loaded
         self.name = loaded.name
         self.tokenizer = loaded.tokenizer
+        self.linter_tokenizer = loaded.linter_tokenizer
         self.tokenizer_name = loaded.tokenizer_name
         self.device = loaded.device
         self.dtype = loaded.dtype
@@ -213,8 +215,12 @@ class OpenAIBackend:
         self.api_key = api_key
         self.timeout, self.retries = timeout, retries
         self.concurrency, self.batch_size = max(1, concurrency), max(1, batch_size)
+        from auditor.tokenizers import LoadedTokenizer
+
         self.tokenizer = tokenizer
         self.tokenizer_name = tokenizer_name
+        self.linter_tokenizer = LoadedTokenizer(id=tokenizer_name, source=f"--tokenizer for the server ({tokenizer_name})",
+                                                hf=tokenizer.backend_tokenizer)
         self.device, self.dtype = "server", "server"
         self.notes: list[str] = []
         self.stats = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0, "mismatches": 0}
@@ -309,7 +315,7 @@ class OpenAIBackend:
 
     # -- scoring ------------------------------------------------------------
     def _job(self, context: str, ids_context: list[int], scored_text: str, scored_ids: list[int]) -> _Job:
-        decode = self.tokenizer.decode
+        decode = self.linter_tokenizer.decode
         expected = [decode([token]) for token in ids_context + scored_ids]
         return _Job(text=context + scored_text, start=len(context), expected=expected, scored=len(scored_ids))
 
@@ -364,8 +370,8 @@ class OpenAIBackend:
         for number, plan in enumerate(request.plans):
             context = request.prompt_text + plan.suffix_text
             context_ids = request.prompt_ids + plan.suffix_ids
-            close = self.tokenizer.decode([plan.close_id])
             for option, (text, sequence) in enumerate(zip(plan.option_texts, plan.sequences)):
+                close = self.linter_tokenizer.decode(sequence[len(plan.option_ids[option]):])
                 jobs.append((number, option, self._job(context, context_ids, text + close, sequence)))
         letter_jobs: list[tuple[int, int, bool, _Job]] = []
         variants = [(False, request.letter_text, request.letter_ids)]
@@ -403,7 +409,7 @@ class OpenAIBackend:
 
     def first_token_logprobs(self, prompt_text, prompt_ids, plans, stage: str, ledger) -> list[list[float]]:
         jobs = [(number, self._job(prompt_text + plan.suffix_text, prompt_ids + plan.suffix_ids,
-                                   self.tokenizer.decode([token]), [token]))
+                                   self.linter_tokenizer.decode([token]), [token]))
                 for number, plan in enumerate(plans) for token in plan.scored_ids]
         self._score_jobs([job for _, job in jobs], stage, ledger, _NoProgress())
         result: list[list[float]] = [[] for _ in plans]

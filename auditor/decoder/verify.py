@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
-from auditor.decoder.errors import DecoderError
-from auditor.decoder.fields import FieldSpec
 from auditor.decoder.backends import PARITY_MODES, InProcessBackend, ScoreRequest
 from auditor.decoder.constrained import constrained_pick
+from auditor.decoder.decision import decision, letter_bias
+from auditor.decoder.errors import DecoderError
 from auditor.decoder.model import LoadedModel, load_model
 from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES
 from auditor.decoder.progress import Progress
-from auditor.decoder.prompt import build_prompt, encode, field_head, letter_slots, plan_field
+from auditor.decoder.prompt import FieldSpec, build_prompt, letter_suffix, plan_field, written_field
 from auditor.decoder.result import FieldResult, Ledger, VerifyResult
-from auditor.decoder.verdict import decision, field_verdicts, letter_bias
 
 DEFAULT_CONTEXT = "No document was supplied. Choose the most typical value for each field."
 
@@ -72,25 +69,23 @@ def verify_fields(
     if not context or not context.strip():
         context = DEFAULT_CONTEXT
         notes.append("no context given: scored against a neutral default context (pass --context TEXT|@file)")
-    tokenizer = backend.tokenizer
+    chat_tokenizer, tokenizer = backend.tokenizer, backend.linter_tokenizer
     ledger = Ledger()
 
     with ledger.stage("tokenize"):
-        prompt_text = build_prompt(tokenizer, fields, context)
-        prompt_ids = encode(tokenizer, prompt_text)
+        prompt_text = build_prompt(chat_tokenizer, fields, context)
+        prompt_ids = tokenizer.encode(prompt_text)
         plans = [plan_field(tokenizer, spec, prompt_text, prompt_ids) for spec in fields]
-        for plan in plans:
-            plan.letter_ids, plan.letter_note = letter_slots(tokenizer, plan)
         letter_plans = [plan for plan in plans if plan.letter_ids is not None and len(plan.options) > 1]
         request = ScoreRequest(prompt_text, prompt_ids, plans, parity=parity_mode)
         if letter_plans:
-            names = frozenset(p.name for p in letter_plans)
+            letters = {p.name: p.letters for p in letter_plans}
             request.letter_plans = letter_plans
-            request.letter_text = build_prompt(tokenizer, fields, context, names)
-            request.letter_ids = encode(tokenizer, request.letter_text)
-            request.letter_reversed_text = build_prompt(tokenizer, fields, context, names, reversed_letters=True)
-            request.letter_reversed_ids = encode(tokenizer, request.letter_reversed_text)
-            request.letter_heads = [(field_head(p.name) + '"', encode(tokenizer, field_head(p.name) + '"'))
+            request.letter_text = build_prompt(chat_tokenizer, fields, context, letters)
+            request.letter_ids = tokenizer.encode(request.letter_text)
+            request.letter_reversed_text = build_prompt(chat_tokenizer, fields, context, letters, reversed_letters=True)
+            request.letter_reversed_ids = tokenizer.encode(request.letter_reversed_text)
+            request.letter_heads = [(letter_suffix(p.name), tokenizer.encode(letter_suffix(p.name)))
                                     for p in letter_plans]
     sources = _coupling_sources(fields, plans, coupling) if coupling else []
 
@@ -150,8 +145,8 @@ def verify_fields(
         with ledger.stage("coupling"), progress.stage("coupling", len(sources), "field") as tick:
             for source in sources:
                 value = plans[source].options[picks[source]]
-                written = prompt_text + field_head(plans[source].name) + json.dumps(value, ensure_ascii=False) + ","
-                written_ids = encode(tokenizer, written)
+                written = prompt_text + written_field(plans[source].name, value)
+                written_ids = tokenizer.encode(written)
                 others = [index for index in range(len(plans)) if index != source]
                 tick(1)
                 if not others:
@@ -174,7 +169,6 @@ def verify_fields(
 
     for result in results:
         result.decides_answer, result.decision = decision(result)
-        result.verdicts = field_verdicts(result)
     return VerifyResult(
         model=backend.name,
         tokenizer=backend.tokenizer_name,
