@@ -20,9 +20,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from auditor.decoder import load_model, load_preset_fields, verify_fields  # noqa: E402
+from auditor.decoder import load_fields, load_model, verify_fields  # noqa: E402
 from auditor.decoder.pcd import Scorer  # noqa: E402
-from auditor.decoder.prompt import build_prompt, encode, field_head  # noqa: E402
+from auditor.decoder.prompt import build_prompt, letter_suffix  # noqa: E402
 from auditor.decoder.result import Ledger  # noqa: E402
 
 
@@ -30,15 +30,15 @@ def letter_priors(loaded, fields, context) -> dict[str, float]:
     """Mean probability of each letter A-Z right after ``"field": "`` without a legend."""
     import torch
 
-    tokenizer = loaded.tokenizer
-    ids = encode(tokenizer, build_prompt(tokenizer, fields, context))
+    tokenizer = loaded.linter_tokenizer
+    ids = tokenizer.encode(build_prompt(loaded.tokenizer, fields, context))
     scorer = Scorer(loaded, Ledger())
     cache = scorer.prefill(ids, "prefill")
     names = [f.name for f in fields if all(isinstance(o, str) for o in f.options)]
-    heads = [encode(tokenizer, field_head(name) + '"') for name in names]
+    heads = [tokenizer.encode(letter_suffix(name)) for name in names]
     rows = scorer.suffix_logits(cache, len(ids), heads, "heads")
     letters = [chr(ord("A") + i) for i in range(26)]
-    letter_ids = [encode(tokenizer, letter)[0] for letter in letters]
+    letter_ids = [tokenizer.encode(letter)[0] for letter in letters]
     probs = torch.stack([torch.softmax(row, dim=-1)[torch.tensor(letter_ids)] for row in rows]).mean(0)
     return dict(zip(letters, probs.tolist()))
 
@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     loaded = load_model(progress=False)
     total = {"fields": 0, "flips": 0, "same_letter": 0, "agree": 0, "last": 0, "by_letter": {}}
     for name in args.names:
-        fields, context = load_preset_fields(args.presets / f"{name}.json")
+        fields, context = load_fields(args.presets / f"{name}.json")
         result = verify_fields(fields, context, model=loaded, progress=False, parity="off")
         bias = result.letter_bias
         if not bias:
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
         priors = letter_priors(loaded, fields, context)
         top = sorted(priors.items(), key=lambda kv: -kv[1])[:6]
         print("  letter prior without a legend (mean p after '\"field\": \"'): "
-              + ", ".join(f"{k} {v:.3f}" for k, v in top) + f"; A-E: "
+              + ", ".join(f"{k} {v:.3f}" for k, v in top) + "; A-E: "
               + ", ".join(f"{k} {priors[k]:.3f}" for k in "ABCDE"))
         total["fields"] += bias["fields"]
         total["flips"] += bias["flips_when_reversed"]

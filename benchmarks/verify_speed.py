@@ -123,8 +123,8 @@ def prefill_ratios(loaded, preset: Path) -> dict:
 
     from auditor.decoder.pcd import PREFILL_CHUNK
 
-    fields, context = load_preset_fields(preset)
-    ids = encode(loaded.tokenizer, build_prompt(loaded.tokenizer, fields, context))
+    fields, context = load_fields(preset)
+    ids = loaded.linter_tokenizer.encode(build_prompt(loaded.tokenizer, fields, context))
     scorer = Scorer(loaded, Ledger())
     device = scorer.device
     base = loaded.model.base_model
@@ -150,7 +150,7 @@ def prefill_ratios(loaded, preset: Path) -> dict:
 def parity_ratios(loaded, preset: Path) -> dict:
     from auditor.decoder import verify_fields
 
-    fields, context = load_preset_fields(preset)
+    fields, context = load_fields(preset)
     report = {}
     for mode in ("fast", "full"):
         result = verify_fields(fields, context, model=loaded, progress=False, parity=mode)

@@ -150,10 +150,10 @@ class InProcessBackend:
                 return [float((a - b).abs().max()) for a, b in zip(suffix_logits, fresh)]
             with progress.stage("parity (cache-copy continuations)", len(plans) + 1, "field") as tick:
                 continued = scorer.continuation_logits(cache, [p.suffix_ids for p in plans], "parity_continuation", tick)
-                diffs = [float((a - b).abs().max()) for a, b in zip(suffix_logits, continued)]
+                diffs: list[float | None] = [float((a - b).abs().max()) for a, b in zip(suffix_logits, continued)]
                 longest = max(range(len(plans)), key=lambda i: len(plans[i].suffix_ids))
                 (fresh,) = scorer.fresh_last_logits([request.prompt_ids + plans[longest].suffix_ids], "parity_fresh")
-                diffs[longest] = max(diffs[longest], float((suffix_logits[longest] - fresh).abs().max()))
+                diffs[longest] = max(diffs[longest] or 0.0, float((suffix_logits[longest] - fresh).abs().max()))
                 tick(1)
             return diffs
 
@@ -275,7 +275,7 @@ class OpenAIBackend:
         served = [entry.get("id") for entry in listing.get("data", []) if isinstance(entry, dict)]
         if model is None:
             if len(served) == 1:
-                return served[0]
+                return str(served[0])
             raise DecoderError(f"the server serves {len(served)} models ({', '.join(map(str, served)) or 'none'}): "
                                "pass --model NAME")
         if served and model not in served:
@@ -341,7 +341,7 @@ class OpenAIBackend:
         echoed = list(tokens[:end])
         specials = set(getattr(self.tokenizer, "all_special_tokens", [])) | set(
             getattr(self.tokenizer, "get_added_vocab", dict)().keys())
-        ours = [token for token in job.expected if not (token in specials)]
+        ours = [token for token in job.expected if token not in specials]
         theirs = [token for token in echoed if token not in specials and token != ""]
         if theirs != ours:
             at = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
@@ -374,12 +374,14 @@ class OpenAIBackend:
                 close = self.linter_tokenizer.decode(sequence[len(plan.option_ids[option]):])
                 jobs.append((number, option, self._job(context, context_ids, text + close, sequence)))
         letter_jobs: list[tuple[int, int, bool, _Job]] = []
-        variants = [(False, request.letter_text, request.letter_ids)]
-        if request.letter_reversed_text is not None:
+        variants: list[tuple[bool, str, list[int]]] = []
+        if request.letter_text is not None and request.letter_ids is not None:
+            variants.append((False, request.letter_text, request.letter_ids))
+        if request.letter_reversed_text is not None and request.letter_reversed_ids is not None:
             variants.append((True, request.letter_reversed_text, request.letter_reversed_ids))
         for reverse, text, ids in variants if request.letter_plans else []:
             for number, (plan, (head_text, head_ids)) in enumerate(zip(request.letter_plans, request.letter_heads)):
-                for option, letter in enumerate(plan.letter_ids):
+                for option, letter in enumerate(plan.letter_ids or []):
                     letter_jobs.append((number, option, reverse, self._job(text + head_text, ids + head_ids,
                                                                            chr(ord("A") + option), [letter])))
         self._score_jobs([job for _, _, job in jobs], "teacher_forced", ledger, progress)
@@ -389,7 +391,7 @@ class OpenAIBackend:
                    for p in request.plans]
         for number, option, job in jobs:
             scores = results[number]
-            scores.sequence_logprobs[option] = job.logprobs
+            scores.sequence_logprobs[option] = job.logprobs or []
             scores.first_token_logprobs[option] = job.logprobs[0] if job.logprobs else float("-inf")
             if job.mismatch:
                 scores.mismatches.append(f"option {request.plans[number].options[option]!r}: {job.mismatch}")

