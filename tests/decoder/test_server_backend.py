@@ -22,7 +22,7 @@ import urllib.request
 import pytest
 from click.testing import CliRunner
 
-from auditor.cli import cli
+from auditor.cli.main import cli
 from auditor.decoder import FieldSpec
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
