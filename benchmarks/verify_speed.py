@@ -1,6 +1,14 @@
-"""PCD scoring vs greedy JSON generation, and rows vs token tree, on one model.
+"""verify's speed as ratios: model load, prefill, parity, PCD vs greedy generation, rows vs tree.
 
 Runs in one process on the same model, device and prompt:
+
+0. load: the cached safetensors conversion of the GGUF (what ``load_model`` does) against
+   transformers' own GGUF path (parse + de-quantize), and llama.cpp mapping the same file
+   when llama-cpp-python is installed;
+   prefill of ``high_cardinality_255``'s prompt: pcdlint's prefill against a bare one-shot
+   forward and the same bare forward in 512-token chunks through a cache;
+   parity on ``support_triage``: ``fast`` (cache-copy continuations + one fresh forward)
+   against ``full`` (a fresh forward per field);
 
 1. ``support_triage`` (28 fields): the PCD path (one prefill, one batched suffix
    pass, first-token scores) against ``model.generate`` greedily writing the whole
@@ -84,6 +92,71 @@ class PeakMemory:
 
 def gib(value: int) -> str:
     return f"{value / 2**30:.2f} GiB"
+
+
+def timed(function):
+    started = time.perf_counter()
+    value = function()
+    return value, time.perf_counter() - started
+
+
+def load_ratios(torch_dtype) -> dict:
+    from auditor.decoder.model import _convert_gguf, _load_gguf, default_gguf_path
+
+    path = default_gguf_path()
+    _load_gguf(path, torch_dtype, [], False)  # make sure the conversion is cached
+    _, cached = timed(lambda: _load_gguf(path, torch_dtype, [], False))
+    _, transformers_gguf = timed(lambda: _convert_gguf(path, torch_dtype, [], False))
+    report = {"cached_conversion_s": cached, "transformers_gguf_s": transformers_gguf, "llama_cpp_s": None}
+    try:
+        from llama_cpp import Llama
+
+        _, report["llama_cpp_s"] = timed(lambda: Llama(model_path=str(path), n_ctx=512, verbose=False))
+    except ImportError:
+        pass
+    return report
+
+
+def prefill_ratios(loaded, preset: Path) -> dict:
+    import torch
+    from transformers import DynamicCache
+
+    from auditor.decoder.pcd import PREFILL_CHUNK
+
+    fields, context = load_fields(preset)
+    ids = loaded.linter_tokenizer.encode(build_prompt(loaded.tokenizer, fields, context))
+    scorer = Scorer(loaded, Ledger())
+    device = scorer.device
+    base = loaded.model.base_model
+
+    def one_shot():
+        with torch.inference_mode():
+            base(input_ids=torch.tensor([ids], device=device), use_cache=False)
+
+    def chunked():
+        cache = DynamicCache(config=loaded.model.config)
+        with torch.inference_mode():
+            for start in range(0, len(ids), PREFILL_CHUNK):
+                base(input_ids=torch.tensor([ids[start:start + PREFILL_CHUNK]], device=device), cache=cache,
+                     use_cache=True)
+
+    _, pcdlint = timed(lambda: scorer.prefill(ids, "prefill"))
+    _, bare_chunked = timed(chunked)
+    _, bare_one_shot = timed(one_shot)
+    return {"prompt_tokens": len(ids), "pcdlint_s": pcdlint, "bare_chunked_s": bare_chunked,
+            "bare_one_shot_s": bare_one_shot}
+
+
+def parity_ratios(loaded, preset: Path) -> dict:
+    from auditor.decoder import verify_fields
+
+    fields, context = load_fields(preset)
+    report = {}
+    for mode in ("fast", "full"):
+        result = verify_fields(fields, context, model=loaded, progress=False, parity=mode)
+        report[mode] = {"seconds": result.seconds["parity"], "max_abs_diff": result.parity_max_abs_diff,
+                        "total_seconds": sum(result.seconds.values())}
+    return report
 
 
 def pcd_vs_generate(loaded, preset: Path) -> dict:
@@ -183,10 +256,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--dtype", default="auto")
     parser.add_argument("--json", type=Path, help="also write the measurements here")
+    parser.add_argument("--skip-load", action="store_true", help="skip the load comparison (transformers' GGUF path is slow)")
     args = parser.parse_args(argv)
 
     loaded = load_model(args.model, device=args.device, dtype=args.dtype, progress=False)
     print(f"model {loaded.name} | device {loaded.device} | dtype {loaded.dtype} | load {loaded.load_seconds:.1f}s")
+    ratios = {}
+    if args.model is None and not args.skip_load:
+        load = ratios["load"] = load_ratios(loaded.model.dtype)
+        line = (f"\nload: cached conversion {load['cached_conversion_s']:.2f}s, transformers GGUF path "
+                f"{load['transformers_gguf_s']:.2f}s ({load['transformers_gguf_s'] / load['cached_conversion_s']:.1f}x slower)")
+        if load["llama_cpp_s"] is not None:
+            line += (f", llama.cpp mmap {load['llama_cpp_s']:.2f}s "
+                     f"(cached conversion = {load['cached_conversion_s'] / load['llama_cpp_s']:.1f}x llama.cpp)")
+        print(line)
+    prefill = ratios["prefill"] = prefill_ratios(loaded, args.presets / "high_cardinality_255.json")
+    print(f"prefill ({prefill['prompt_tokens']} tokens): pcdlint {prefill['pcdlint_s']:.2f}s, bare forward in "
+          f"512-token chunks {prefill['bare_chunked_s']:.2f}s, bare one-shot {prefill['bare_one_shot_s']:.2f}s; "
+          f"pcdlint / chunked = {prefill['pcdlint_s'] / prefill['bare_chunked_s']:.2f}, "
+          f"pcdlint / one-shot = {prefill['pcdlint_s'] / prefill['bare_one_shot_s']:.2f}")
+    parity = ratios["parity"] = parity_ratios(loaded, args.presets / "support_triage.json")
+    print(f"parity (support_triage): fast {parity['fast']['seconds']:.2f}s (max |Δ| {parity['fast']['max_abs_diff']:.1e}), "
+          f"full {parity['full']['seconds']:.2f}s (max |Δ| {parity['full']['max_abs_diff']:.1e}); "
+          f"full / fast = {parity['full']['seconds'] / parity['fast']['seconds']:.1f}x; "
+          f"whole verify_fields with fast parity {parity['fast']['total_seconds']:.2f}s")
     triage = pcd_vs_generate(loaded, args.presets / "support_triage.json")
     pcd, gen = triage["pcd"], triage["generate"]
     print(f"\nsupport_triage: {triage['fields']} fields, prompt {triage['prompt_tokens']} tokens")
@@ -216,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  tree is {cardinal['tree_speedup']:.2f}x faster; max |Δ logprob| rows vs tree {cardinal['max_abs_diff']:.1e}")
     if args.json:
         args.json.write_text(json.dumps({"model": loaded.name, "device": loaded.device, "dtype": loaded.dtype,
-                                         "support_triage": triage, "customs_category": cardinal}, indent=1))
+                                         "support_triage": triage, "customs_category": cardinal, **ratios}, indent=1))
     return 0
 
 

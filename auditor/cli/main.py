@@ -62,11 +62,11 @@ def cli() -> None:
                    "Config: allow-unrecognized.")
 @click.option("--verify", "run_verify", is_flag=True,
               help="Run the flagged fields through a real model (see `pcdlint verify`).")
-@model_options
+@model_options()
 def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, output, output_sarif, output_html,
           output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
           baseline_file, write_baseline, stdin_filename, allow_unrecognized, run_verify,
-          model_spec, context_arg, device, dtype, coupling_arg, no_parity):
+          verify_opts):
     """Lint schema files, directories of *.json, *.yaml, *.yml, `-` (stdin) or a Python
     object `pkg.module:Name` (Pydantic model, Enum, Literal alias, TypedDict, dataclass).
 
@@ -112,8 +112,7 @@ def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, ou
             raise UsageError("'-' (standard input) can be named only once")
         run = lint(list(paths), loaded, options, use_cache=not no_cache, stdin_filename=stdin_filename)
         if run_verify:
-            attach_to_check(run, model_spec, context_arg, device, dtype, coupling_arg, no_parity,
-                            allow_download)
+            attach_to_check(run, verify_opts, allow_download, quiet)
         if write_baseline:
             text, count = baseline.baseline_text(run)
             write_report(text, write_baseline, "--write-baseline", list(paths))

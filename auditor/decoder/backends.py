@@ -1,0 +1,430 @@
+"""Where the scores come from: the model in-process, or a model behind an OpenAI-compatible server.
+
+Both backends answer one question, ``score(request, ledger, progress) -> list[FieldScores]``:
+for every field of a ``ScoreRequest`` (the prompt, each field's ``FieldPlan`` and, when a
+letter remap is viable, the letter prompt and heads), the log-probs that the verdicts and
+picks are computed from. ``FieldScores`` holds, per field:
+
+``first_token_logprobs``  per option, log p(scored token | prompt + suffix): the PCD score
+``sequence_logprobs``     per option, log p of each of its tokens, closing token last, as
+                          teacher forcing gives them; sums are full-sequence scores and the
+                          constrained-decoding pick (decoder/constrained.py) walks them
+``letter_logprobs``       per letter A, B, …, log p(letter) after the letter legend, or None;
+``letter_logprobs_reversed``  the same with the legend reversed (A = the last option)
+``parity_max_abs_diff``   max |Δlogit| of the shared-cache pass against plain forwards (in-process only)
+``mismatches``            texts the server tokenized differently from pcdlint's tokenizer
+
+A backend also has ``name``, ``tokenizer`` (a transformers tokenizer: the chat template),
+``linter_tokenizer`` (the same as auditor.tokenizers' ``LoadedTokenizer``: every cut and
+every encoding), ``tokenizer_name``, ``device``, ``dtype``, ``load_seconds``, ``notes`` and ``stats``
+(requests, prompts and tokens sent; empty in-process), and ``first_token_logprobs(prompt_text,
+prompt_ids, plans, stage, ledger)`` for re-scoring after a rewritten prompt (coupling).
+
+``InProcessBackend`` wraps a ``LoadedModel`` (decoder/model.py) and runs decoder/pcd.py's
+passes. ``OpenAIBackend`` scores through the legacy ``/v1/completions`` endpoint as
+lm-evaluation-harness does: ``echo=true``, ``logprobs=1``, ``max_tokens=1``, ``temperature=0``,
+the prompt + suffix + option text as one prompt, many prompts per request when the server takes
+a prompt list (vLLM, SGLang), one per request otherwise (llama-cpp-python's server rejects
+lists). ``max_tokens`` is 1 and not 0: llama-cpp-python treats ``max_tokens<=0`` as "until the
+context is full". The option's tokens are the echoed entries whose ``text_offset`` lies in the
+option's span, so a generated token (or none, when the server stops on EOS) never shifts them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from auditor.decoder.errors import DecoderError
+
+PARITY_MODES = ("fast", "full", "off")
+
+
+@dataclass
+class ScoreRequest:
+    prompt_text: str
+    prompt_ids: list[int]
+    plans: list  # FieldPlan per field
+    letter_text: str | None = None
+    letter_ids: list[int] | None = None
+    letter_plans: list = field(default_factory=list)
+    letter_heads: list[tuple[str, list[int]]] = field(default_factory=list)  # per letter plan
+    letter_reversed_text: str | None = None  # the same legend with A = the last option
+    letter_reversed_ids: list[int] | None = None
+    parity: str = "fast"
+
+
+@dataclass
+class FieldScores:
+    first_token_logprobs: list[float]
+    sequence_logprobs: list[list[float]]
+    letter_logprobs: list[float] | None = None
+    letter_logprobs_reversed: list[float] | None = None  # per letter of the reversed legend
+    parity_max_abs_diff: float | None = None
+    mismatches: list[str] = field(default_factory=list)
+
+
+class _NoProgress:
+    def stage(self, name, total=None, unit="step"):
+        from contextlib import nullcontext
+
+        return nullcontext(lambda amount=1: None)
+
+
+def _log_softmax_rows(torch, rows) -> list:
+    return [torch.log_softmax(row.float(), dim=-1) for row in rows]
+
+
+class InProcessBackend:
+    """The model in this process (torch): one prefill, packed passes, cache-copy parity."""
+
+    def __init__(self, loaded, cache_budget_bytes: int | None = None, full_sequence_mode: str = "tree"):
+        from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES
+
+        self.loaded = loaded
+        self.name = loaded.name
+        self.tokenizer = loaded.tokenizer
+        self.linter_tokenizer = loaded.linter_tokenizer
+        self.tokenizer_name = loaded.tokenizer_name
+        self.device = loaded.device
+        self.dtype = loaded.dtype
+        self.load_seconds = loaded.load_seconds
+        self.notes = list(loaded.notes)
+        self.stats: dict = {}
+        self.cache_budget_bytes = cache_budget_bytes or DEFAULT_CACHE_BUDGET_BYTES
+        self.full_sequence_mode = full_sequence_mode
+
+    def _scorer(self, ledger):
+        from auditor.decoder.pcd import Scorer
+
+        return Scorer(self.loaded, ledger, self.cache_budget_bytes)
+
+    def score(self, request: ScoreRequest, ledger, progress=None) -> list[FieldScores]:
+        import torch
+
+        progress = progress or _NoProgress()
+        scorer = self._scorer(ledger)
+        plans, past = request.plans, len(request.prompt_ids)
+        with ledger.stage("prefill"), progress.stage("prefill", past, "tok") as tick:
+            cache = scorer.prefill(request.prompt_ids, "prefill", tick)
+        with ledger.stage("suffix"), progress.stage("suffix pass"):
+            suffix_logits = scorer.suffix_logits(cache, past, [plan.suffix_ids for plan in plans], "suffix")
+        with ledger.stage("teacher_forced"), progress.stage("teacher forcing"):
+            full = scorer.teacher_forced(cache, past, plans, "teacher_forced", mode=self.full_sequence_mode)
+        parity = self._parity(scorer, request, cache, suffix_logits, ledger, progress)
+        letters, reversed_letters = {}, {}
+        if request.letter_plans:
+            letters = self._letters(scorer, request, request.letter_ids, cache, ledger, progress)
+            if request.letter_reversed_ids is not None:
+                reversed_letters = self._letters(scorer, request, request.letter_reversed_ids, cache, ledger, progress)
+        del cache
+        results = []
+        for index, (plan, row, scored) in enumerate(zip(plans, _log_softmax_rows(torch, suffix_logits), full)):
+            results.append(FieldScores(
+                first_token_logprobs=row[torch.tensor(plan.scored_ids)].tolist(),
+                sequence_logprobs=scored.tokens,
+                letter_logprobs=letters.get(plan.name),
+                letter_logprobs_reversed=reversed_letters.get(plan.name),
+                parity_max_abs_diff=parity[index],
+            ))
+        return results
+
+    def _parity(self, scorer, request, cache, suffix_logits, ledger, progress) -> list[float | None]:
+        """Shared-cache packed logits against plain forwards.
+
+        ``fast``: every field's suffix continued alone from a copy of the prompt cache, plus one
+        fresh forward (no cache at all) of prompt + the longest suffix; ``full``: a fresh forward
+        of prompt + suffix for every field; ``off``: nothing.
+        """
+        plans = request.plans
+        if request.parity == "off":
+            return [None] * len(plans)
+        with ledger.stage("parity"):
+            if request.parity == "full":
+                with progress.stage("parity (fresh forwards)", len(plans), "field"):
+                    fresh = scorer.fresh_last_logits([request.prompt_ids + p.suffix_ids for p in plans], "parity")
+                return [float((a - b).abs().max()) for a, b in zip(suffix_logits, fresh)]
+            with progress.stage("parity (cache-copy continuations)", len(plans) + 1, "field") as tick:
+                continued = scorer.continuation_logits(cache, [p.suffix_ids for p in plans], "parity_continuation", tick)
+                diffs: list[float | None] = [float((a - b).abs().max()) for a, b in zip(suffix_logits, continued)]
+                longest = max(range(len(plans)), key=lambda i: len(plans[i].suffix_ids))
+                (fresh,) = scorer.fresh_last_logits([request.prompt_ids + plans[longest].suffix_ids], "parity_fresh")
+                diffs[longest] = max(diffs[longest] or 0.0, float((suffix_logits[longest] - fresh).abs().max()))
+                tick(1)
+            return diffs
+
+    def _letters(self, scorer, request, letter, cache, ledger, progress) -> dict[str, list[float]]:
+        """Letter scores from the prompt cache cut where the letter prompt departs from it.
+
+        The letter legend comes after the field catalog, so the letter prompt shares all of
+        the main prompt up to it: only the legend and the heads are run, in one packed row.
+        """
+        import torch
+
+        from auditor.decoder.tree import pack_tree
+
+        main = request.prompt_ids
+        shared = 0
+        while shared < min(len(main), len(letter)) - 1 and main[shared] == letter[shared]:
+            shared += 1
+        with ledger.stage("letter"), progress.stage("letters", len(letter) - shared, "tok"):
+            base = scorer.prefix_cache(cache, shared)
+            tail = letter[shared:]
+            tree = pack_tree(tail, [head_ids + [0] for _text, head_ids in request.letter_heads])
+            nodes = [targets[-1][0] for targets in tree.targets]
+            (hidden,) = scorer.run_trees(base, shared, [tree], "letter")
+            logits = scorer.logits(hidden[torch.tensor(nodes)])
+        result = {}
+        for plan, row in zip(request.letter_plans, _log_softmax_rows(torch, logits)):
+            result[plan.name] = row[torch.tensor(plan.letter_ids)].tolist()
+        return result
+
+    def first_token_logprobs(self, prompt_text, prompt_ids, plans, stage: str, ledger) -> list[list[float]]:
+        import torch
+
+        scorer = self._scorer(ledger)
+        cache = scorer.prefill(prompt_ids, f"{stage}_prefill")
+        rows = scorer.suffix_logits(cache, len(prompt_ids), [p.suffix_ids for p in plans], f"{stage}_suffix")
+        return [row[torch.tensor(p.scored_ids)].tolist() for p, row in zip(plans, _log_softmax_rows(torch, rows))]
+
+
+@dataclass
+class _Job:
+    """One scored text: the log-probs of the tokens in ``text[start:]``."""
+
+    text: str
+    start: int
+    expected: list[str]  # pcdlint's tokens of the whole text, decoded one by one
+    scored: int  # how many of pcdlint's tokens lie in text[start:]
+    logprobs: list[float] | None = None
+    mismatch: str | None = None
+
+
+class OpenAIBackend:
+    """A model behind an OpenAI-compatible ``/v1/completions`` endpoint (vLLM, SGLang, llama-cpp-python)."""
+
+    def __init__(self, base_url: str, model: str | None, tokenizer, tokenizer_name: str, *, api_key: str | None = None,
+                 concurrency: int = 4, timeout: float = 120.0, retries: int = 3, batch_size: int = 16):
+        self.base_url = base_url.rstrip("/")
+        if not self.base_url.endswith("/v1"):
+            self.base_url += "/v1"
+        self.api_key = api_key
+        self.timeout, self.retries = timeout, retries
+        self.concurrency, self.batch_size = max(1, concurrency), max(1, batch_size)
+        from auditor.tokenizers import LoadedTokenizer
+
+        self.tokenizer = tokenizer
+        self.tokenizer_name = tokenizer_name
+        self.linter_tokenizer = LoadedTokenizer(id=tokenizer_name, source=f"--tokenizer for the server ({tokenizer_name})",
+                                                hf=tokenizer.backend_tokenizer)
+        self.device, self.dtype = "server", "server"
+        self.notes: list[str] = []
+        self.stats = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0, "mismatches": 0}
+        started = time.perf_counter()
+        self.model = self._resolve_model(model)
+        self.name = f"{self.model} at {base_url}"
+        self.load_seconds = time.perf_counter() - started
+        self.lists_ok: bool | None = None  # does the server take a list of prompts?
+
+    # -- HTTP ---------------------------------------------------------------
+    def _post(self, path: str, payload: dict | None) -> dict:
+        data = None if payload is None else json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.base_url + path, data=data, headers=headers,
+                                         method="GET" if payload is None else "POST")
+        delay = 0.5
+        for attempt in range(self.retries + 1):
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return json.loads(response.read().decode("utf-8"))
+            except urllib.error.HTTPError as exc:
+                body = exc.read().decode("utf-8", "replace")[:300].replace("\n", " ")
+                if exc.code in (429, 502, 503, 504) and attempt < self.retries:
+                    self.stats["retries"] += 1
+                    time.sleep(delay)
+                    delay *= 2
+                    continue
+                raise _HTTPFailure(exc.code, body) from None
+            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+                if attempt < self.retries:
+                    self.stats["retries"] += 1
+                    time.sleep(delay)
+                    delay *= 2
+                    continue
+                reason = getattr(exc, "reason", exc)
+                raise DecoderError(
+                    f"cannot reach the server at {self.base_url} ({reason}) after {self.retries + 1} tries: "
+                    "is it running, and is --base-url right?") from None
+            except json.JSONDecodeError:
+                raise DecoderError(f"the server at {self.base_url}{path} did not answer JSON: "
+                                   "is --base-url an OpenAI-compatible endpoint?") from None
+        raise AssertionError("unreachable")
+
+    def _resolve_model(self, model: str | None) -> str:
+        try:
+            listing = self._post("/models", None)
+        except _HTTPFailure as exc:
+            raise DecoderError(f"the server at {self.base_url} answered GET /models with HTTP {exc.code}: "
+                               "is --base-url an OpenAI-compatible endpoint?") from None
+        served = [entry.get("id") for entry in listing.get("data", []) if isinstance(entry, dict)]
+        if model is None:
+            if len(served) == 1:
+                return str(served[0])
+            raise DecoderError(f"the server serves {len(served)} models ({', '.join(map(str, served)) or 'none'}): "
+                               "pass --model NAME")
+        if served and model not in served:
+            self.notes.append(f"--model {model!r} is not in the server's /models list ({', '.join(map(str, served))})")
+        return model
+
+    def _complete(self, texts: list[str]) -> list[dict]:
+        payload = {"model": self.model, "prompt": texts if len(texts) > 1 else texts[0], "echo": True,
+                   "logprobs": 1, "max_tokens": 1, "temperature": 0.0}
+        answer = self._post("/completions", payload)
+        self.stats["requests"] += 1
+        self.stats["prompts"] += len(texts)
+        choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
+        if len(choices) != len(texts):
+            raise _ListRefused()
+        return choices
+
+    def _run_batch(self, texts: list[str]) -> list[dict]:
+        try:
+            if len(texts) > 1 and self.lists_ok is not False:
+                try:
+                    choices = self._complete(texts)
+                    self.lists_ok = True
+                    return choices
+                except (_ListRefused, _HTTPFailure):
+                    if self.lists_ok:
+                        raise
+                    self.lists_ok = False
+                    self.notes.append("the server does not take a list of prompts: one prompt per request")
+            return [choice for text in texts for choice in self._complete([text])]
+        except _HTTPFailure as exc:
+            raise DecoderError(f"the server at {self.base_url} refused a scoring request (HTTP {exc.code}: "
+                               f"{exc.body[:160]}); it needs /v1/completions with echo and logprobs") from None
+        except _ListRefused:
+            raise DecoderError(f"the server at {self.base_url} answered a prompt list with the wrong number "
+                               "of choices; try --batch-size 1") from None
+
+    # -- scoring ------------------------------------------------------------
+    def _job(self, context: str, ids_context: list[int], scored_text: str, scored_ids: list[int]) -> _Job:
+        decode = self.linter_tokenizer.decode
+        expected = [decode([token]) for token in ids_context + scored_ids]
+        return _Job(text=context + scored_text, start=len(context), expected=expected, scored=len(scored_ids))
+
+    def _fill(self, job: _Job, choice: dict) -> None:
+        """Take the scored tokens' log-probs from the end of the echo, and check the tokenization.
+
+        Servers render special tokens differently in the echo (llama-cpp-python writes them
+        as empty strings and leaves out its BOS), so the scored tokens (plain text, never
+        special) are found at the end: right before the one generated token, or last when
+        the server stopped without one.
+        """
+        logprobs = choice.get("logprobs") or {}
+        tokens, values = logprobs.get("tokens"), logprobs.get("token_logprobs")
+        if not tokens or values is None or len(tokens) < job.scored:
+            raise DecoderError(
+                f"the server at {self.base_url} returned no prompt log-probs for echo=true "
+                "(llama.cpp's own llama-server does not support echo; use llama-cpp-python's server, vLLM or SGLang)")
+        want = job.expected[-job.scored:]
+        generated = len(choice.get("text") or "") > len(job.text)
+        ends = [len(tokens) - 1, len(tokens)] if generated else [len(tokens), len(tokens) - 1]
+        end = next((e for e in ends if e >= job.scored and list(tokens[e - job.scored:e]) == want), ends[0])
+        job.logprobs = [float(v) if v is not None else float("nan") for v in values[end - job.scored:end]]
+        echoed = list(tokens[:end])
+        specials = set(getattr(self.tokenizer, "all_special_tokens", [])) | set(
+            getattr(self.tokenizer, "get_added_vocab", dict)().keys())
+        ours = [token for token in job.expected if token not in specials]
+        theirs = [token for token in echoed if token not in specials and token != ""]
+        if theirs != ours:
+            at = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+            job.mismatch = (f"the server's echo has {len(theirs)} text tokens where pcdlint has {len(ours)}; first "
+                            f"difference at text token {at}: server {theirs[at:at + 3]!r}, pcdlint {ours[at:at + 3]!r}")
+
+    def _score_jobs(self, jobs: list[_Job], stage: str, ledger, progress) -> None:
+        batches = [jobs[i : i + self.batch_size] for i in range(0, len(jobs), self.batch_size)]
+        with ledger.stage(stage), progress.stage(f"{stage} (server)", len(jobs), "prompt") as tick:
+            def run(batch):
+                choices = self._run_batch([job.text for job in batch])
+                for job, choice in zip(batch, choices):
+                    self._fill(job, choice)
+                tick(len(batch))
+
+            # the first batch alone: it finds out whether the server takes prompt lists
+            run(batches[0])
+            with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+                list(pool.map(run, batches[1:]))
+        self.stats["prompt_tokens"] += sum(len(job.expected) for job in jobs)
+        ledger.count(stage, len(jobs))
+
+    def score(self, request: ScoreRequest, ledger, progress=None) -> list[FieldScores]:
+        progress = progress or _NoProgress()
+        jobs: list[tuple[int, int, _Job]] = []
+        for number, plan in enumerate(request.plans):
+            context = request.prompt_text + plan.suffix_text
+            context_ids = request.prompt_ids + plan.suffix_ids
+            for option, (text, sequence) in enumerate(zip(plan.option_texts, plan.sequences)):
+                close = self.linter_tokenizer.decode(sequence[len(plan.option_ids[option]):])
+                jobs.append((number, option, self._job(context, context_ids, text + close, sequence)))
+        letter_jobs: list[tuple[int, int, bool, _Job]] = []
+        variants: list[tuple[bool, str, list[int]]] = []
+        if request.letter_text is not None and request.letter_ids is not None:
+            variants.append((False, request.letter_text, request.letter_ids))
+        if request.letter_reversed_text is not None and request.letter_reversed_ids is not None:
+            variants.append((True, request.letter_reversed_text, request.letter_reversed_ids))
+        for reverse, text, ids in variants if request.letter_plans else []:
+            for number, (plan, (head_text, head_ids)) in enumerate(zip(request.letter_plans, request.letter_heads)):
+                for option, letter in enumerate(plan.letter_ids or []):
+                    letter_jobs.append((number, option, reverse, self._job(text + head_text, ids + head_ids,
+                                                                           chr(ord("A") + option), [letter])))
+        self._score_jobs([job for _, _, job in jobs], "teacher_forced", ledger, progress)
+        if letter_jobs:
+            self._score_jobs([job for *_, job in letter_jobs], "letter", ledger, progress)
+        results = [FieldScores(first_token_logprobs=[0.0] * len(p.options), sequence_logprobs=[[] for _ in p.options])
+                   for p in request.plans]
+        for number, option, job in jobs:
+            scores = results[number]
+            scores.sequence_logprobs[option] = job.logprobs or []
+            scores.first_token_logprobs[option] = job.logprobs[0] if job.logprobs else float("-inf")
+            if job.mismatch:
+                scores.mismatches.append(f"option {request.plans[number].options[option]!r}: {job.mismatch}")
+        by_name = {plan.name: number for number, plan in enumerate(request.plans)}
+        for number, option, reverse, job in letter_jobs:
+            scores = results[by_name[request.letter_plans[number].name]]
+            attribute = "letter_logprobs_reversed" if reverse else "letter_logprobs"
+            if getattr(scores, attribute) is None:
+                setattr(scores, attribute, [0.0] * len(request.letter_plans[number].letter_ids))
+            getattr(scores, attribute)[option] = job.logprobs[0] if job.logprobs else float("-inf")
+            if job.mismatch:
+                scores.mismatches.append(f"letter {chr(65 + option)}: {job.mismatch}")
+        self.stats["mismatches"] = sum(len(s.mismatches) for s in results)
+        if request.parity != "off":
+            self.notes.append("parity is an in-process check: not run against a server")
+        return results
+
+    def first_token_logprobs(self, prompt_text, prompt_ids, plans, stage: str, ledger) -> list[list[float]]:
+        jobs = [(number, self._job(prompt_text + plan.suffix_text, prompt_ids + plan.suffix_ids,
+                                   self.linter_tokenizer.decode([token]), [token]))
+                for number, plan in enumerate(plans) for token in plan.scored_ids]
+        self._score_jobs([job for _, job in jobs], stage, ledger, _NoProgress())
+        result: list[list[float]] = [[] for _ in plans]
+        for number, job in jobs:
+            result[number].append(job.logprobs[0] if job.logprobs else float("-inf"))
+        return result
+
+
+class _HTTPFailure(Exception):
+    def __init__(self, code: int, body: str):
+        super().__init__(code, body)
+        self.code, self.body = code, body
+
+
+class _ListRefused(Exception):
+    """The server answered a prompt list with fewer choices than prompts."""

@@ -1,0 +1,41 @@
+"""Progress of verify's stages on stderr: one tqdm bar per stage, off when not wanted.
+
+``Progress(enabled)`` gives ``with progress.stage(name, total, unit) as tick: ... tick(n)``;
+disabled (not a TTY, ``--quiet``), every call is a no-op and tqdm is not imported.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+
+
+class Progress:
+    def __init__(self, enabled: bool | None = None, stream=None):
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+
+    @contextmanager
+    def stage(self, name: str, total: int | None = None, unit: str = "step"):
+        if not self.enabled:
+            yield lambda amount=1: None
+            return
+        import shutil
+
+        from tqdm import tqdm
+
+        # a pseudo-terminal without a size reports 0 columns, and tqdm would then print nothing
+        width = shutil.get_terminal_size((100, 20)).columns or 100
+        bar = tqdm(total=total, desc=name, unit=unit, file=self.stream, leave=True, ncols=width,
+                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}]"
+                   if total else "{desc}: {elapsed}")
+        try:
+            yield bar.update
+            if total:
+                bar.n = total
+        finally:
+            bar.close()
+
+    def note(self, text: str) -> None:
+        if self.enabled:
+            print(text, file=self.stream, flush=True)
