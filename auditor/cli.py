@@ -150,9 +150,18 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
 
 @cli.command("rules")
 def rules_command():
-    """List every rule: code, name, default severity and summary."""
-    for rule in load_rules().values():
-        click.echo(f"{rule.code}  {rule.name:<28} {rule.severity:<8} {rule.summary}")
+    """List every rule: code, name, default severity, whether it is on by default, and why."""
+    from auditor.registry import DEFAULT_REASON
+
+    rules = load_rules().values()
+    for rule in rules:
+        on = "default" if rule.default else "opt-in"
+        click.echo(f"{rule.code}  {rule.name:<28} {rule.severity:<8} {on:<8} {rule.summary}")
+    click.echo(f"\ndefault: on unless deselected; these {DEFAULT_REASON}.")
+    for rule in rules:
+        if not rule.default:
+            click.echo(f"opt-in {rule.code}: {rule.opt_in_reason}")
+    click.echo("Bring opt-in rules in with `--select ALL`, `--select CODE` or extend-select in the config.")
 
 
 @cli.command()

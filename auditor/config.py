@@ -17,14 +17,14 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from auditor.errors import UsageError
-from auditor.registry import SEVERITIES, Rule, find_rule, load_rules
+from auditor.registry import SEVERITIES, Rule, default_codes, find_rule, load_rules
 
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
 LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers")
 KEYS = (*LIST_KEYS, "fail-on", "format", "per-file-ignores", "rules")
 DEFAULTS = {
-    "select": ["PCD"],
+    "select": None,  # the default rule set: every rule whose @rule(default=...) is True
     "extend-select": [],
     "ignore": [],
     "fail-on": "error",
@@ -94,7 +94,8 @@ class Config:
     path: Path | None = None
     table: str = ""  # "tool.pcdlint." for pyproject.toml, "" for .pcdlint.toml
     settings: dict[str, Setting] = field(
-        default_factory=lambda: {k: Setting(v) for k, v in DEFAULTS.items()})
+        default_factory=lambda: {k: Setting(default_codes() if v is None else v)
+                                 for k, v in DEFAULTS.items()})
     rule_settings: dict[str, dict[str, Setting]] = field(default_factory=dict)  # code → key → Setting
 
     @property

@@ -16,7 +16,7 @@ from auditor.analysis_cache import analyse_file
 from auditor.cost import run_cost
 from auditor.documents import LINTABLE_SUFFIXES, Span
 from auditor.errors import InputFileError, UsageError
-from auditor.registry import Rule, find_rule, load_rules, severity_rank
+from auditor.registry import Rule, default_codes, find_rule, load_rules, severity_rank
 from auditor.scoring import SiteTokens, prefetch
 from auditor.sites import FileModel, Site
 from auditor.tokenizer import LoadedTokenizer
@@ -118,7 +118,7 @@ class RuleContext:
 
 @dataclass
 class LintOptions:
-    select: list[str] = field(default_factory=lambda: ["PCD"])
+    select: list[str] = field(default_factory=default_codes)  # the default rule set
     ignore: list[str] = field(default_factory=list)
     rule_options: dict[str, dict] = field(default_factory=dict)  # code → option overrides
     severities: dict[str, str] = field(default_factory=dict)  # code → severity override
