@@ -64,6 +64,12 @@ def cli() -> None:
 @click.option("--ignore", multiple=True, help="Rule codes, code prefixes or names to disable.")
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="error", show_default=True,
               help="Lowest severity that makes the exit code 1.")
+@click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (2 still means bad input).")
+@click.option("--show-info", is_flag=True,
+              help="Also print info findings (text and github; implied by --fail-on info).")
+@click.option("--cost", "show_cost", is_flag=True,
+              help="Print the cost model (PCD vs naive forward passes) in text output.")
+@click.option("--statistics", is_flag=True, help="Print finding counts per rule instead of findings.")
 @click.option("-q", "--quiet", is_flag=True, help="Only findings and errors, no summary.")
 @click.option("--no-cache", is_flag=True, help="Re-parse every file (skip the analysis cache).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
@@ -76,12 +82,15 @@ def cli() -> None:
               help="Run the flagged fields through a real model (see `pcdlint verify`).")
 @model_options
 def check(paths, tokenizers, allow_download, output_format, output, output_sarif, output_html,
-          output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
+          output_json, select, ignore, fail_on, exit_zero, show_info, show_cost, statistics, quiet, no_cache, config_file, show_config,
           baseline_file, write_baseline, run_verify, model_spec, context_arg, device, dtype,
           coupling_arg, no_parity):
     """Lint schema files (or directories of *.json, *.yaml, *.yml).
 
-    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
+    By default the default rule set runs (`pcdlint rules`), info findings are counted but not
+    printed, and the last line says what to do next.
+
+    Exit status: 0 nothing at or above --fail-on (or --exit-zero), 1 findings, 2 usage or input error.
     """
     from auditor import baseline
     from auditor.config import load_config
@@ -130,7 +139,10 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
                        f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
                        "no longer occur", err=True)
         color = output is None and output_format == "text" and _color_stdout()
-        _write_output(render(output_format, run, quiet=quiet, color=color), output, list(paths), color)
+        show_info = show_info or fail_on == "info"
+        text = render(output_format, run, quiet=quiet, color=color, show_info=show_info,
+                      cost=show_cost, statistics=statistics)
+        _write_output(text, output, list(paths), color)
         for name, target in extra.items():
             if target is not None:
                 _write_output(render(name, run), target, list(paths), flag=f"--output-{name}")
@@ -140,7 +152,7 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
         click.echo(f"{error}", err=True)
     if run.errors:
         sys.exit(EXIT_USAGE)
-    if write_baseline:
+    if write_baseline or exit_zero:
         sys.exit(EXIT_CLEAN)
     worst = run.max_severity()
     if worst is not None and severity_rank(worst) >= severity_rank(fail_on):

@@ -30,11 +30,30 @@ from auditor.registry import rule
 from auditor.scoring import SiteTokens
 
 
+def disagreement_risks(tokens: SiteTokens) -> list[str]:
+    """Why first-token and full-sequence scoring may pick different options here; [] when the
+    first pieces still tell every option apart and none can stand for another."""
+    risks = []
+    if tokens.collisions:
+        risks.append("the field also has a first-token collision")
+    strings = [o for o in tokens.options if o.is_string and o.ids]
+    piece = tokens.tokenizer.piece
+    for option in strings:
+        scored = piece(option.scored_id)
+        other = next((o for o in strings if o.index != option.index and o.remainder != scored
+                      and o.remainder.startswith(scored)), None)
+        if other is not None:
+            risks.append(f"{option.text!r} is scored by {scored!r}, which also begins {other.text!r}")
+            break
+    return risks
+
+
 @rule(code="PCD002", name="multi-token-option", severity="warning")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     multi = tokens.multi_token
     if not multi:
         return
+    risks = disagreement_risks(tokens)
     first = multi[0]
     pieces = tokens.pieces(first)
     shown = first.text if not tokens.prefix else f"{first.text} (after prefix {tokens.prefix!r})"
@@ -44,7 +63,12 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     )
     count = f"{len(multi)} of {len(tokens.options)} options span" if len(multi) > 1 else "1 option spans"
     message = f"{count} more than one token; {example}"
+    if risks:
+        message += f"; {risks[0]}, so first-token and full-sequence scoring may disagree"
+    else:
+        message += "; every option still has a distinct scored token, so the probability is approximate"
     data = {
+        "risks": risks,
         "prefix": tokens.prefix,
         "multi_token_options": [
             {"option": o.value, "token_ids": list(o.ids), "pieces": tokens.pieces(o)} for o in multi
@@ -52,4 +76,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     }
     if ctx.suggestions:
         data["suggestions"] = tokens.suggestions
-    yield ctx.finding(message, data=data, option=first.index)
+    # By consequence: a warning when the decision may come out differently, else info. A
+    # configured severity (ctx.severity differs from the rule's) is kept either way.
+    severity = ctx.severity if risks or ctx.severity != ctx.rule.severity else "info"
+    yield ctx.finding(message, data=data, option=first.index, severity=severity)
