@@ -56,3 +56,22 @@ def subset(expected, actual) -> bool:
         return (isinstance(actual, list) and len(expected) == len(actual)
                 and all(subset(e, a) for e, a in zip(expected, actual)))
     return expected == actual
+
+
+def text_findings(stdout: str) -> list[tuple[str, str]]:
+    """(code, field) of each finding in `pcdlint check` text output: a header line per field
+    (`path:line:col: field [tok] PCD001 error, …`), then its findings indented. File-level
+    findings (no field) have field ""."""
+    import re
+
+    found, field = [], None
+    for line in stdout.splitlines():
+        header = re.match(r"^\S+:\d+:\d+: (\S+)(?: \[[^\]]+\])? PCD\d{3} \w+(?:, PCD\d{3} \w+)*$", line)
+        if header:
+            label = header.group(1)
+            field = "" if label.startswith("/") or label == "(file)" else label
+            continue
+        finding = re.match(r"^    \d+:\d+ (PCD\d{3}) \w+: ", line)
+        if finding:
+            found.append((finding.group(1), field))
+    return found

@@ -72,7 +72,7 @@ class Verdict:
     wrong_fields: int  # distinct fields (any tokenizer) with an error finding
     wrong_files: list[str]  # files holding those fields, in order
     error_files: list[str]  # files with any error, fields or not
-    warning_fields: int
+    warning_fields: int  # fields (or file-level places) whose worst finding is a warning
     hidden_info: int
     fields: int
 
@@ -115,7 +115,7 @@ def _s(n: int) -> str:
 def verdict(run: LintRun, show_info: bool = True) -> Verdict:
     findings = run.findings
     wrong = {(f.path, f.site_pointer) for f in findings if f.severity == "error" and f.field}
-    warned = {(f.path, f.site_pointer) for f in findings if f.severity == "warning" and f.field} - wrong
+    warned = {(f.path, f.site_pointer or f.pointer) for f in findings if f.severity == "warning"} - wrong
     wrong_files = list(dict.fromkeys(path for path, _ in sorted(wrong)))
     error_files = list(dict.fromkeys(f.path for f in findings if f.severity == "error"))
     hidden = 0 if show_info else sum(1 for f in findings if f.severity == "info")
