@@ -82,7 +82,7 @@ def test_corpus_report_under_5_mb(qwen, smollm2, tmp_path):
     print(f"corpus HTML report ({len(run.findings)} findings, 2 tokenizers): {size} bytes")
     assert size < 5 * 1024 * 1024
     assert page.count("<article") == len({(f.path, f.site_pointer, f.tokenizer)
-                                          for f in run.findings if f.tokenizer})
+                                          for f in run.findings if f.field})
 
 
 def test_generic_rendering_of_new_rules_cost_and_verification(qwen, write_schema):

@@ -282,7 +282,10 @@ def file_view(result, tokenizers: dict, number: int = 0) -> dict:
         tokens = result.site_tokens(site, tokenizers[tok]) if tok is not None else None
         cards.append(card_view(tokens, found, site))
     cards.sort(key=lambda c: (-SEVERITIES.index(c["severity"]), c["line"], c["tokenizer"]))
-    counts = Counter(c["severity"] for c in cards)
+    worst_by_field: dict[str, int] = {}  # a field broken under two tokenizers counts once
+    for c in cards:
+        worst_by_field[c["pointer"]] = max(worst_by_field.get(c["pointer"], 0), SEVERITIES.index(c["severity"]))
+    counts = Counter(SEVERITIES[rank] for rank in worst_by_field.values())
     loose_views = [finding_view(f) for f in sorted(loose, key=lambda f: -SEVERITIES.index(f.severity))]
     worst = max([SEVERITIES.index(c["severity"]) for c in cards]
                 + [SEVERITIES.index(f.severity) for f in loose] + [0])
