@@ -26,7 +26,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--enable-logging=stderr", "--v=0"]
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (CI installs it)")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (CI installs it)")]
 
 
 def chromium(page: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
