@@ -35,7 +35,8 @@ def _jsonish(value) -> str:
 
 
 def _data_text(data: dict) -> str:
-    shown = dict(data)
+    # suggestions are drawn as before → after tables; the JSON format has them in full
+    shown = {k: v for k, v in data.items() if k != "suggestions"}
     if not shown:
         return ""
     text = json.dumps(shown, indent=2, ensure_ascii=False, default=str)
@@ -60,6 +61,8 @@ def _key_values(value) -> list[dict]:
 
 CHART_WIDTH = 360  # px of the longest bar in the cost chart
 BUCKET_BAR = 240  # px of a bucket holding every option of its field
+FIX_ROWS = 12  # before → after rows drawn per fix; the JSON snippet has every option
+MAX_FIXES = 3  # verified fixes shown per card (the JSON format has them all)
 
 
 def _cost(run: LintRun) -> dict | None:
@@ -156,14 +159,16 @@ def _suggestions(findings: list[Finding]) -> list[dict]:
             out.append({
                 "strategy": suggestion.get("strategy", ""),
                 "description": suggestion.get("description", ""),
-                "rows": [{"before": _jsonish(m["from"]), "after": _jsonish(m["to"])} for m in mapping],
+                "rows": [{"before": _jsonish(m["from"]), "after": _jsonish(m["to"])}
+                         for m in mapping[:FIX_ROWS]],
+                "more_rows": max(0, len(mapping) - FIX_ROWS),
                 "json": json.dumps({"enum": suggestion.get("options", [])}, ensure_ascii=False),
                 # letter slots: the decoder maps each answer back with this legend
                 "slots_json": json.dumps({m["to"]: m["from"] for m in mapping}, ensure_ascii=False)
                 if letters else "",
                 "tokenizer": suggestion.get("tokenizer", ""),
             })
-    return out
+    return out[:MAX_FIXES]
 
 
 def _bucket_bar(size: int, total: int) -> int:
@@ -179,7 +184,8 @@ def card_view(tokens: SiteTokens | None, findings: list[Finding], site=None) -> 
         "code_severities": ", ".join(f"{c} {s}" for c, s in _code_severities(findings)),
         "findings": [finding_view(f) for f in sorted(
             findings, key=lambda f: (-SEVERITIES.index(f.severity), f.line, f.code))],
-        "suggestions": _suggestions(findings),
+        # info-only fields need no fix: their cards stay light
+        "suggestions": _suggestions(findings) if severity != "info" else [],
         "open": severity == "error",
     }
     if tokens is None:
