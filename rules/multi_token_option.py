@@ -35,9 +35,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.scoring import SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import SiteTokens
 
 
 def disagreement_risks(tokens: SiteTokens) -> list[str]:
@@ -85,7 +84,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
         ],
     }
     if ctx.suggestions:
-        data["suggestions"] = tokens.suggestions
+        data["suggestions"] = ctx.suggest(tokens)
     # By consequence: a warning when the decision may come out differently, else info. A
     # configured severity (ctx.severity differs from the rule's) is kept either way.
     severity = ctx.severity if risks or ctx.severity != ctx.rule.severity else "info"

@@ -9,7 +9,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from auditor.cli import cli
+from auditor.cli.main import cli
 
 # Under Qwen2.5: `category` has a first-token collision (PCD001, error) and multi-token options
 # (PCD002); `risk` has ELEVATED = E + LEV + ATED, and 'E' also begins EXTREME (PCD002, warning),
@@ -157,7 +157,7 @@ def test_show_config_names_each_source(project):
     assert f"# config file: {pyproject} [tool.pcdlint]" in out
     assert f'ignore = ["PCD004"]  # {pyproject}' in out
     assert 'fail-on = "warning"  # --fail-on' in out
-    from auditor.registry import default_codes
+    from auditor.lint.registry import default_codes
 
     assert f"select = {json.dumps(default_codes())}  # default" in out
     assert "PCD011" not in json.dumps(default_codes())

@@ -10,9 +10,9 @@ import json
 import yaml
 from click.testing import CliRunner
 
-from auditor.cli import cli
-from auditor.engine import LintOptions, lint
-from auditor.suggest import drops_distinguishing_word, words_kept
+from auditor.cli.main import cli
+from auditor.lint.engine import LintOptions, lint
+from auditor.lint.suggest import drops_distinguishing_word, words_kept
 from support import FIXTURES
 
 

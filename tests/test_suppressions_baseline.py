@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 from click.testing import CliRunner
 
-from auditor.cli import cli
+from auditor.cli.main import cli
 from support import text_findings
 
 COLLIDING = ["CAT_000_Live", "CAT_001_Meat", "CAT_102_Fish"]  # PCD001 + PCD002 under Qwen2.5
