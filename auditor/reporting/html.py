@@ -162,6 +162,9 @@ def _suggestions(findings: list[Finding]) -> list[dict]:
                 "rows": [{"before": _jsonish(m["from"]), "after": _jsonish(m["to"])}
                          for m in mapping[:FIX_ROWS]],
                 "more_rows": max(0, len(mapping) - FIX_ROWS),
+                "kept": ("(the legend maps each letter back)" if letters else
+                         f"(keeps {round(100 * suggestion.get('words_kept', 1))} % of the words, "
+                         "every word that tells the options apart)"),
                 "json": json.dumps({"enum": suggestion.get("options", [])}, ensure_ascii=False),
                 # letter slots: the decoder maps each answer back with this legend
                 "slots_json": json.dumps({m["to"]: m["from"] for m in mapping}, ensure_ascii=False)
