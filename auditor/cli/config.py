@@ -23,7 +23,7 @@ from auditor.lint.registry import SEVERITIES, Rule, default_codes, load_rules
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
 LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers")
-KEYS = (*LIST_KEYS, "fail-on", "format", "per-file-ignores", "rules")
+KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", "rules")
 DEFAULTS: dict[str, object] = {
     "select": None,  # the default rule set: every rule whose @rule(default=...) is True
     "extend-select": [],
@@ -31,6 +31,7 @@ DEFAULTS: dict[str, object] = {
     "fail-on": "error",
     "tokenizers": ["qwen2.5"],
     "format": "text",
+    "allow-unrecognized": False,  # a named file with no schema in it: listed, not an error
     "per-file-ignores": {},
 }
 
@@ -243,6 +244,9 @@ def _from_table(path: Path, prefix: str, table) -> Config:
 
             if value not in formatters():
                 fail(key, f"unknown format {value!r} (choose from {', '.join(formatters())})")
+        elif key == "allow-unrecognized":
+            if not isinstance(value, bool):
+                fail(key, f"must be true or false, not {value!r}")
         elif key == "per-file-ignores":
             value = _per_file_ignores(value, lambda m, key=key: fail(key, m))
         elif key == "rules":
