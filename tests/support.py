@@ -68,7 +68,7 @@ def text_findings(stdout: str) -> list[tuple[str, str]]:
 
     found, field = [], None
     for line in stdout.splitlines():
-        header = re.match(r"^\S+:\d+:\d+: (\S+)(?: \[[^\]]+\])? PCD\d{3} \w+(?:, PCD\d{3} \w+)*$", line)
+        header = re.match(r"^\S+:\d+:\d+: (.+?)(?: \[[^\]]+\])? PCD\d{3} \w+(?:, PCD\d{3} \w+)*$", line)
         if header:
             label = header.group(1)
             field = "" if label.startswith("/") or label == "(file)" else label
