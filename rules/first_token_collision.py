@@ -38,6 +38,16 @@ from auditor.lint import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
 MAX_RELATED = 50
+SHOWN_BUCKETS = 3  # the message names the largest buckets; data.buckets has them all
+NAMED_OPTIONS = 3  # options named per bucket in the message
+
+
+def _bucket_text(token: str, members: list) -> str:
+    """`'billing', 'billing_refunds' share 'billing': 'billing' always wins`."""
+    named = ", ".join(repr(o) for o in members[:NAMED_OPTIONS])
+    if len(members) > NAMED_OPTIONS:
+        named += f", … ({len(members)} options)"
+    return f"{named} share {token!r}: {members[0]!r} always wins"
 
 
 @rule(code="PCD001", name="first-token-collision", severity="error")
@@ -59,14 +69,11 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     ]
     n, distinct = len(options), len(tokens.buckets)
     colliding = sum(len(idx) for _, idx in collisions)
-    shown = ", ".join(f"{piece(t)!r}×{len(idx)}" for t, idx in collisions[:5])
-    more = f" and {len(collisions) - 5} more" if len(collisions) > 5 else ""
     after = f" after prefix {tokens.prefix!r}" if tokens.prefix else ""
-    message = (
-        f"{n} options collapse into {distinct} first-token buckets{after}; "
-        f"{colliding} options share a scored token ({shown}{more}): a plain gather scores them "
-        f"identically and argmax always returns the first of each bucket"
-    )
+    largest = sorted(collisions, key=lambda c: -len(c[1]))[:SHOWN_BUCKETS]
+    shown = "; ".join(_bucket_text(piece(t), [options[i] for i in idx]) for t, idx in largest)
+    more = "; …" if len(collisions) > SHOWN_BUCKETS else ""
+    message = f"{n} options collapse into {distinct} first-token buckets{after}: {shown}{more}"
     slots = tokens.slot_table
     data = {
         "prefix": tokens.prefix,

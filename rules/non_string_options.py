@@ -42,7 +42,9 @@ def _kind(value) -> str:
     return "object" if isinstance(value, dict) else type(value).__name__
 
 
-@rule(code="PCD012", name="non-string-options", severity="info", scope="file")
+@rule(code="PCD012", name="non-string-options", severity="info", scope="file", default=False,
+       opt_in_reason="advisory: literal options are scored as reliably as strings; "
+                     "their collisions are PCD001's")
 def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
     for site in file.sites:
         literal = [i for i, o in enumerate(site.options) if not isinstance(o, str)]

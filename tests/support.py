@@ -60,6 +60,25 @@ def subset(expected, actual) -> bool:
     return expected == actual
 
 
+def text_findings(stdout: str) -> list[tuple[str, str]]:
+    """(code, field) of each finding in `pcdlint check` text output: a header line per field
+    (`path:line:col: field [tok] PCD001 error, …`), then its findings indented. File-level
+    findings (no field) have field ""."""
+    import re
+
+    found, field = [], None
+    for line in stdout.splitlines():
+        header = re.match(r"^\S+:\d+:\d+: (.+?)(?: \[[^\]]+\])? PCD\d{3} \w+(?:, PCD\d{3} \w+)*$", line)
+        if header:
+            label = header.group(1)
+            field = "" if label.startswith("/") or label == "(file)" else label
+            continue
+        finding = re.match(r"^    \d+:\d+ (PCD\d{3}) \w+: ", line)
+        if finding:
+            found.append((finding.group(1), field))
+    return found
+
+
 def run_cli(*args, cwd: Path | None = None, env: dict | None = None):
     """Run `pcdlint ARGS` in this process (click's runner): exit code, stdout and stderr, with an
     uncaught exception written to stderr as the traceback a real process would print."""

@@ -110,7 +110,8 @@ def test_step_annotates_and_summarises_findings(tmp_path):
     assert (tmp_path / "out" / "pcdlint.sarif").is_file()
     assert "exit-code=1" in outputs.splitlines() and "sarif-file=out/pcdlint.sarif" in outputs.splitlines()
     assert "failed (findings at or above `error`)" in summary
-    assert re.search(r"^\| error \| PCD001 first-token-collision \| `bad\.json:1:\d+` \| qwen2\.5 \|",
+    assert "### 1 field with errors" in summary, summary
+    assert re.search(r"^\| \w+ \| `bad\.json:1:\d+` \| qwen2\.5 \| PCD001 error[^|]* \| [^|]*share",
                      summary, re.MULTILINE), summary
     assert "clean.json" not in summary
 
@@ -146,12 +147,31 @@ def test_summary_escapes_and_caps_rows():
     results = [{"ruleId": "PCD002", "level": "warning", "message": {"text": f"a | b\nc {i}"},
                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": "s.json"},
                                                     "region": {"startLine": i + 1, "startColumn": 3}}}],
-                "properties": {"tokenizer": "qwen2.5"}} for i in range(MAX_ROWS + 5)]
+                "properties": {"tokenizer": "qwen2.5", "field": f"f{i}", "fieldPointer": f"/properties/f{i}"}}
+               for i in range(MAX_ROWS + 5)]
     sarif = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "pcdlint", "rules": [
         {"id": "PCD002", "name": "multi-token-option"}]}}, "results": results}]}
     text = render(sarif, exit_code=0, fail_on="error")
     assert f"**{MAX_ROWS + 5} findings** ({MAX_ROWS + 5} warning) — passed" in text
     assert "| PCD002 multi-token-option | 55 |" in text
-    assert "| warning | PCD002 multi-token-option | `s.json:1:3` | qwen2.5 | a \\| b c 0 |" in text
-    assert text.count("| warning |") == MAX_ROWS
+    assert "No field has an error." in text
+    assert f"{MAX_ROWS + 5} fields with warnings" in text
+    assert "| f0 | `s.json:1:3` | qwen2.5 | PCD002 warning | a \\| b c 0 |" in text
+    assert text.count("| PCD002 warning |") == MAX_ROWS
     assert "… and 5 more" in text
+
+
+def test_summary_one_row_per_field_with_errors_first():
+    def result(level, code, field, line, text):
+        return {"ruleId": code, "level": level, "message": {"text": f"{field}: {text}"},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": "s.json"},
+                                                    "region": {"startLine": line, "startColumn": 9}}}],
+                "properties": {"tokenizer": "qwen2.5", "field": field, "fieldPointer": f"/properties/{field}"}}
+
+    sarif = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "pcdlint", "rules": []}}, "results": [
+        result("warning", "PCD002", "queue", 4, "multi"), result("error", "PCD001", "queue", 4, "collide"),
+        result("warning", "PCD002", "mood", 9, "prefix")]}]}
+    text = render(sarif, exit_code=1)
+    errors = text[text.index("### 1 field with errors"):text.index("<details>")]
+    assert errors.count("| queue |") == 1 and "| PCD001 error, PCD002 warning | collide |" in errors
+    assert "mood" not in errors and "| mood |" in text[text.index("<details>"):]

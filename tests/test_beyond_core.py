@@ -92,8 +92,10 @@ def test_no_suggestion_when_nothing_relints_clean(write_schema):
     # 300 options: too many for any renaming (PCD003) and for letters.
     options = [f"CODE_{i:03d}_ITEM" for i in range(300)]
     path = write_schema({"type": "object", "properties": {"code": {"enum": options}}})
-    entries = json.loads(_invoke("suggest", "--format", "json", str(path)).output)
+    result = _invoke("suggest", "--format", "json", str(path))
+    entries = json.loads(result.output)
     assert entries and entries[0]["suggestions"] == []
+    assert result.exit_code == 1  # a flagged field without a verified fix
     assert "no renaming tried re-lints clean" in _invoke("suggest", str(path)).output
 
 
@@ -140,8 +142,9 @@ def test_cost_in_json_and_text_per_tokenizer(write_schema):
     data = json.loads(_invoke("check", "-f", "json", "-t", "qwen2.5", "-t", "smollm2", str(path)).output)
     assert set(data["summary"]["cost"]) == {"qwen2.5", "smollm2"}
     assert data["summary"]["cost"]["qwen2.5"]["files"][str(path)]["fields"] == 1
-    text = _invoke("check", "-t", "qwen2.5", str(path)).output
+    text = _invoke("check", "-t", "qwen2.5", "--cost", str(path)).output
     assert "cost [qwen2.5]" in text and "PCD 2 passes" in text
+    assert "cost [" not in _invoke("check", "-t", "qwen2.5", str(path)).output  # only with --cost
 
 
 # --------------------------------------------------------------------------- matrix and CSV

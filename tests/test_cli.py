@@ -16,7 +16,8 @@ from support import CORPUS, FIXTURES, run_cli
 
 BAD = {"type": "object", "properties": {"risk": {"enum": ["LOW", "MEDIUM", "HIGH"]},
                                          "code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}}
-FINDING_LINE = re.compile(r"^\S+:\d+:\d+: (PCD\d{3}) ")
+FINDING_LINE = re.compile(r"^    \d+:\d+ (PCD\d{3}) (error|warning|info): ")
+HEADER_LINE = re.compile(r"^(\S+):(\d+):(\d+): (\S+)(?: \[([^\]]+)\])? ((?:PCD\d{3} \w+(?:, )?)+)$")
 CLEAN = {"type": "object", "properties": {"sentiment": {"enum": ["positive", "negative"]}}}
 
 
@@ -42,23 +43,56 @@ def test_findings_exit_1_with_text_lines(write_schema):
     result = pcdlint("check", path)
     assert result.returncode == EXIT_FINDINGS
     lines = result.stdout.splitlines()
-    collision = next(line for line in lines if " PCD001 " in line)
+    # one header per field, then its findings indented
+    header = next(i for i, line in enumerate(lines) if HEADER_LINE.match(line))
+    match = HEADER_LINE.match(lines[header])
+    key_line = next(i for i, row in enumerate(path.read_text().splitlines(), 1) if '"code"' in row)
+    assert (match.group(1), int(match.group(2)), match.group(4), match.group(5)) == (
+        str(path), key_line, "code", "qwen2.5")
+    assert match.group(6).startswith("PCD001 error")
+    collision = lines[header + 1]
     line_no = next(i for i, row in enumerate(path.read_text().splitlines(), 1) if '"CAT_001"' in row)
-    assert collision.startswith(f"{path}:{line_no}:")
-    assert " PCD001 error [qwen2.5] code: 3 options collapse into 2 first-token buckets after prefix 'CAT_'" in collision
-    assert any(" PCD002 warning [qwen2.5] risk: " in line and "M + EDIUM" in line for line in lines)
+    assert FINDING_LINE.match(collision) and collision.startswith(f"    {line_no}:")
+    assert ("PCD001 error: 3 options collapse into 2 first-token buckets after prefix 'CAT_': "
+            "'CAT_001', 'CAT_002' share '0': 'CAT_001' always wins") in collision
+    # risk's PCD002 is info under Qwen2.5 (every option has its own scored token): hidden
+    assert not any("M + EDIUM" in line for line in lines)
+    assert lines[-1] == f"1 field will be decided wrongly. Run pcdlint suggest {path} to see verified fixes."
     summary = next(line for line in lines if line.endswith("tokenizers: qwen2.5"))
-    assert summary.startswith(f"{sum(bool(FINDING_LINE.match(line)) for line in lines)} findings")
+    assert summary.startswith("3 findings (1 error, ")
+    assert "1 info hidden" in summary
+    shown = pcdlint("check", "--show-info", path).stdout.splitlines()
+    assert any("PCD002 info: " in line and "M + EDIUM" in line for line in shown)
+    assert sum(bool(FINDING_LINE.match(line)) for line in shown) == 3
+
+
+def test_errors_first_and_statistics_and_exit_zero(write_schema):
+    warn_only = {"properties": {"a": {"enum": ["Java", "JavaScript_x", "Kotlin"]}}}
+    path = write_schema({"type": "object", "properties": {**warn_only["properties"], **BAD["properties"]}})
+    lines = pcdlint("check", path).stdout.splitlines()
+    severities = [HEADER_LINE.match(line).group(6).split(",")[0].split()[1]
+                  for line in lines if HEADER_LINE.match(line)]
+    assert severities == sorted(severities, key=["error", "warning", "info"].index), lines
+    stats = pcdlint("check", "--statistics", "--select", "ALL", path)
+    assert stats.returncode == EXIT_FINDINGS
+    rows = [line.split() for line in stats.stdout.splitlines() if re.match(r"^\s+\d+\s+PCD\d{3}", line)]
+    assert {row[1] for row in rows} >= {"PCD001", "PCD002"}
+    assert not any(FINDING_LINE.match(line) for line in stats.stdout.splitlines())
+    assert sum(int(row[0]) for row in rows) == int(stats.stdout.split(" findings")[0].split()[-1])
+    assert pcdlint("check", "--exit-zero", path).returncode == EXIT_CLEAN
+    assert pcdlint("check", "--exit-zero", path.parent / "missing.json").returncode == EXIT_USAGE
 
 
 def test_clean_exit_0(write_schema):
     result = pcdlint("check", write_schema(CLEAN))
     assert result.returncode == EXIT_CLEAN, result.stdout + result.stderr
-    assert result.stdout.splitlines()[-1].startswith("0 findings"), result.stdout
+    assert result.stdout.splitlines()[-2].startswith("0 findings"), result.stdout
+    assert result.stdout.splitlines()[-1] == "No field will be decided wrongly."
 
 
 def test_fail_on_threshold(write_schema):
-    only_warning = {"properties": {"risk": {"enum": ["LOW", "MEDIUM", "HIGH"]}}}
+    # 'E' scores ELEVATED and also begins EXTREME: PCD002 stays a warning
+    only_warning = {"properties": {"risk": {"enum": ["LOW", "ELEVATED", "EXTREME"]}}}
     path = write_schema(only_warning)
     assert pcdlint("check", path).returncode == EXIT_CLEAN  # a warning is below --fail-on error
     assert pcdlint("check", "--fail-on", "warning", path).returncode == EXIT_FINDINGS
@@ -154,8 +188,19 @@ def test_multiple_tokenizers_each_finding_names_its_own(write_schema):
 
 
 def test_rules_and_explain():
+    from auditor.lint.registry import load_rules
+
     listing = pcdlint("rules").stdout
     assert "PCD001  first-token-collision" in listing
+    rows = {line.split()[0]: line.split()[3] for line in listing.splitlines() if re.match(r"^PCD\d{3}  ", line)}
+    rules = load_rules()
+    assert rows == {code: "default" if r.default else "opt-in" for code, r in rules.items()}
+    assert {c for c, r in rules.items() if not r.default} >= {"PCD011", "PCD012"}
+    assert {"PCD000", "PCD001", "PCD002", "PCD005", "PCD009", "PCD010", "PCD900"} <= {
+        c for c, r in rules.items() if r.default}
+    for code, rule in rules.items():  # every opt-in rule says why it is off
+        if not rule.default:
+            assert f"opt-in {code}: {rule.opt_in_reason}" in listing
     by_code = pcdlint("explain", "PCD001")
     by_name = pcdlint("explain", "first-token-collision")
     assert by_code.stdout == by_name.stdout
@@ -181,3 +226,25 @@ def test_acceptance_high_cardinality_255():
     assert [b["tie_winner"][:7] for b in buckets] == ["CAT_000", "CAT_100", "CAT_200"]
     assert all(b["tie_winner"] == b["options"][0] for b in buckets)
     assert any(f["code"] == "PCD002" and f["field"] == "customs_category" for f in report["findings"])
+
+
+@pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason="../shared/corpus not present")
+def test_acceptance_presets_default_set_grouped_and_next_step():
+    presets = CORPUS / "pcd-presets"
+    result = pcdlint("check", presets)
+    assert result.returncode == EXIT_FINDINGS
+    lines = result.stdout.splitlines()
+    assert not any(code in line for line in lines for code in ("PCD011", "PCD012"))
+    headers = [HEADER_LINE.match(line) for line in lines if HEADER_LINE.match(line)]
+    worst = [m.group(6).split(",")[0].split()[1] for m in headers]
+    assert "error" in worst and worst == sorted(worst, key=["error", "warning", "info"].index)
+    collisions = [line for line in lines if FINDING_LINE.match(line) and " PCD001 " in line]
+    assert collisions and all(re.search(r"'[^']+', '[^']+'.* share '[^']+': '[^']+' always wins", line)
+                              for line in collisions)
+    assert re.fullmatch(r"\d+ fields? will be decided wrongly\. Run pcdlint suggest FILE to see "
+                        r"verified fixes\.", lines[-1]), lines[-1]
+    everything = pcdlint("check", "--show-info", "--select", "ALL", presets).stdout
+    assert "PCD011 info" in everything and "PCD012 info" in everything
+    report = json.loads(pcdlint("check", "-f", "json", "--select", "ALL", presets).stdout)
+    shown = [line for line in everything.splitlines() if FINDING_LINE.match(line)]
+    assert len(shown) == len(report["findings"])  # nothing lost, only hidden by default

@@ -12,12 +12,13 @@ from click.testing import CliRunner
 from auditor.cli.main import cli
 
 # Under Qwen2.5: `category` has a first-token collision (PCD001, error) and multi-token options
-# (PCD002); `risk` has MEDIUM = M + EDIUM (PCD002, warning) and no collision.
+# (PCD002); `risk` has ELEVATED = E + LEV + ATED, and 'E' also begins EXTREME (PCD002, warning),
+# and no collision.
 SCHEMA = {
     "type": "object",
     "properties": {
         "category": {"enum": ["CAT_000_Live", "CAT_001_Meat", "CAT_102_Fish"]},
-        "risk": {"enum": ["LOW", "MEDIUM", "HIGH"]},
+        "risk": {"enum": ["LOW", "ELEVATED", "EXTREME"]},
     },
 }
 
@@ -36,8 +37,17 @@ def check(*args: str):
 
 
 def codes(stdout: str) -> list[tuple[str, str]]:
-    """(code, field) of each finding line."""
-    return re.findall(r": (PCD\d{3}) \w+ \[[^\]]+\] (\w+):", stdout)
+    """(code, field) of each finding line: a field's header line, then its findings indented."""
+    found, field = [], None
+    for line in stdout.splitlines():
+        header = re.match(r"^\S+:\d+:\d+: (\S+)(?: \[[^\]]+\])? PCD\d{3} ", line)
+        if header:
+            field = header.group(1)
+            continue
+        finding = re.match(r"^    \d+:\d+ (PCD\d{3}) \w+: ", line)
+        if finding:
+            found.append((finding.group(1), field))
+    return found
 
 
 def test_defaults_without_config(project):
@@ -71,9 +81,9 @@ def test_extend_select_and_rule_options_and_severity(project):
     (project / ".pcdlint.toml").write_text(
         'select = ["PCD001"]\nextend-select = ["too-many-options"]\n'
         '[rules.too-many-options]\nmax-options = 2\nseverity = "info"\n', encoding="utf-8")
-    code, out, _ = check("schemas")
-    lines = [line for line in out.splitlines() if "PCD003" in line]
-    assert len(lines) == 2 and all(" PCD003 info " in line for line in lines)
+    code, out, _ = check("schemas", "--show-info")
+    lines = [line for line in out.splitlines() if line.startswith("    ") and "PCD003" in line]
+    assert len(lines) == 2 and all(" PCD003 info: " in line for line in lines)
     assert "exceed the limit of 2" in lines[0]
     assert {c for c, _ in codes(out)} == {"PCD001", "PCD003"}
     assert code == 1  # PCD001 is still an error
@@ -95,7 +105,7 @@ def test_per_file_ignores_glob_and_pointer_fragment(project):
     assert ("PCD002", "risk") not in found  # narrowed to the risk node by the fragment
     assert ("PCD002", "category") in found  # the same rule elsewhere in the file still reports
     assert ("PCD001", "category") not in found  # a bare file name matches in any directory
-    assert "suppressed" in out.splitlines()[-1]
+    assert "suppressed" in out.splitlines()[-2]  # the summary; the next step comes last
 
 
 def test_per_file_ignores_relative_to_config_dir(project, monkeypatch):
@@ -147,7 +157,10 @@ def test_show_config_names_each_source(project):
     assert f"# config file: {pyproject} [tool.pcdlint]" in out
     assert f'ignore = ["PCD004"]  # {pyproject}' in out
     assert 'fail-on = "warning"  # --fail-on' in out
-    assert 'select = ["PCD"]  # default' in out
+    from auditor.lint.registry import default_codes
+
+    assert f"select = {json.dumps(default_codes())}  # default" in out
+    assert "PCD011" not in json.dumps(default_codes())
     rules = out[out.index("[rules.PCD003]"):]
     assert f"max-options = 128  # {pyproject}" in rules
     assert 'severity = "error"  # default' in rules

@@ -144,7 +144,7 @@ def test_collision_inside_a_tool_parameter_fails_the_run():
     result = pcdlint("check", "--select", "PCD001", path)
     assert_no_traceback(result)
     assert result.returncode == EXIT_FINDINGS, result.stderr
-    assert f"{path}:32:53: PCD001 error [qwen2.5] tool file_ticket › category:" in result.stdout
+    assert f"{path}:32:13: tool file_ticket › category [qwen2.5] PCD001 error\n    32:53 PCD001 error: " in result.stdout
 
 
 def test_json_report_lists_embedded_schemas():

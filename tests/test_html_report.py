@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -82,7 +83,7 @@ def test_corpus_report_under_5_mb(qwen, smollm2, tmp_path):
     print(f"corpus HTML report ({len(run.findings)} findings, 2 tokenizers): {size} bytes")
     assert size < 5 * 1024 * 1024
     assert page.count("<article") == len({(f.path, f.site_pointer, f.tokenizer)
-                                          for f in run.findings if f.tokenizer})
+                                          for f in run.findings if f.field})
 
 
 def test_generic_rendering_of_new_rules_cost_and_verification(qwen, write_schema):
@@ -114,3 +115,39 @@ def test_hostile_text_is_escaped(qwen, write_schema):
     assert "<script>alert" not in page and "<img" not in page and "<b>x</b>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert page.count("<script>") == 1  # only the report's own filter script
+
+
+def test_reviewer_layout_on_bundled_fixtures(qwen):
+    """Verdict on top, files worst first, cards by severity (errors open, warnings collapsed,
+    info behind the toggle), SVG bucket bars with the winner, fixes before → after with a JSON
+    snippet, the cost model as a table and chart, "verification not run" once."""
+    from support import FIXTURES
+
+    run = lint([str(FIXTURES / "schemas")], [qwen], LintOptions(select=["ALL"]))
+    view = report_view(run)
+    wrong = {(f.path, f.site_pointer) for f in run.findings if f.severity == "error" and f.field}
+    sites = sum(len(r.model.sites) for r in run.files)
+    assert view["verdict"] == f"{len(wrong)} of {sites} fields will be decided wrongly by first-token scoring with qwen2.5."
+    ranks = ["info", "warning", "error"]
+    assert [ranks.index(f["severity"]) for f in view["files"]] == sorted(
+        (ranks.index(f["severity"]) for f in view["files"]), reverse=True)
+    for file in view["files"]:
+        order = [ranks.index(c["severity"]) for c in file["cards"]]
+        assert order == sorted(order, reverse=True)
+        assert all(c["severity"] != "info" for c in file["cards"])
+        assert all(c["severity"] == "info" for c in file["info_cards"])
+        assert all(c["open"] == (c["severity"] == "error") for c in file["cards"])
+    card = next(c for f in view["files"] for c in f["cards"] if c["field"] == "decision")
+    [bar] = card["bars"]
+    assert (bar["token"], bar["size"], bar["winner"]) == ("approve", 2, "approve_now")
+    fix = card["suggestions"][0]
+    assert fix["rows"][0] == {"before": "approve_now", "after": fix["json"] and json.loads(fix["json"])["enum"][0]}
+    page = render(run)
+    assert page.count("verification not run") == 1
+    assert 'data-pcdlint="bucket"' in page and 'data-pcdlint="cost"' in page
+    assert '<table class="cost-table">' in page and "naive passes (longest options)" in page
+    assert "&#34;enum&#34;" in page or "&quot;enum&quot;" in page  # the snippet, escaped
+    assert '<details class="info-toggle">' in page
+    first_card = page[page.index("<article"):]
+    assert first_card.startswith('<article class="card sev-error"')
+    assert '<details class="card-body" open>' in first_card[:400]

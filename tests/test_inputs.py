@@ -66,7 +66,8 @@ def test_stdin_yaml_by_content(tmp_path):
                           capture_output=True, text=True, timeout=300,
                           env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
     assert done.returncode == EXIT_FINDINGS, done.stderr
-    assert "<stdin>:4:" in done.stdout
+    assert "<stdin>:3:3: risk [qwen2.5] PCD001 error" in done.stdout  # the field's header
+    assert "\n    4:" in done.stdout  # the collision, at its option on line 4
 
 
 # --------------------------------------------------------------------------- never silent
@@ -183,7 +184,7 @@ def test_api_lint_of_a_model_equals_the_cli(app_dir, monkeypatch):
     assert _comparable(json.loads(result.to_json())["findings"]) == _comparable(cli["findings"])
     assert [(f.path, f.line) for f in result.findings] == [(f["path"], f["line"]) for f in cli["findings"]]
     assert list(result.by_code()) == sorted({f["code"] for f in cli["findings"]})
-    assert "PCD001 error [qwen2.5] category:" in result.summary()
+    assert "category [qwen2.5] PCD001 error" in result.summary()
     assert auditor.lint(Ticket, ignore=["PCD001"]).ok
     enum_only = auditor.lint(Category, select=["PCD001"])
     assert [f.code for f in enum_only.findings] == ["PCD001"]

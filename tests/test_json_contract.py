@@ -14,7 +14,7 @@ FINDING_KEYS = {"code", "name", "severity", "path", "pointer", "field", "line", 
 
 def test_json_report_shape(write_schema):
     path = write_schema({"type": "object", "properties": {
-        "risk": {"enum": ["LOW", "MEDIUM", "HIGH"]}, "flag": {"type": "boolean"}}})
+        "risk": {"enum": ["LOW", "MEDIUM", "MAX"]}, "flag": {"type": "boolean"}}})
     result = CliRunner().invoke(cli, ["check", "--format", "json", "--select", "PCD001,PCD002",
                                       str(path)])
     assert result.exit_code == 0, result.output  # PCD002 is a warning, below --fail-on error

@@ -128,7 +128,8 @@ def test_try_repo_fails_on_bad_schema(hook_env):
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     assert "Failed" in output
-    assert "bad.json:1:" in output and "PCD001 error [qwen2.5] category:" in output, output
+    assert "bad.json:1:" in output and "category [qwen2.5] PCD001 error" in output, output
+    assert "PCD001 error: 3 options collapse" in output and "Run pcdlint suggest bad.json" in output
 
 
 def test_try_repo_passes_on_clean_schema(hook_env):

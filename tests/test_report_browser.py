@@ -7,6 +7,7 @@ to the test's tmp dir and copied to `out/report-presets.png` (git-ignored) for a
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -41,22 +42,45 @@ def console_lines(stderr: str) -> list[str]:
 
 
 class DomScan(HTMLParser):
+    """Tags in order, the title, and the text a reader sees without opening a disclosure: text
+    outside every `<details>` other than a card's own body and the info toggle (which only
+    fold whole cards)."""
+
+    FOLDS = frozenset({"card-body", "info-toggle"})
+
     def __init__(self):
         super().__init__()
         self.tags: list[tuple[str, dict]] = []
         self.title = ""
         self._in_title = False
+        self._stack: list[bool] = []  # per open <details>: does it hide data?
+        self._skip = 0  # inside <style>/<script>
+        self.visible: list[str] = []
 
     def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
         self._in_title = tag == "title"
+        if tag == "details":
+            self._stack.append(not (set((attrs.get("class") or "").split()) & self.FOLDS))
+        if tag in ("style", "script"):
+            self._skip += 1
 
     def handle_endtag(self, tag):
         self._in_title = False
+        if tag == "details" and self._stack:
+            self._stack.pop()
+        if tag in ("style", "script"):
+            self._skip -= 1
 
     def handle_data(self, data):
         if self._in_title:
             self.title += data
+        if not self._skip and not any(self._stack):
+            self.visible.append(data)
+
+
+JSON_OBJECT = re.compile(r"""\{\s*["'][^"']*["']\s*:""")  # `{"key":` as json.dumps writes it
 
 
 def dump_dom(page: Path, tmp_path: Path) -> tuple[str, list[str]]:
@@ -73,24 +97,38 @@ def test_presets_report_renders_without_console_errors(qwen, smollm2, tmp_path):
     page = tmp_path / "report.html"
     page.write_text(render(run), encoding="utf-8")
 
-    shot = tmp_path / "report-presets.png"
-    done = chromium(page, tmp_path, "--window-size=1280,2400", f"--screenshot={shot}")
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert console_lines(done.stderr) == []
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
     out = REPO / "out"
     out.mkdir(exist_ok=True)
-    shutil.copyfile(shot, out / "report-presets.png")
+    for name, size in (("report-presets.png", "1280,2400"), ("report-first-screen.png", "1280,900")):
+        shot = tmp_path / name
+        done = chromium(page, tmp_path, f"--window-size={size}", f"--screenshot={shot}")
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert console_lines(done.stderr) == []
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+        shutil.copyfile(shot, out / name)
 
     dom, console = dump_dom(page, tmp_path)
     assert console == []
     scan = DomScan()
     scan.feed(dom)
     cards = [attrs for tag, attrs in scan.tags if tag == "article"]
-    # one card per field and tokenizer; tokenizer-independent findings are listed per file
-    assert len(cards) == len({(f.path, f.site_pointer, f.tokenizer) for f in run.findings if f.tokenizer})
+    # one card per field (and tokenizer); file-level findings are listed per file
+    assert len(cards) == len({(f.path, f.site_pointer, f.tokenizer) for f in run.findings if f.field})
     for finding in run.findings:
         assert str(escape(finding.field)) in dom
+    # the first card a reviewer sees is an error, and it is open
+    assert any(f.severity == "error" for f in run.findings)
+    assert cards[0]["data-severity"] == "error"
+    first = [tag for tag in scan.tags if tag[0] in ("article", "details")]
+    assert first[1][0] == "details" and "open" in first[1][1]
+    # cards come worst first in each file; info cards are folded behind the toggle
+    visible = " ".join(scan.visible)
+    assert not JSON_OBJECT.search(visible), JSON_OBJECT.search(visible)
+    assert dom.count("verification not run") == 1
+    assert "PCD passes vs naive passes per file" in dom  # the cost chart, not a JSON blob
+    wrong = {(f.path, f.site_pointer) for f in run.findings if f.severity == "error" and f.field}
+    sites = sum(len(r.model.sites) for r in run.files)
+    assert f"{len(wrong)} of {sites} fields will be decided wrongly by first-token scoring" in dom
 
 
 HOSTILE = [
@@ -123,7 +161,8 @@ def test_hostile_schema_runs_no_script_and_shows_text_literally(qwen, tmp_path):
     assert "data-pwned" not in body
     assert "pwned" not in " ".join(str(attrs) for _, attrs in scan.tags)
     tags = {tag for tag, _ in scan.tags}
-    assert "img" not in tags and "svg" not in tags
+    assert "img" not in tags
+    assert all(a.get("data-pcdlint") in ("bucket", "cost") for t, a in scan.tags if t == "svg")  # ours only
     assert [tag for tag, _ in scan.tags].count("script") == 1  # the report's own filter script
     assert not [a for _, a in scan.tags if any(k.startswith("on") for k in a)]
     assert not [a for _, a in scan.tags if str(a.get("href", "")).startswith("javascript:")]

@@ -10,6 +10,7 @@ from auditor.cli.main import cli
 from auditor.lint.engine import lint
 from auditor.reporting.github import escape_data, escape_property
 from auditor.reporting.text import render as render_text
+from support import text_findings
 
 RISK = {"type": "object", "properties": {"risk": {"enum": ["LOW", "MEDIUM", "MAYBE"]}}}
 
@@ -26,7 +27,10 @@ def test_several_outputs_from_one_run(write_schema, tmp_path, qwen):
     assert result.exit_code == 1
     findings = lint([str(path)], [qwen]).findings
     lines = result.output.splitlines()
-    assert sum(line.startswith(f"{path}:") for line in lines) == len(findings)  # text on stdout
+    shown = [f for f in findings if f.severity != "info"]
+    assert len(text_findings(result.output)) == len(shown)  # text on stdout, info hidden
+    assert sum(line.startswith(f"{path}:") for line in lines) == len(
+        {(f.site_pointer, f.tokenizer) for f in shown})  # one header line per field
     assert "\033[" not in result.output  # not a terminal: no colour
     log = json.loads(sarif.read_text(encoding="utf-8"))
     assert len(log["runs"][0]["results"]) == len(findings)
@@ -52,15 +56,24 @@ def test_extra_output_refuses_to_overwrite_input(write_schema):
 
 
 def test_github_format_chosen_automatically_in_actions(write_schema, qwen):
-    path = write_schema(RISK)
-    findings = lint([str(path)], [qwen]).findings
+    path = write_schema({"type": "object", "properties": {
+        **RISK["properties"], "code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}})
+    findings = [f for f in lint([str(path)], [qwen]).findings if f.severity != "info"]
     auto = invoke(["check", str(path)], env={"GITHUB_ACTIONS": "true"})
     lines = [line for line in auto.output.splitlines() if line.startswith("::")]
-    assert len(lines) == len(findings)
-    for line, finding in zip(lines, findings):
-        level = {"error": "error", "warning": "warning", "info": "notice"}[finding.severity]
-        assert line.startswith(f"::{level} file={path},line={finding.line},col={finding.column},")
-        assert f"title={finding.code} {finding.name}" in line
+    fields = {}
+    for finding in findings:
+        fields.setdefault(finding.field, []).append(finding)
+    assert len(lines) == len(fields) == 2  # one annotation per field
+    rank = ["info", "warning", "error"]
+    for line, (field, found) in zip(lines, sorted(fields.items(), key=lambda kv: -max(
+            rank.index(f.severity) for f in kv[1]))):
+        worst = max(found, key=lambda f: rank.index(f.severity))
+        level = {"error": "error", "warning": "warning", "info": "notice"}[worst.severity]
+        assert line.startswith(f"::{level} file={path},line={worst.line},col={worst.column},")
+        assert f"title={field} [qwen2.5] " in line
+        for finding in found:  # every finding of the field, one per line (%0A)
+            assert f"{finding.code} {finding.name} ({finding.severity}" in line
     explicit = invoke(["check", str(path), "--format", "text"], env={"GITHUB_ACTIONS": "true"})
     assert not explicit.output.startswith("::")
 

@@ -18,14 +18,14 @@ from urllib.parse import unquote
 
 from auditor.errors import UsageError
 from auditor.lint import selection
-from auditor.lint.registry import SEVERITIES, Rule, load_rules
+from auditor.lint.registry import SEVERITIES, Rule, default_codes, load_rules
 
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
 LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers")
 KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", "rules")
-DEFAULTS = {
-    "select": ["PCD"],
+DEFAULTS: dict[str, object] = {
+    "select": None,  # the default rule set: every rule whose @rule(default=...) is True
     "extend-select": [],
     "ignore": [],
     "fail-on": "error",
@@ -87,7 +87,8 @@ class Config:
     path: Path | None = None
     table: str = ""  # "tool.pcdlint." for pyproject.toml, "" for .pcdlint.toml
     settings: dict[str, Setting] = field(
-        default_factory=lambda: {k: Setting(v) for k, v in DEFAULTS.items()})
+        default_factory=lambda: {k: Setting(default_codes() if v is None else v)
+                                 for k, v in DEFAULTS.items()})
     rule_settings: dict[str, dict[str, Setting]] = field(default_factory=dict)  # code → key → Setting
 
     @property

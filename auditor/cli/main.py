@@ -46,6 +46,12 @@ def cli() -> None:
 @click.option("--ignore", multiple=True, help="Rule codes, code prefixes or names to disable.")
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="error", show_default=True,
               help="Lowest severity that makes the exit code 1.")
+@click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (2 still means bad input).")
+@click.option("--show-info", is_flag=True,
+              help="Also print info findings (text and github; implied by --fail-on info).")
+@click.option("--cost", "show_cost", is_flag=True,
+              help="Print the cost model (PCD vs naive forward passes) in text output.")
+@click.option("--statistics", is_flag=True, help="Print finding counts per rule instead of findings.")
 @click.option("-q", "--quiet", is_flag=True, help="Only findings and errors, no summary.")
 @click.option("--no-cache", is_flag=True, help="Re-parse every file (skip the analysis cache).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
@@ -63,14 +69,17 @@ def cli() -> None:
 @click.option("--verify", "run_verify", is_flag=True,
               help="Run the flagged fields through a real model (see `pcdlint verify`).")
 @model_options()
-def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, output, output_sarif, output_html,
-          output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
-          baseline_file, write_baseline, stdin_filename, allow_unrecognized, run_verify,
-          verify_opts):
+def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, output, output_sarif,
+          output_html, output_json, select, ignore, fail_on, exit_zero, show_info, show_cost,
+          statistics, quiet, no_cache, config_file, show_config, baseline_file, write_baseline,
+          stdin_filename, allow_unrecognized, run_verify, verify_opts):
     """Lint schema files, directories of *.json, *.yaml, *.yml, `-` (stdin) or a Python
     object `pkg.module:Name` (Pydantic model, Enum, Literal alias, TypedDict, dataclass).
 
-    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
+    By default the default rule set runs (`pcdlint rules`), info findings are counted but not
+    printed, and the last line says what to do next.
+
+    Exit status: 0 nothing at or above --fail-on (or --exit-zero), 1 findings, 2 usage or input error.
     """
     from auditor.cli.config import load_config
     from auditor.lint import baseline
@@ -123,7 +132,10 @@ def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, ou
                        f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
                        "no longer occur", err=True)
         color = output is None and output_format == "text" and color_stdout()
-        write_output(render(output_format, run, quiet=quiet, color=color), output, list(paths), color)
+        show_info = show_info or fail_on == "info"
+        text = render(output_format, run, quiet=quiet, color=color, show_info=show_info,
+                      cost=show_cost, statistics=statistics)
+        write_output(text, output, list(paths), color)
         for name, target in extra.items():
             if target is not None:
                 write_output(render(name, run), target, list(paths), flag=f"--output-{name}")
@@ -136,7 +148,7 @@ def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, ou
         click.echo(f"pcdlint: error: {unrecognized_error}", err=True)
     if run.errors or unrecognized_error:
         sys.exit(EXIT_USAGE)
-    if write_baseline:
+    if write_baseline or exit_zero:
         sys.exit(EXIT_CLEAN)
     worst = run.max_severity()
     if worst is not None and severity_rank(worst) >= severity_rank(fail_on):
@@ -146,9 +158,18 @@ def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, ou
 
 @cli.command("rules")
 def rules_command():
-    """List every rule: code, name, default severity and summary."""
-    for rule in load_rules().values():
-        click.echo(f"{rule.code}  {rule.name:<28} {rule.severity:<8} {rule.summary}")
+    """List every rule: code, name, default severity, whether it is on by default, and why."""
+    from auditor.lint.registry import DEFAULT_REASON
+
+    rules = load_rules().values()
+    for rule in rules:
+        on = "default" if rule.default else "opt-in"
+        click.echo(f"{rule.code}  {rule.name:<28} {rule.severity:<8} {on:<8} {rule.summary}")
+    click.echo(f"\ndefault: on unless deselected; these {DEFAULT_REASON}.")
+    for rule in rules:
+        if not rule.default:
+            click.echo(f"opt-in {rule.code}: {rule.opt_in_reason}")
+    click.echo("Bring opt-in rules in with `--select ALL`, `--select CODE` or extend-select in the config.")
 
 
 @cli.command("tokenizers")

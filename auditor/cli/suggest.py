@@ -1,20 +1,51 @@
-"""`pcdlint suggest`: verified renamings for fields with first-token scoring problems."""
+"""`pcdlint suggest`: verified renamings for fields with first-token scoring problems, and
+`--write` / `--in-place`, which apply the best-ranked one of every field to a copy (or, when
+asked, to the input).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
-from auditor.lint.suggest import FIXED_CODES
+from auditor.lint.suggest import FIXED_CODES, choose, rewrite
+
+
+def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[str, str | None, int]:
+    """Write the fixed copy (and, for letter slots, the legend beside it); returns
+    (fixed path, legend path or None, fields renamed)."""
+    from auditor.errors import UsageError
+    from auditor.reporting.outputs import write_report
+
+    [result] = run.files
+    model = result.model
+    chosen = choose(entries)
+    sites = {site.pointer: site for site in model.sites}
+    yaml_file = Path(model.path).suffix.lower() in (".yaml", ".yml")
+    renamings = [(sites[p].option_spans, s["options"]) for p, s in chosen.items() if p in sites]
+    text = rewrite(model.document.text, yaml_file, renamings)
+    inputs = [] if in_place else [model.path]
+    write_report(text, target, "--write", inputs)
+    legend = {p: {"field": sites[p].field, "slots": {m["to"]: m["from"] for m in s["mapping"]}}
+              for p, s in chosen.items() if s["strategy"] == "letter-slots" and p in sites}
+    legend_path = None
+    if legend:
+        legend_path = str(Path(target).with_suffix(".slots.json"))
+        if Path(legend_path).resolve() == Path(model.path).resolve():
+            raise UsageError(f"--write {target}: the slot legend would overwrite the input")
+        write_report(json.dumps(legend, indent=2, ensure_ascii=False) + "\n", legend_path,
+                     "--write", [model.path])
+    return target, legend_path, len(renamings)
 
 
 def collect(run) -> list[dict]:
-    """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 finding."""
+    """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 warning or error."""
     groups: dict[tuple, dict] = {}
     for finding in run.findings:
-        if finding.code not in FIXED_CODES:
+        if finding.code not in FIXED_CODES or finding.severity == "info":
             continue
         key = (finding.path, finding.site_pointer, finding.tokenizer)
         entry = groups.setdefault(key, {
@@ -32,13 +63,22 @@ def format_text(entries: list[dict]) -> str:
     for e in entries:
         lines.append(f"{e['path']}:{e['line']}: {e['field']} [{e['tokenizer']}] {', '.join(e['codes'])}")
         if not e["suggestions"]:
-            lines.append("  no renaming tried re-lints clean; see `pcdlint explain` for other fixes")
-        for s in e["suggestions"]:
+            lines.append("  no renaming tried re-lints clean and keeps every distinguishing word; "
+                         "see `pcdlint explain` for other fixes")
+        for rank, s in enumerate(e["suggestions"], 1):
             pairs = ", ".join(f"{m['from']} -> {m['to']}" for m in s["mapping"][:8])
             more = f", … ({len(s['mapping'])} options)" if len(s["mapping"]) > 8 else ""
-            lines.append(f"  {s['strategy']} (re-lints clean): {pairs}{more}")
+            kept = ("legend maps letters back" if s["strategy"] == "letter-slots"
+                    else f"keeps {round(100 * s.get('words_kept', 1))} % of the words")
+            lines.append(f"  {rank}. {s['strategy']} (re-lints clean; {kept}): {pairs}{more}")
     fixed = sum(1 for e in entries if e["suggestions"])
-    lines.append(f"{len(entries)} fields need a fix; {fixed} have a verified suggestion")
+    if entries:
+        one = len(entries) == 1
+        lines.append(f"{len(entries)} field{'' if one else 's'} need{'s' if one else ''} a fix; "
+                     f"{fixed} {'has' if fixed == 1 else 'have'} a verified suggestion"
+                     + ("" if fixed == len(entries) else f"; {len(entries) - fixed} have none"))
+    else:
+        lines.append("No field needs a fix.")
     return "\n".join(lines) + "\n"
 
 
@@ -48,29 +88,52 @@ def format_text(entries: list[dict]) -> str:
               help="Tokenizer to verify with (repeatable). Default: qwen2.5.")
 @click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
               default="text", show_default=True)
-def suggest(paths, tokenizers, output_format):
-    """Propose renamings for fields with PCD001/PCD002/PCD005 findings, verified by re-linting.
+@click.option("--write", "write_to", metavar="FILE",
+              help="Write a copy of the (single) input with the first suggestion of every field "
+                   "applied, and FILE's .slots.json legend when letter slots are used. Never "
+                   "the input itself.")
+@click.option("--in-place", is_flag=True, help="Apply the fixes to the input file itself.")
+def suggest(paths, tokenizers, output_format, write_to, in_place):
+    """Propose renamings for fields with PCD001/PCD002/PCD005 warnings or errors, verified by
+    re-linting.
 
     Only suggestions whose renamed field re-lints without warnings or errors under the same
-    tokenizer are printed. Input files are never modified. Exit status: 0, or 2 on bad input.
+    tokenizer, and that keep every word telling an option apart from its siblings, are printed,
+    those keeping the most words first. Input files are modified only with --in-place.
+
+    Exit status: 0 every flagged field has a verified fix, 1 some has none, 2 bad input.
     """
     from auditor.errors import UsageError
     from auditor.lint.engine import LintOptions, lint
     from auditor.tokenizers.loader import DEFAULT_TOKENIZER, load_tokenizers
 
     try:
+        if write_to and in_place:
+            raise UsageError("--write and --in-place exclude each other")
+        if (write_to or in_place) and (len(paths) != 1 or not Path(paths[0]).is_file()):
+            raise UsageError(f"{'--write' if write_to else '--in-place'} needs exactly one input file")
         loaded = load_tokenizers(list(tokenizers) or [DEFAULT_TOKENIZER])
         run = lint(list(paths), loaded, LintOptions(select=list(FIXED_CODES)))
+        entries = collect(run)
+        written = None
+        if (write_to or in_place) and run.files:
+            written = write_fixed(run, entries, write_to or paths[0], in_place)
     except UsageError as error:
         click.echo(f"pcdlint: error: {error}", err=True)
         sys.exit(2)
-    entries = collect(run)
     if run.errors and not run.files:
         pass  # nothing was read: only the error lines below
     elif output_format == "json":
         click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
     else:
         click.echo(format_text(entries), nl=False)
+    if written is not None:
+        target, legend, count = written
+        click.echo(f"pcdlint: wrote {target} with {count} field{'s' if count != 1 else ''} renamed"
+                   + (f" and the letter-slot legend {legend}" if legend else "")
+                   + "; update the code that reads these values", err=True)
     for input_error in run.errors:
         click.echo(f"{input_error}", err=True)
-    sys.exit(2 if run.errors else 0)
+    if run.errors:
+        sys.exit(2)
+    sys.exit(1 if any(not e["suggestions"] for e in entries) else 0)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from auditor.errors import InputFileError, UsageError
 from auditor.lint import selection, suppressions
 from auditor.lint.context import Finding, RuleContext
-from auditor.lint.registry import INTERNAL_ERROR, Rule, load_rules, severity_rank
+from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rules, severity_rank
 from auditor.lint.suggest import verified_suggestions
 from auditor.pcd.cost import run_cost
 from auditor.pcd.scoring import SiteTokens, prefetch
@@ -22,7 +22,7 @@ from auditor.tokenizers.loader import LoadedTokenizer
 
 @dataclass
 class LintOptions:
-    select: list[str] = field(default_factory=lambda: ["PCD"])
+    select: list[str] = field(default_factory=default_codes)  # the default rule set
     ignore: list[str] = field(default_factory=list)
     rule_options: dict[str, dict] = field(default_factory=dict)  # code → option overrides
     severities: dict[str, str] = field(default_factory=dict)  # code → severity override

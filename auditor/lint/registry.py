@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 SEVERITIES = ("info", "warning", "error")
+DEFAULT_REASON = "can change which option an engine returns, or make the schema unusable"
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 CODE_PATTERN = re.compile(r"^PCD\d{3}$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -40,6 +41,14 @@ class Rule:
     module: str = ""
     example_options: dict = field(default_factory=dict)  # options the doc examples assume
     internal: bool = False  # the engine's own code (PCD999), not a check in auditor.rules
+    # On in the default rule set (like ruff's): the rules whose findings can change which option
+    # a PCD engine returns, or make the schema unusable. An opt-in rule says why it is off.
+    default: bool = True
+    opt_in_reason: str = ""
+
+    @property
+    def default_reason(self) -> str:
+        return DEFAULT_REASON if self.default else self.opt_in_reason
 
     @property
     def summary(self) -> str:
@@ -64,8 +73,12 @@ _RULES: dict[str, Rule] = {}
 
 
 def rule(*, code: str, name: str, severity: str, options: dict | None = None, scope: str = "site",
-         example_options: dict | None = None):
-    """Register the decorated `check` generator as a rule, validating its metadata now."""
+         example_options: dict | None = None, default: bool = True, opt_in_reason: str = ""):
+    """Register the decorated `check` generator as a rule, validating its metadata now.
+
+    `default=False` leaves the rule out of the default set (`extend-select` or `--select ALL`
+    bring it in); such a rule must say why in `opt_in_reason`.
+    """
 
     def register(check: Callable) -> Callable:
         module = sys.modules.get(check.__module__)
@@ -86,11 +99,14 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
         missing = [h for h in REQUIRED_SECTIONS if h not in headings]
         if missing:
             raise RuleDefinitionError(f"{where}: docstring lacks headings {missing}")
+        if default == bool(opt_in_reason):
+            raise RuleDefinitionError(f"{where}: an opt-in rule (default=False) needs opt_in_reason, "
+                                      "and only an opt-in rule has one")
         unknown = set(example_options or {}) - set(options or {})
         if unknown:
             raise RuleDefinitionError(f"{where}: example_options {sorted(unknown)} are not options")
         _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
-                            dict(example_options or {}))
+                            dict(example_options or {}), default=default, opt_in_reason=opt_in_reason)
         check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check
 
@@ -138,6 +154,11 @@ def load_rules() -> dict[str, Rule]:
         _RULES[INTERNAL_ERROR.code] = INTERNAL_ERROR
         _loaded = True
     return dict(sorted(_RULES.items()))
+
+
+def default_codes() -> list[str]:
+    """The default rule set, derived from each rule's `default` flag."""
+    return [code for code, r in load_rules().items() if r.default]
 
 
 def severity_rank(severity: str) -> int:

@@ -7,8 +7,10 @@ finding of severity warning or error. Input files are never modified.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
@@ -34,6 +36,8 @@ def _candidates(options: list[str], slot_letters: tuple[str, ...]) -> list[tuple
     out = [("lowercase", "lower-case the options", [o.lower() for o in options])]
     words = [_words(o) for o in options]
     if all(words):
+        out.append(("lowercase-words", "lower-case words separated by spaces",
+                    [" ".join(w).lower() for w in words]))
         lead = 0
         while all(len(w) > lead + 1 for w in words) and len({w[lead].lower() for w in words}) == 1:
             lead += 1
@@ -47,14 +51,52 @@ def _candidates(options: list[str], slot_letters: tuple[str, ...]) -> list[tuple
                     ["_".join(c).lower() for c in core]))
         out.append(("distinguishing-words", "drop shared words and numeric codes",
                     ["_".join(n).lower() for n in named]))
+        out.append(("distinguishing-words-spaced", "drop shared words and numeric codes; "
+                    "words separated by spaces", [" ".join(n).lower() for n in named]))
         out.append(("first-distinct-word", "one word per option, the distinguishing one first",
                     [n[0].lower() for n in named]))
         out.append(("distinct-word-first", "move the distinguishing part to the front",
                     ["_".join(c + w[:lead] + w[len(w) - trail:]).lower() for c, w in zip(core, words)]))
+        counts = Counter(_fold(p) for w in words for p in set(w))
+        own_first = [sorted(w, key=lambda p: counts[_fold(p)] > 1) for w in words]  # stable
+        out.append(("own-word-first", "put each option's own word first (all words kept)",
+                    ["_".join(w).lower() for w in own_first]))
+        out.append(("own-word-first-spaced", "put each option's own word first, words separated "
+                    "by spaces", [" ".join(w).lower() for w in own_first]))
     if slot_letters:
         out.append(("letter-slots", "score single letters and map them back with a legend",
                     list(slot_letters[:len(options)])))
     return out
+
+
+def _word_set(option: str) -> set[str]:
+    return {_fold(w) for w in _words(option)}
+
+
+def drops_distinguishing_word(options: list[str], renamed: list[str]) -> str | None:
+    """The first word a renaming drops that tells its option apart from a sibling, or None.
+
+    A word may go only when every sibling has it too (it says nothing), or when it is a
+    numeric code (the kept words must then tell the options apart, which is checked apart).
+    `VERY_NEGATIVE → very` drops NEGATIVE, which NEUTRAL lacks: refused.
+    """
+    sets = [_word_set(o) for o in options]
+    for index, (words, new) in enumerate(zip(sets, renamed)):
+        for word in sorted(words - _word_set(new)):
+            if word.isdigit():
+                continue
+            if any(word not in other for j, other in enumerate(sets) if j != index):
+                return f"{options[index]} → {new} drops {word!r}"
+    return None
+
+
+def words_kept(options: list[str], renamed: list[str]) -> float:
+    """Mean share of each option's words the renaming keeps (ranking: most first)."""
+    shares = []
+    for option, new in zip(options, renamed):
+        words = {w for w in _word_set(option) if not w.isdigit()} or _word_set(option)  # codes aside
+        shares.append(len(words & _word_set(new)) / len(words) if words else 1.0)
+    return sum(shares) / len(shares) if shares else 0.0
 
 
 def _relint(tokens, options: list[str]) -> bool:
@@ -74,7 +116,8 @@ def _relint(tokens, options: list[str]) -> bool:
 
 
 def verified_suggestions(tokens) -> list[dict]:
-    """Suggestions for one field under one tokenizer, each re-linted clean before it is kept."""
+    """Suggestions for one field under one tokenizer, each re-linted clean before it is kept,
+    ranked by how many of each option's words they keep (letter slots, a legend, last)."""
     options = tokens.site.options
     if len(options) < 2 or not all(isinstance(o, str) for o in options):
         return []
@@ -85,15 +128,74 @@ def verified_suggestions(tokens) -> list[dict]:
         if key == tuple(options) or key in seen or not all(renamed):
             continue
         seen.add(key)
-        if len({_fold(r) for r in renamed}) != len(renamed) or not _relint(tokens, renamed):
+        letters = strategy == "letter-slots"  # meaning kept by the legend, not the words
+        if len({_fold(r) for r in renamed}) != len(renamed):
             continue
-        suggestion = {
+        if not letters and drops_distinguishing_word(options, renamed):
+            continue
+        if not _relint(tokens, renamed):
+            continue
+        found.append({
             "strategy": strategy,
             "description": description,
             "options": renamed,
             "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)],
             "tokenizer": tokens.tokenizer.id,
             "verified": True,
-        }
-        found.append(suggestion)
+            "words_kept": 0.0 if letters else round(words_kept(options, renamed), 3),
+        })
+    found.sort(key=lambda s: -s["words_kept"])  # stable: ties keep the candidates' order
     return found
+
+
+# --------------------------------------------------------------------------- writing a fixed copy
+
+_PLAIN_YAML = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*( [A-Za-z0-9_]+)*$")
+
+
+def _scalar(value: str, was: str, yaml_file: bool) -> str:
+    """The new option written as the old one was: JSON string, or YAML plain when safe."""
+    if yaml_file and not was.startswith(("'", '"')) and _PLAIN_YAML.match(value):
+        import yaml
+
+        if yaml.safe_load(value) == value:  # `on`, `no`, `null` … would change type
+            return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def rewrite(text: str, yaml_file: bool, renamings: list[tuple[list, list[str]]]) -> str:
+    """`text` with each renamed option written over its span; `renamings` holds
+    (option spans, new options) per field. A span shared by two sites ($ref) is written once."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    edits: dict[tuple[int, int], str] = {}
+    for spans, options in renamings:
+        for span, value in zip(spans, options):
+            begin = starts[span.line - 1] + span.column - 1
+            end = starts[span.end_line - 1] + span.end_column - 1
+            edits[(begin, end)] = _scalar(value, text[begin:end], yaml_file)
+    out, cursor = [], 0
+    for (begin, end), value in sorted(edits.items()):
+        out.append(text[cursor:begin])
+        out.append(value)
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def choose(entries: list[dict]) -> dict[str, dict]:
+    """Per field pointer: the best-ranked suggestion verified under every tokenizer of it."""
+    by_field: dict[str, list[dict]] = {}
+    for entry in entries:
+        by_field.setdefault(entry["pointer"], []).append(entry)
+    chosen = {}
+    for pointer, group in by_field.items():
+        common = None
+        for entry in group:
+            keys = [tuple(s["options"]) for s in entry["suggestions"]]
+            common = keys if common is None else [k for k in common if k in keys]
+        if common:
+            chosen[pointer] = next(s for s in group[0]["suggestions"] if tuple(s["options"]) == common[0])
+    return chosen

@@ -1,4 +1,8 @@
-"""The GitHub Action's job summary: a Markdown table of a pcdlint SARIF report.
+"""The GitHub Action's job summary: the fields of a pcdlint SARIF report that have errors.
+
+Findings are grouped by field (file, field pointer, tokenizer), as in the text output: a table
+of the fields with errors (what will be decided wrongly), then the fields with warnings
+collapsed, then counts per rule.
 
 `python -m auditor.reporting.action_summary [--exit-code N] [--fail-on SEVERITY] REPORT.sarif` prints
 Markdown for `$GITHUB_STEP_SUMMARY`. It reads standard SARIF 2.1.0 (results with ruleId, level,
@@ -34,15 +38,42 @@ def _rows(sarif: dict) -> list[dict]:
             rule_id = result.get("ruleId", "")
             rows.append({
                 "severity": LEVEL_TO_SEVERITY.get(result.get("level", "warning"), "warning"),
+                "code": rule_id,
                 "rule": f"{rule_id} {names.get(rule_id, '')}".strip(),
                 "path": location.get("artifactLocation", {}).get("uri", ""),
                 "line": region.get("startLine", 1),
                 "column": region.get("startColumn", 1),
-                "tokenizer": properties.get("tokenizer", ""),
+                "tokenizer": properties.get("tokenizer") or "",
+                "field": properties.get("field") or "",
+                "site": properties.get("fieldPointer") or properties.get("pointer") or "",
                 "message": result.get("message", {}).get("text", ""),
             })
     rows.sort(key=lambda r: (SEVERITY_ORDER.index(r["severity"]), r["path"], r["line"], r["column"]))
     return rows
+
+
+def _fields(rows: list[dict]) -> list[dict]:
+    """One entry per (file, field, tokenizer), worst severity first; its rows worst first."""
+    groups: dict[tuple, dict] = {}
+    for row in rows:  # rows are sorted worst first, so a group's first row is its worst
+        key = (row["path"], row["site"] if row["field"] else f"{row['site']}#{row['code']}",
+               row["tokenizer"])
+        group = groups.setdefault(key, {"severity": row["severity"], "first": row, "rows": []})
+        group["rows"].append(row)
+    return list(groups.values())
+
+
+def _field_table(groups: list[dict]) -> list[str]:
+    lines = ["| Field | Location | Tokenizer | Findings | What goes wrong |", "|---|---|---|---|---|"]
+    for group in groups[:MAX_ROWS]:
+        first = group["first"]
+        codes = ", ".join(dict.fromkeys(f"{r['code']} {r['severity']}" for r in group["rows"]))
+        where = f"`{first['path']}:{first['line']}:{first['column']}`"
+        lines.append(f"| {_cell(first['field'] or '(file)')} | {where} | {_cell(first['tokenizer'])} | "
+                     f"{_cell(codes)} | {_cell(first['message'].removeprefix(first['field'] + ': '))} |")
+    if len(groups) > MAX_ROWS:
+        lines.append(f"\n… and {len(groups) - MAX_ROWS} more; see the SARIF report or the annotations.")
+    return lines
 
 
 def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "error") -> str:
@@ -60,16 +91,23 @@ def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "err
     lines.append(head + (f" — {verdict}" if verdict else ""))
     if not rows:
         return "\n".join(lines) + "\n"
+    groups = _fields(rows)
+    errors = [g for g in groups if g["severity"] == "error"]
+    warnings = [g for g in groups if g["severity"] == "warning"]
+    if errors:
+        lines += ["", f"### {len(errors)} field{'s' if len(errors) != 1 else ''} with errors", ""]
+        lines += _field_table(errors)
+        lines += ["", "Run `pcdlint suggest FILE` to see verified fixes."]
+    else:
+        lines += ["", "No field has an error."]
+    if warnings:
+        lines += ["", f"<details><summary>{len(warnings)} field{'s' if len(warnings) != 1 else ''} "
+                      "with warnings</summary>", ""]
+        lines += _field_table(warnings)
+        lines += ["", "</details>"]
     lines += ["", "| Rule | Findings |", "|---|---:|"]
     for rule, count in sorted(Counter(r["rule"] for r in rows).items()):
         lines.append(f"| {_cell(rule)} | {count} |")
-    lines += ["", "| Severity | Rule | Location | Tokenizer | Message |", "|---|---|---|---|---|"]
-    for row in rows[:MAX_ROWS]:
-        where = f"`{row['path']}:{row['line']}:{row['column']}`"
-        lines.append(f"| {row['severity']} | {_cell(row['rule'])} | {where} | "
-                     f"{_cell(row['tokenizer'])} | {_cell(row['message'])} |")
-    if len(rows) > MAX_ROWS:
-        lines.append(f"\n… and {len(rows) - MAX_ROWS} more; see the SARIF report or the annotations.")
     return "\n".join(lines) + "\n"
 
 

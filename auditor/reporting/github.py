@@ -1,4 +1,8 @@
-"""GitHub Actions workflow commands: one `::error file=…,line=…,col=…::…` annotation per finding.
+"""GitHub Actions workflow commands: one `::error file=…,line=…,col=…::…` annotation per field.
+
+Findings are grouped by field (as in the text output): the annotation has the field's worst
+severity, sits where its worst finding points, and lists every finding, one per line. Info
+findings are annotated (as notices) only with `show_info`.
 
 Chosen automatically when `GITHUB_ACTIONS=true` and no `--format` is given. Properties and
 messages are escaped as the Actions runner expects (`%`, CR, LF; `:` and `,` in properties).
@@ -8,6 +12,7 @@ from __future__ import annotations
 
 from auditor.lint.engine import LintRun
 from auditor.reporting import formatter
+from auditor.reporting.fields import FieldGroup, field_groups, verdict
 from auditor.reporting.text import summary_line
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -37,9 +42,28 @@ def annotation(finding) -> str:
     return f"::{COMMANDS[finding.severity]} {joined}::{escape_data(text)}"
 
 
-@formatter("github", "GitHub Actions workflow commands (annotations)")
-def render(run: LintRun, quiet: bool = False, **_options) -> str:
-    lines = [annotation(f) for f in run.findings]
+def group_annotation(group: FieldGroup) -> str:
+    worst = group.findings[0]
+    span = worst.span
+    codes = ", ".join(f"{code} {severity}" for code, severity in group.codes)
+    props = {
+        "file": group.path,
+        "line": span.line,
+        "col": span.column,
+        "endLine": span.end_line,
+        "title": f"{group.label}" + (f" [{group.tokenizer}]" if group.tokenizer else "") + f" {codes}",
+    }
+    if span.end_line == span.line:
+        props["endColumn"] = span.end_column
+    joined = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items())
+    text = "\n".join(f"{f.code} {f.name} ({f.severity}, line {f.line}): {f.message}" for f in group.findings)
+    return f"::{COMMANDS[group.severity]} {joined}::{escape_data(text)}"
+
+
+@formatter("github", "GitHub Actions workflow commands (one annotation per field)")
+def render(run: LintRun, quiet: bool = False, show_info: bool = False, **_options) -> str:
+    lines = [group_annotation(g) for g in field_groups(run, show_info)]
     if not quiet:
-        lines.append(summary_line(run))
+        lines.append(summary_line(run, show_info))
+        lines.append(verdict(run, show_info).next_step())
     return "\n".join(lines) + "\n"

@@ -18,9 +18,10 @@ from collections import Counter
 
 from auditor import __version__
 from auditor.lint.engine import Finding, LintRun
-from auditor.lint.registry import load_rules
+from auditor.lint.registry import SEVERITIES, load_rules
 from auditor.pcd.scoring import SiteTokens
 from auditor.reporting import formatter
+from auditor.reporting.fields import verdict
 from auditor.reporting.matrix import CLEAN, matrix_dict
 
 BIG_FIELD = 40  # options; above this a card's groups start collapsed
@@ -35,7 +36,8 @@ def _jsonish(value) -> str:
 
 
 def _data_text(data: dict) -> str:
-    shown = dict(data)
+    # suggestions are drawn as before → after tables; the JSON format has them in full
+    shown = {k: v for k, v in data.items() if k != "suggestions"}
     if not shown:
         return ""
     text = json.dumps(shown, indent=2, ensure_ascii=False, default=str)
@@ -58,8 +60,38 @@ def _key_values(value) -> list[dict]:
     return [{"label": "", "text": _jsonish(value)}]
 
 
-def _cost(run: LintRun):
-    return _key_values(run.cost) if run.cost else []
+CHART_WIDTH = 360  # px of the longest bar in the cost chart
+BUCKET_BAR = 240  # px of a bucket holding every option of its field
+FIX_ROWS = 12  # before → after rows drawn per fix; the JSON snippet has every option
+MAX_FIXES = 3  # verified fixes shown per card (the JSON format has them all)
+
+
+def _cost(run: LintRun) -> dict | None:
+    """The cost model as tables and chart bars; unknown shapes as label/text rows."""
+    cost = getattr(run, "cost", None)
+    if not cost:
+        return None
+    known = all(isinstance(v, dict) and isinstance(v.get("files"), dict) for v in cost.values())
+    if not known:
+        return {"tokenizers": [], "rows": _key_values(cost)}
+    tokenizers = []
+    for tokenizer_id, model in cost.items():
+        files = []
+        for path, c in model["files"].items():
+            files.append({"path": path, "name": path.replace("\\", "/").rsplit("/", 1)[-1],
+                          "fields": c["fields"], "pcd": c["pcd"]["passes"],
+                          "fallback": c["pcd"]["fallback_steps"],
+                          "worst_field": c["pcd"].get("worst_field") or "",
+                          "naive": c["naive"]["passes_longest"], "naive_mean": c["naive"]["passes_mean"],
+                          "speedup": c.get("speedup_longest")})
+        top = max([f["naive"] for f in files] + [f["pcd"] for f in files] + [1])
+        for number, f in enumerate(files):
+            f["y"] = number * 34
+            f["naive_w"] = max(2, round(CHART_WIDTH * f["naive"] / top))
+            f["pcd_w"] = max(2, round(CHART_WIDTH * f["pcd"] / top))
+        tokenizers.append({"id": tokenizer_id, "files": files, "run": model.get("run", {}),
+                           "height": 34 * len(files) + 4})
+    return {"tokenizers": tokenizers, "rows": []}
 
 
 def _rule_help(code: str) -> dict:
@@ -114,12 +146,63 @@ def _group(tokens: SiteTokens, indexes: list[int], colour: int | None, big: bool
     }
 
 
-def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
+def _suggestions(findings: list[Finding]) -> list[dict]:
+    """Verified renamings (from the findings' data) as before → after rows and a JSON snippet."""
+    seen, out = set(), []
+    for finding in findings:
+        for suggestion in finding.data.get("suggestions") or []:
+            key = tuple(map(str, suggestion.get("options", [])))
+            if key in seen:
+                continue
+            seen.add(key)
+            mapping = suggestion.get("mapping", [])
+            letters = suggestion.get("strategy") == "letter-slots"
+            out.append({
+                "strategy": suggestion.get("strategy", ""),
+                "description": suggestion.get("description", ""),
+                "rows": [{"before": _jsonish(m["from"]), "after": _jsonish(m["to"])}
+                         for m in mapping[:FIX_ROWS]],
+                "more_rows": max(0, len(mapping) - FIX_ROWS),
+                "kept": ("(the legend maps each letter back)" if letters else
+                         f"(keeps {round(100 * suggestion.get('words_kept', 1))} % of the words, "
+                         "every word that tells the options apart)"),
+                "json": json.dumps({"enum": suggestion.get("options", [])}, ensure_ascii=False),
+                # letter slots: the decoder maps each answer back with this legend
+                "slots_json": json.dumps({m["to"]: m["from"] for m in mapping}, ensure_ascii=False)
+                if letters else "",
+                "tokenizer": suggestion.get("tokenizer", ""),
+            })
+    return out[:MAX_FIXES]
+
+
+def _bucket_bar(size: int, total: int) -> int:
+    return max(4, round(BUCKET_BAR * size / max(total, 1)))
+
+
+def card_view(tokens: SiteTokens | None, findings: list[Finding], site=None) -> dict:
+    """One card per field (and tokenizer): its findings, buckets, slot table and fixes."""
+    severity = max((f.severity for f in findings), key=SEVERITIES.index)
+    base = {
+        "severity": severity,
+        "codes": sorted({f.code for f in findings}),
+        "code_severities": ", ".join(f"{c} {s}" for c, s in _code_severities(findings)),
+        "findings": [finding_view(f) for f in sorted(
+            findings, key=lambda f: (-SEVERITIES.index(f.severity), f.line, f.code))],
+        # info-only fields need no fix: their cards stay light
+        "suggestions": _suggestions(findings) if severity != "info" else [],
+        "open": severity == "error",
+    }
+    if tokens is None:
+        return {**base, "field": findings[0].field, "pointer": findings[0].site_pointer,
+                "line": site.span.line if site else findings[0].line,
+                "kind": site.kind if site else "", "tokenizer": "", "options": len(site.options) if site else 0,
+                "distinct": 0, "multi_token": 0, "prefix": "", "suffix": "", "big": False, "groups": [],
+                "bars": [], "remap": None, "tokens": False}
     site = tokens.site
     big = len(site.options) > BIG_FIELD
     piece = tokens.tokenizer.piece
     collisions = [(tid, idx) for tid, idx in tokens.buckets.items() if len(idx) > 1]
-    groups = []
+    groups, bars = [], []
     drawn_collisions = collisions if not big else collisions[:DRAWN_GROUPS]
     for number, (token_id, indexes) in enumerate(drawn_collisions):
         colour = number % BUCKET_COLOURS
@@ -129,6 +212,10 @@ def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
             "winner": tokens.options[indexes[0]].text,
             **_group(tokens, indexes, colour, big),
         })
+        bars.append({"token": piece(token_id), "size": len(indexes), "colour": colour,
+                     "width": _bucket_bar(len(indexes), len(site.options)),
+                     "winner": tokens.options[indexes[0]].text,
+                     "losers": len(indexes) - 1})
     undrawn = collisions[len(drawn_collisions):]
     if undrawn:  # a big field's remaining buckets: one collapsed plain-text list
         groups.append({
@@ -162,8 +249,8 @@ def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
                      list(slots.failures.items())[:8]] if not slots.viable else [],
         "reason": (f"{len(options)} options but only 26 letters A–Z" if len(options) > 26 else ""),
     }
-    multi = tokens.multi_token
     return {
+        **base,
         "field": site.field,
         "pointer": site.pointer,
         "line": site.span.line,
@@ -171,36 +258,62 @@ def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
         "tokenizer": tokens.tokenizer.id,
         "options": len(options),
         "distinct": len(tokens.buckets),
-        "multi_token": len(multi),
+        "multi_token": len(tokens.multi_token),
         "prefix": tokens.prefix,
         "suffix": tokens.suffix if tokens.has_strings else tokens.literal_suffix,
         "big": big,
         "groups": groups,
+        "bars": bars,
         "remap": remap,
-        "severity": max((f.severity for f in findings), key=("info", "warning", "error").index),
-        "codes": sorted({f.code for f in findings}),
-        "findings": [finding_view(f) for f in findings],
+        "tokens": True,
     }
 
 
-def file_view(result, tokenizers: dict) -> dict:
+def _code_severities(findings: list[Finding]) -> list[tuple[str, str]]:
+    worst: dict[str, str] = {}
+    for f in findings:
+        if f.code not in worst or SEVERITIES.index(f.severity) > SEVERITIES.index(worst[f.code]):
+            worst[f.code] = f.severity
+    return sorted(worst.items(), key=lambda item: (-SEVERITIES.index(item[1]), item[0]))
+
+
+def file_view(result, tokenizers: dict, number: int = 0) -> dict:
     sites = {site.pointer: site for site in result.model.sites}
-    by_card: dict[tuple[str, str], list[Finding]] = {}
+    by_card: dict[tuple[str, str | None], list[Finding]] = {}
     loose: list[Finding] = []
     for finding in result.findings:
-        if finding.site_pointer in sites and finding.tokenizer in tokenizers:
+        if finding.site_pointer in sites and (finding.tokenizer in tokenizers or finding.tokenizer is None):
             by_card.setdefault((finding.site_pointer, finding.tokenizer), []).append(finding)
         else:
             loose.append(finding)
-    cards = [card_view(result.site_tokens(sites[pointer], tokenizers[tok]), found)
-             for (pointer, tok), found in by_card.items()]
+    cards = []
+    for (pointer, tok), found in by_card.items():
+        site = sites[pointer]
+        tokens = result.site_tokens(site, tokenizers[tok]) if tok is not None else None
+        cards.append(card_view(tokens, found, site))
+    cards.sort(key=lambda c: (-SEVERITIES.index(c["severity"]), c["line"], c["tokenizer"]))
+    worst_by_field: dict[str, int] = {}  # a field broken under two tokenizers counts once
+    for c in cards:
+        worst_by_field[c["pointer"]] = max(worst_by_field.get(c["pointer"], 0), SEVERITIES.index(c["severity"]))
+    counts = Counter(SEVERITIES[rank] for rank in worst_by_field.values())
+    loose_views = [finding_view(f) for f in sorted(loose, key=lambda f: -SEVERITIES.index(f.severity))]
+    worst = max([SEVERITIES.index(c["severity"]) for c in cards]
+                + [SEVERITIES.index(f.severity) for f in loose] + [0])
     return {
+        "anchor": f"file-{number}",
         "path": result.model.path,
         "format": result.model.format,
         "sites": len(result.model.sites),
         "findings": len(result.findings),
-        "cards": cards,
-        "file_findings": [finding_view(f) for f in loose],
+        "severity": SEVERITIES[worst],
+        "error_fields": counts["error"],
+        "warning_fields": counts["warning"],
+        "info_fields": counts["info"],
+        "errors": sum(1 for f in result.findings if f.severity == "error"),
+        "cards": [c for c in cards if c["severity"] != "info"],
+        "info_cards": [c for c in cards if c["severity"] == "info"],
+        "file_findings": [v for v in loose_views if v["severity"] != "info"],
+        "file_info": [v for v in loose_views if v["severity"] == "info"],
         "remote_refs": list(result.model.remote_refs),
     }
 
@@ -228,15 +341,29 @@ def report_view(run: LintRun) -> dict:
     by_code = Counter(f.code for f in findings)
     by_severity = Counter(f.severity for f in findings)
     by_tokenizer = Counter(f.tokenizer or "(none)" for f in findings)
+    files = [file_view(r, tokenizers, n) for n, r in enumerate(run.files) if r.findings]
+    # worst first: files with errors by how many fields they get wrong, then the rest
+    files.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["error_fields"], -f["errors"],
+                              -f["warning_fields"], f["path"]))
+    judged = verdict(run)
+    verified = any(f.verification for f in findings)
     return {
         "title": "pcdlint report",
         "version": __version__,
+        "verdict": judged.sentence([t.id for t in run.tokenizers]),
+        "severity": SEVERITIES[max([SEVERITIES.index(f.severity) for f in findings] + [0])]
+        if findings else "clean",
+        "verification": ("verified on a real model: see each card" if verified else
+                         "verification not run (pcdlint check --verify runs the flagged fields "
+                         "through a real model)"),
         "tokenizers": [t.describe() for t in run.tokenizers],
         "summary": {
             "files": len(run.files),
             "sites": sum(len(r.model.sites) for r in run.files),
             "findings": len(findings),
             "suppressed": len(run.suppressed),
+            "wrong_fields": judged.wrong_fields,
+            "warning_fields": judged.warning_fields,
             "by_rule": [{"code": code, "name": rules[code].name if code in rules else "",
                          "count": n} for code, n in sorted(by_code.items())],
             "by_severity": [{"severity": s, "count": by_severity[s]}
@@ -245,8 +372,9 @@ def report_view(run: LintRun) -> dict:
             "cost": _cost(run),
         },
         "errors": [str(e) for e in run.errors],
+        "files": files,
+        "problem_files": [f for f in files if f["severity"] != "info"],
         "matrix": _matrix_view(run),
-        "files": [file_view(r, tokenizers) for r in run.files if r.findings],
         "clean_files": [r.model.path for r in run.files if not r.findings],
         "bucket_colours": list(range(BUCKET_COLOURS)),
         "rules": [{"code": code, "name": rules[code].name, **_rule_help(code)}

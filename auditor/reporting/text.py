@@ -1,32 +1,60 @@
-"""Human-readable lines: `path:line:col: CODE severity [tokenizer] field: message`."""
+"""Human-readable output, grouped by field, errors first.
+
+One header line per field (`path:line:col: field [tokenizer] PCD001 error, PCD002 warning`),
+then one indented line per finding (`line:col CODE severity: message`). Info findings only
+with `show_info`, cost lines only with `cost`; `statistics` prints counts per rule instead of
+the findings. The last line says what to do next.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from auditor.lint.engine import LintRun
+from auditor.lint.registry import SEVERITIES, load_rules
 from auditor.reporting import formatter
+from auditor.reporting.fields import FieldGroup, field_groups, verdict
 from auditor.reporting.matrix import matrix_table
 
 SEVERITY_COLOURS = {"error": "\033[1;31m", "warning": "\033[1;33m", "info": "\033[1;34m"}
 RESET = "\033[0m"
 
 
+def _paint(severity: str, color: bool) -> str:
+    return f"{SEVERITY_COLOURS.get(severity, '')}{severity}{RESET}" if color else severity
+
+
 def finding_line(finding, color: bool = False) -> str:
+    """One finding on one line (the pre-grouping format; kept for callers that want it)."""
     where = f"{finding.path}:{finding.line}:{finding.column}"
     tok = f" [{finding.tokenizer}]" if finding.tokenizer else ""
     field = f" {finding.field}:" if finding.field else ""
-    severity = finding.severity
     if color:
         where = f"\033[1m{where}{RESET}"
-        severity = f"{SEVERITY_COLOURS.get(severity, '')}{severity}{RESET}"
-    return f"{where}: {finding.code} {severity}{tok}{field} {finding.message}"
+    return f"{where}: {finding.code} {_paint(finding.severity, color)}{tok}{field} {finding.message}"
 
 
-def summary_line(run: LintRun) -> str:
+def group_lines(group: FieldGroup, color: bool = False) -> list[str]:
+    where = f"{group.path}:{group.span.line}:{group.span.column}"
+    if color:
+        where = f"\033[1m{where}{RESET}"
+    tok = f" [{group.tokenizer}]" if group.tokenizer else ""
+    codes = ", ".join(f"{code} {_paint(severity, color)}" for code, severity in group.codes)
+    lines = [f"{where}: {group.label}{tok} {codes}"]
+    for finding in group.findings:
+        lines.append(f"    {finding.line}:{finding.column} {finding.code} "
+                     f"{_paint(finding.severity, color)}: {finding.message}")
+    return lines
+
+
+def summary_line(run: LintRun, show_info: bool = True) -> str:
     findings = run.findings
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
     sites = sum(len(r.model.sites) for r in run.files)
     tokenizers = ", ".join(t.id for t in run.tokenizers)
-    parts = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in counts.items() if n)
+    parts = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}"
+                      + (" hidden" if s == "info" and not show_info else "")
+                      for s, n in counts.items() if n)
     found = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}" + (f" ({parts})" if parts else "")
     tail = f"; {len(run.suppressed)} suppressed" if run.suppressed else ""
     return (f"{found} in {len(run.files)} file{'s' if len(run.files) != 1 else ''}, "
@@ -40,20 +68,42 @@ def unrecognized_line(run: LintRun) -> str:
     return f"{len(paths)} file{'s' if len(paths) != 1 else ''} had no schema: {shown}"
 
 
-@formatter("text", "one line per finding, then a summary")
-def render(run: LintRun, quiet: bool = False, color: bool = False, **_options) -> str:
-    lines = [finding_line(f, color) for f in run.findings]
+def statistics_lines(run: LintRun) -> list[str]:
+    """Counts per rule, like `ruff --statistics`: count, code, name, severities."""
+    rules = load_rules()
+    by_code: dict[str, Counter] = {}
+    for finding in run.findings:
+        by_code.setdefault(finding.code, Counter())[finding.severity] += 1
+    lines = []
+    for code, counts in sorted(by_code.items(), key=lambda item: (-sum(item[1].values()), item[0])):
+        name = rules[code].name if code in rules else ""
+        split = ", ".join(f"{counts[s]} {s}" for s in reversed(SEVERITIES) if counts[s])
+        lines.append(f"{sum(counts.values()):>6}  {code}  {name:<28} {split}")
+    return lines
+
+
+@formatter("text", "findings grouped by field, errors first, then a summary and the next step")
+def render(run: LintRun, quiet: bool = False, color: bool = False, show_info: bool = False,
+           cost: bool = False, statistics: bool = False, **_options) -> str:
+    lines: list[str] = []
+    if statistics:
+        lines.extend(statistics_lines(run))
+    else:
+        for group in field_groups(run, show_info):
+            lines.extend(group_lines(group, color))
     if not quiet:
         for result in run.files:
             for ref in result.model.remote_refs:
                 lines.append(f"{result.model.path}: note: remote $ref '{ref}' not followed")
-        lines.extend(cost_lines(run))
-        lines.append(summary_line(run))
+        if cost:
+            lines.extend(cost_lines(run))
+        lines.append(summary_line(run, show_info))
         if run.unrecognized:
             lines.append(unrecognized_line(run))
         table = matrix_table(run)
         if table:
             lines.append(table)
+        lines.append(verdict(run, show_info).next_step())
     return "\n".join(lines) + ("\n" if lines else "")
 
 
