@@ -16,6 +16,7 @@ from auditor.analysis_cache import analyse_file
 from auditor.cost import run_cost
 from auditor.documents import LINTABLE_SUFFIXES, Span
 from auditor.errors import InputFileError, UsageError
+from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.registry import Rule, find_rule, load_rules, severity_rank
 from auditor.scoring import SiteTokens, prefetch
 from auditor.sites import FileModel, Site
@@ -43,6 +44,7 @@ class Finding:
     site_pointer: str = ""
     related: list[Location] = field(default_factory=list)
     verification: dict | None = None  # filled by `check --verify` / `pcdlint verify`
+    engine: str | None = None  # the engine profile of a per-engine rule; None: any engine
 
     @property
     def line(self) -> int:
@@ -54,8 +56,12 @@ class Finding:
 
     @property
     def fingerprint(self) -> str:
-        """Stable across edits that move lines: rule, file, site pointer, tokenizer."""
-        key = "\0".join([self.code, self.path, self.site_pointer or self.pointer, self.tokenizer or ""])
+        """Stable across edits that move lines: rule, file, site pointer, tokenizer (and the
+        engine, unless it is the default one, so baselines written before engines still hold)."""
+        parts = [self.code, self.path, self.site_pointer or self.pointer, self.tokenizer or ""]
+        if self.engine not in (None, DEFAULT_ENGINE):
+            parts.append(self.engine)
+        key = "\0".join(parts)
         return hashlib.sha256(key.encode()).hexdigest()[:32]
 
     def to_dict(self) -> dict:
@@ -72,6 +78,7 @@ class Finding:
             "end_line": self.span.end_line,
             "end_column": self.span.end_column,
             "tokenizer": self.tokenizer,
+            "engine": self.engine,
             "message": self.message,
             "data": self.data,
             "fingerprint": self.fingerprint,
@@ -85,10 +92,17 @@ class RuleContext:
     """What a rule's `check` gets besides its subject: options and a way to make findings."""
 
     def __init__(self, rule: Rule, options: dict, file: FileModel, site: Site | None,
-                 tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True):
+                 tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True,
+                 engine: EngineProfile | None = None):
         self.rule, self.options, self.file, self.site = rule, options, file, site
         self.tokenizer, self.severity = tokenizer, severity
         self.suggestions = suggestions  # whether rules should attach verified fix suggestions
+        self.engine = engine or get_engine(DEFAULT_ENGINE)  # the profile this check runs under
+
+    @property
+    def letters(self) -> str:
+        """The letter alphabet for slot remaps: the `letters` option, else the engine's."""
+        return self.options.get("letters") or self.engine.letters
 
     def finding(self, message: str, *, data: dict | None = None, option: int | None = None,
                 related: list[int] | tuple[int, ...] = (), severity: str | None = None,
@@ -112,7 +126,7 @@ class RuleContext:
             path=self.file.path, pointer=pointer, field=site.field if site else "",
             span=span, tokenizer=self.tokenizer.id if self.tokenizer else None,
             message=message, data=data or {}, site_pointer=site.pointer if site else pointer,
-            related=related_locations,
+            related=related_locations, engine=self.engine.name if self.rule.per_engine else None,
         )
 
 
@@ -126,6 +140,13 @@ class LintOptions:
     # Verified fix suggestions re-lint every candidate renaming: only worth it when an output
     # shows them (JSON, HTML, SARIF); the CLI turns them off for text, github and csv.
     suggestions: bool = True
+    engines: list[str] = field(default_factory=lambda: [DEFAULT_ENGINE])  # profiles, by name
+
+    def engine_profiles(self) -> list[EngineProfile]:
+        try:
+            return [get_engine(name) for name in dict.fromkeys(self.engines or [DEFAULT_ENGINE])]
+        except UnknownEngine as error:
+            raise UsageError(f"--engine: {error}") from None
 
 
 @dataclass
@@ -157,6 +178,7 @@ class LintRun:
     errors: list[InputFileError] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)
     cost: dict | None = None  # the cost model per tokenizer (auditor.cost), set by lint()
+    engines: list[EngineProfile] = field(default_factory=lambda: [get_engine(DEFAULT_ENGINE)])
 
     @property
     def findings(self) -> list[Finding]:
@@ -168,7 +190,8 @@ class LintRun:
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: (f.path, f.span.line, f.span.column, f.code, f.tokenizer or "", f.pointer))
+    return sorted(findings, key=lambda f: (f.path, f.span.line, f.span.column, f.code, f.tokenizer or "",
+                                            f.engine or "", f.pointer))
 
 
 # --------------------------------------------------------------------------- selection
@@ -228,7 +251,7 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
          use_cache: bool = True) -> LintRun:
     options = options or LintOptions()
     rules = selected_rules(options)
-    run = LintRun(tokenizers=tokenizers)
+    run = LintRun(tokenizers=tokenizers, engines=options.engine_profiles())
     for path, display in expand_paths(paths):
         try:
             model = analyse_file(path, display, use_cache)
@@ -257,6 +280,7 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     site_rules = [r for r in checked if r.scope == "site"]
     file_rules = [r for r in checked if r.scope == "file"]
     raw: list[tuple[Rule, Finding]] = []
+    engines = options.engine_profiles()
     for rule in file_rules:
         ctx = _context(rule, options, model, None, None)
         raw.extend((rule, f) for f in rule.check(model, ctx))
@@ -265,8 +289,9 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
         for site in model.sites:
             tokens = result.site_tokens(site, tokenizer)
             for rule in site_rules:
-                ctx = _context(rule, options, model, site, tokenizer)
-                raw.extend((rule, f) for f in rule.check(tokens, ctx))
+                for engine in (engines if rule.per_engine else engines[:1]):
+                    ctx = _context(rule, options, model, site, tokenizer, engine)
+                    raw.extend((rule, f) for f in rule.check(tokens, ctx))
     used: set[tuple[str, str]] = set()
     for rule, finding in raw:
         silenced_by = suppressions.suppressing_entries(model, finding, rule)
@@ -293,7 +318,8 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     return result
 
 
-def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer) -> RuleContext:
+def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer,
+             engine: EngineProfile | None = None) -> RuleContext:
     merged = {**rule.options, **options.rule_options.get(rule.code, {})}
     severity = options.severities.get(rule.code, rule.severity)
-    return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions)
+    return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions, engine)

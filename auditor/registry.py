@@ -39,6 +39,8 @@ class Rule:
     check: Callable = field(compare=False, repr=False)
     module: str = ""
     example_options: dict = field(default_factory=dict)  # options the doc examples assume
+    per_engine: bool = False  # runs once per engine profile (--engine); findings name the engine
+    example_engine: str = ""  # the engine profile the doc examples assume ("" = the default)
 
     @property
     def summary(self) -> str:
@@ -63,7 +65,7 @@ _RULES: dict[str, Rule] = {}
 
 
 def rule(*, code: str, name: str, severity: str, options: dict | None = None, scope: str = "site",
-         example_options: dict | None = None):
+         example_options: dict | None = None, per_engine: bool = False, example_engine: str = ""):
     """Register the decorated `check` generator as a rule, validating its metadata now."""
 
     def register(check: Callable) -> Callable:
@@ -88,8 +90,16 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
         unknown = set(example_options or {}) - set(options or {})
         if unknown:
             raise RuleDefinitionError(f"{where}: example_options {sorted(unknown)} are not options")
+        if per_engine and scope != "site":
+            raise RuleDefinitionError(f"{where}: only site rules can run per engine")
+        if example_engine:
+            from auditor.pcd.engines import ENGINES
+
+            if example_engine not in ENGINES or not per_engine:
+                raise RuleDefinitionError(f"{where}: example_engine {example_engine!r} is not an "
+                                          "engine profile of a per-engine rule")
         _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
-                            dict(example_options or {}))
+                            dict(example_options or {}), per_engine, example_engine)
         check.rule_code = code
         return check
 

@@ -197,24 +197,42 @@ class SiteTokens:
     @cached_property
     def suggestions(self) -> list[dict]:
         """Renamings of this field that re-lint clean with this tokenizer (auditor.suggest)."""
+        return self.suggestions_under()
+
+    def suggestions_under(self, engine=None, letters: str | None = None) -> list[dict]:
+        """Verified renamings under one engine profile (default: gather) and letter alphabet."""
         from auditor.suggest import verified_suggestions
 
-        return verified_suggestions(self)
+        key = ("_suggestions", getattr(engine, "name", None), letters)
+        if key not in self._memo:
+            self._memo[key] = verified_suggestions(self, engine, letters)
+        return self._memo[key]
+
+    @cached_property
+    def _memo(self) -> dict:
+        return {}
 
     @cached_property
     def slot_table(self) -> SlotTable:
-        return letter_slots(self.tokenizer, self.site.name, len(self.options))
+        return self.slots(SLOT_LETTERS)
+
+    def slots(self, alphabet: str) -> SlotTable:
+        """The single-letter remap over this alphabet (an engine's, or the `letters` option)."""
+        key = ("_slots", alphabet)
+        if key not in self._memo:
+            self._memo[key] = letter_slots(self.tokenizer, self.site.name, len(self.options), alphabet)
+        return self._memo[key]
 
 
-_alone_cache: dict[int, dict[str, str]] = {}
+_alone_cache: dict[tuple[int, str], dict[str, str]] = {}
 
 
-def _letter_failures_alone(tokenizer: LoadedTokenizer) -> dict[str, str]:
-    key = id(tokenizer)
+def _letter_failures_alone(tokenizer: LoadedTokenizer, alphabet: str = SLOT_LETTERS) -> dict[str, str]:
+    key = (id(tokenizer), alphabet)
     if key not in _alone_cache:
         failures: dict[str, str] = {}
         seen: dict[int, str] = {}
-        for letter, ids in zip(SLOT_LETTERS, tokenizer.encode_batch(list(SLOT_LETTERS))):
+        for letter, ids in zip(alphabet, tokenizer.encode_batch(list(alphabet))):
             if len(ids) != 1:
                 failures[letter] = f"encodes to {len(ids)} tokens"
             elif tokenizer.decode(ids) != letter:
@@ -227,19 +245,21 @@ def _letter_failures_alone(tokenizer: LoadedTokenizer) -> dict[str, str]:
     return _alone_cache[key]
 
 
-def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int) -> SlotTable:
-    """Slots A, B, … in order: each must be one round-trip token, alone and after the quote."""
-    failures = dict(_letter_failures_alone(tokenizer))
+def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,
+                 alphabet: str = SLOT_LETTERS) -> SlotTable:
+    """Slots A, B, … of `alphabet` in order: each must be one round-trip token, alone and
+    after the quote."""
+    failures = dict(_letter_failures_alone(tokenizer, alphabet))
     suffix = field_suffix(field_name) + '"'
     base = tokenizer.encode(suffix)
     close = tokenizer.encode('"')
-    candidates = [c for c in SLOT_LETTERS if c not in failures]
+    candidates = [c for c in alphabet if c not in failures]
     in_context = tokenizer.encode_batch([suffix + c + '"' for c in candidates])
     for letter, ids in zip(candidates, in_context):
         alone = tokenizer.encode(letter)
         if ids != base + alone + close:
             pieces = [tokenizer.piece(t) for t in ids[len(base) - 1:]]
             failures[letter] = f"merges with the quote after the suffix: {pieces}"
-    letters = tuple(c for c in SLOT_LETTERS if c not in failures)
-    in_order = all(c not in failures for c in SLOT_LETTERS[:needed]) and needed <= len(SLOT_LETTERS)
+    letters = tuple(c for c in alphabet if c not in failures)
+    in_order = all(c not in failures for c in alphabet[:needed]) and needed <= len(alphabet)
     return SlotTable(letters if in_order else (), failures, in_order, needed)

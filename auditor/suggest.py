@@ -56,8 +56,9 @@ def _candidates(options: list[str], slot_letters: tuple[str, ...]) -> list[tuple
     return out
 
 
-def _relint(tokens, options: list[str]) -> bool:
-    """True when the field with these options has no warning or error under the tokenizer."""
+def _relint(tokens, options: list[str], engine=None) -> bool:
+    """True when the field with these options has no warning or error under the tokenizer
+    and the engine profile."""
     from auditor.engine import RuleContext
     from auditor.registry import load_rules, severity_rank
     from auditor.scoring import SiteTokens
@@ -70,25 +71,30 @@ def _relint(tokens, options: list[str]) -> bool:
             continue
         # suggestions=False: re-linting a candidate must not look for suggestions of its own
         ctx = RuleContext(rule, dict(rule.options), file, site, tokens.tokenizer, rule.severity,
-                          suggestions=False)
+                          suggestions=False, engine=engine)
         if any(severity_rank(f.severity) >= 1 for f in rule.check(candidate, ctx)):
             return False
     return True
 
 
-def verified_suggestions(tokens) -> list[dict]:
-    """Suggestions for one field under one tokenizer, each re-linted clean before it is kept."""
+def verified_suggestions(tokens, engine=None, letters: str | None = None) -> list[dict]:
+    """Suggestions for one field under one tokenizer and engine profile (default: gather),
+    each re-linted clean before it is kept; letter slots come from `letters` or the engine's
+    alphabet, so an openjev user is never offered more than 16 letters."""
+    from auditor.pcd.engines import DEFAULT_ENGINE, get_engine
+
+    engine = engine or get_engine(DEFAULT_ENGINE)
     options = tokens.site.options
     if len(options) < 2 or not all(isinstance(o, str) for o in options):
         return []
-    slots = tokens.slot_table
+    slots = tokens.slots(letters or engine.letters)
     found, seen = [], set()
     for strategy, description, renamed in _candidates(options, slots.letters if slots.viable else ()):
         key = tuple(renamed)
         if key == tuple(options) or key in seen or not all(renamed):
             continue
         seen.add(key)
-        if len({_fold(r) for r in renamed}) != len(renamed) or not _relint(tokens, renamed):
+        if len({_fold(r) for r in renamed}) != len(renamed) or not _relint(tokens, renamed, engine):
             continue
         suggestion = {
             "strategy": strategy,
@@ -96,6 +102,7 @@ def verified_suggestions(tokens) -> list[dict]:
             "options": renamed,
             "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)],
             "tokenizer": tokens.tokenizer.id,
+            "engine": engine.name,
             "verified": True,
         }
         found.append(suggestion)
@@ -114,8 +121,8 @@ def collect(run) -> list[dict]:
         key = (finding.path, finding.site_pointer, finding.tokenizer)
         entry = groups.setdefault(key, {
             "path": finding.path, "pointer": finding.site_pointer, "field": finding.field,
-            "line": finding.line, "tokenizer": finding.tokenizer, "codes": [],
-            "suggestions": finding.data.get("suggestions", []),
+            "line": finding.line, "tokenizer": finding.tokenizer, "engine": run.engines[0].name,
+            "codes": [], "suggestions": finding.data.get("suggestions", []),
         })
         if finding.code not in entry["codes"]:
             entry["codes"].append(finding.code)
@@ -143,7 +150,10 @@ def format_text(entries: list[dict]) -> str:
               help="Tokenizer to verify with (repeatable). Default: qwen2.5.")
 @click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
               default="text", show_default=True)
-def suggest(paths, tokenizers, output_format):
+@click.option("--engine", "engine", default=None, metavar="NAME",
+              help="Engine profile the renamings must re-lint clean under (gather, rlcd-mlx, "
+                   "openjev, constrained, full-sequence). Default: gather.")
+def suggest(paths, tokenizers, output_format, engine):
     """Propose renamings for fields with PCD001/PCD002/PCD005 findings, verified by re-linting.
 
     Only suggestions whose renamed field re-lints without warnings or errors under the same
@@ -155,7 +165,10 @@ def suggest(paths, tokenizers, output_format):
 
     try:
         loaded = [load_tokenizer(s) for s in (list(dict.fromkeys(tokenizers)) or [DEFAULT_TOKENIZER])]
-        run = lint(list(paths), loaded, LintOptions(select=list(FIXED_CODES)))
+        options = LintOptions(select=list(FIXED_CODES))
+        if engine:
+            options.engines = [engine]
+        run = lint(list(paths), loaded, options)
     except UsageError as error:
         click.echo(f"pcdlint: error: {error}", err=True)
         sys.exit(2)

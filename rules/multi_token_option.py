@@ -51,5 +51,5 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
         ],
     }
     if ctx.suggestions:
-        data["suggestions"] = tokens.suggestions
+        data["suggestions"] = tokens.suggestions_under(ctx.engine, ctx.letters)
     yield ctx.finding(message, data=data, option=first.index)

@@ -79,6 +79,6 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     data = {"prefix": tokens.prefix, "suffix": tokens.suffix,
             "options": [p for _, p in problems[:MAX_LISTED]], "count": len(problems)}
     if ctx.suggestions:
-        data["suggestions"] = tokens.suggestions
+        data["suggestions"] = tokens.suggestions_under(ctx.engine, ctx.letters)
     yield ctx.finding(message, data=data, option=first_index,
                       related=[i for i, _ in problems[1:MAX_LISTED]])

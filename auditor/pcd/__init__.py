@@ -1,0 +1,1 @@
+"""The PCD scoring model (moving here in the layers change); engine profiles live in `engines`."""
