@@ -53,6 +53,9 @@ def cli() -> None:
               help="Built-in name (qwen2.5, qwen3.6, smollm2), tokenizer.json, model dir, "
                    ".gguf, .tiktoken or cached hub id. Repeatable. Default: qwen2.5.")
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
+@click.option("--engine", "engines", multiple=True, metavar="NAME",
+              help="Engine profile whose consequences to report: gather (default, RLCD torch path), "
+                   "rlcd-mlx, openjev, constrained, full-sequence. Repeatable.")
 @click.option("-f", "--format", "output_format", default=None,
               help="Output format: text, json, csv, sarif, html, github. Default: text "
                    "(github when GITHUB_ACTIONS=true).")
@@ -75,7 +78,7 @@ def cli() -> None:
 @click.option("--verify", "run_verify", is_flag=True,
               help="Run the flagged fields through a real model (see `pcdlint verify`).")
 @model_options
-def check(paths, tokenizers, allow_download, output_format, output, output_sarif, output_html,
+def check(paths, tokenizers, allow_download, engines, output_format, output, output_sarif, output_html,
           output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
           baseline_file, write_baseline, run_verify, model_spec, context_arg, device, dtype,
           coupling_arg, no_parity):
@@ -95,6 +98,7 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
         source = click.get_current_context().get_parameter_source
         for key, name, value in (("select", "select", _split(select)), ("ignore", "ignore", _split(ignore)),
                                  ("tokenizers", "tokenizers", list(dict.fromkeys(tokenizers))),
+                                 ("engine", "engines", list(dict.fromkeys(e.strip().lower() for e in engines))),
                                  ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format)):
             if source(name) == click.core.ParameterSource.COMMANDLINE and value:
                 config.override(key, value, f"--{key.replace('tokenizers', 'tokenizer')}")
@@ -111,6 +115,7 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
             raise UsageError(f"--format: unknown format '{output_format}' "
                              f"(choose from {', '.join(formatters())})")
         options = config.lint_options()
+        options.engine_profiles()  # an unknown --engine is a usage error before any work
         shown = {output_format} | {name for name, target in extra.items() if target}
         options.suggestions = bool(shown & SUGGESTION_FORMATS)
         validate_selectors(_split(select), "--select")

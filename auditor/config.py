@@ -21,7 +21,7 @@ from auditor.registry import SEVERITIES, Rule, find_rule, load_rules
 
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
-LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers")
+LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers", "engine")
 KEYS = (*LIST_KEYS, "fail-on", "format", "per-file-ignores", "rules")
 DEFAULTS = {
     "select": ["PCD"],
@@ -29,6 +29,7 @@ DEFAULTS = {
     "ignore": [],
     "fail-on": "error",
     "tokenizers": ["qwen2.5"],
+    "engine": ["gather"],  # engine profiles (auditor.pcd.engines); repeatable like tokenizers
     "format": "text",
     "per-file-ignores": {},
 }
@@ -127,7 +128,8 @@ class Config:
         from auditor.engine import LintOptions
 
         options = LintOptions(select=self.select, ignore=list(self.value("ignore")),
-                              per_file_ignores=self.per_file_ignores())
+                              per_file_ignores=self.per_file_ignores(),
+                              engines=list(self.value("engine")))
         for code, values in self.rule_settings.items():
             for key, setting in values.items():
                 if key == "severity":
@@ -238,7 +240,13 @@ def _from_table(path: Path, prefix: str, table) -> Config:
                 value = [value]
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 fail(key, "must be a list of strings")
-            if key != "tokenizers":
+            if key == "engine":
+                from auditor.pcd.engines import ENGINES
+
+                for name in value:
+                    if name not in ENGINES:
+                        fail(key, f"unknown engine {name!r} (choose from {', '.join(ENGINES)})")
+            elif key != "tokenizers":
                 for selector in value:
                     if not _selector_known(selector):
                         fail(key, f"'{selector}' matches no rule (see `pcdlint rules`)")

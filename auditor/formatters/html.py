@@ -20,7 +20,7 @@ from auditor import __version__
 from auditor.engine import Finding, LintRun
 from auditor.formatters import formatter
 from auditor.registry import load_rules
-from auditor.scoring import SiteTokens
+from auditor.scoring import SLOT_LETTERS, SiteTokens
 
 BIG_FIELD = 40  # options; above this a card's groups start collapsed
 EXAMPLES = 8  # options per group drawn with token pieces in a big field; the rest as plain text
@@ -81,6 +81,7 @@ def finding_view(finding: Finding) -> dict:
         "column": finding.column,
         "pointer": finding.pointer,
         "tokenizer": finding.tokenizer or "",
+        "engine": finding.engine or "",
         "data": _data_text(finding.data),
         "summary": _rule_help(finding.code)["summary"],
         "verification": _key_values(verification) if verification else [],
@@ -113,7 +114,7 @@ def _group(tokens: SiteTokens, indexes: list[int], colour: int | None, big: bool
     }
 
 
-def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
+def card_view(tokens: SiteTokens, findings: list[Finding], letters: str = SLOT_LETTERS) -> dict:
     site = tokens.site
     big = len(site.options) > BIG_FIELD
     piece = tokens.tokenizer.piece
@@ -151,7 +152,7 @@ def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
             "winner": "",
             **_group(tokens, distinct, None, big),
         })
-    slots = tokens.slot_table
+    slots = tokens.slots(letters)  # the primary engine's letter alphabet
     options = site.options
     remap = {
         "viable": slots.viable,
@@ -159,7 +160,8 @@ def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
                  for letter, option in zip(slots.letters, options)] if slots.viable else [],
         "failures": [{"letter": letter, "why": why} for letter, why in
                      list(slots.failures.items())[:8]] if not slots.viable else [],
-        "reason": (f"{len(options)} options but only 26 letters A–Z" if len(options) > 26 else ""),
+        "reason": (f"{len(options)} options but only {len(letters)} letters {letters[0]}–{letters[-1]}"
+                   if len(options) > len(letters) else ""),
     }
     multi = tokens.multi_token
     return {
@@ -182,7 +184,7 @@ def card_view(tokens: SiteTokens, findings: list[Finding]) -> dict:
     }
 
 
-def file_view(result, tokenizers: dict) -> dict:
+def file_view(result, tokenizers: dict, letters: str = SLOT_LETTERS) -> dict:
     sites = {site.pointer: site for site in result.model.sites}
     by_card: dict[tuple[str, str], list[Finding]] = {}
     loose: list[Finding] = []
@@ -191,7 +193,7 @@ def file_view(result, tokenizers: dict) -> dict:
             by_card.setdefault((finding.site_pointer, finding.tokenizer), []).append(finding)
         else:
             loose.append(finding)
-    cards = [card_view(result.site_tokens(sites[pointer], tokenizers[tok]), found)
+    cards = [card_view(result.site_tokens(sites[pointer], tokenizers[tok]), found, letters)
              for (pointer, tok), found in by_card.items()]
     return {
         "path": result.model.path,
@@ -215,6 +217,7 @@ def report_view(run: LintRun) -> dict:
         "title": "pcdlint report",
         "version": __version__,
         "tokenizers": [t.describe() for t in run.tokenizers],
+        "engines": [e.describe() for e in run.engines],
         "summary": {
             "files": len(run.files),
             "sites": sum(len(r.model.sites) for r in run.files),
@@ -228,7 +231,7 @@ def report_view(run: LintRun) -> dict:
             "cost": _cost(run),
         },
         "errors": [str(e) for e in run.errors],
-        "files": [file_view(r, tokenizers) for r in run.files if r.findings],
+        "files": [file_view(r, tokenizers, run.engines[0].letters) for r in run.files if r.findings],
         "clean_files": [r.model.path for r in run.files if not r.findings],
         "bucket_colours": list(range(BUCKET_COLOURS)),
         "rules": [{"code": code, "name": rules[code].name, **_rule_help(code)}
