@@ -24,24 +24,20 @@ def trie_plan(tokens: SiteTokens) -> FieldPlan:
 def walk(plan: FieldPlan, wanted: tuple[int, ...]) -> int | None:
     """Greedy masked decoding when the model prefers `wanted`'s tokens: the option it ends on.
 
-    The mask at each step holds the next tokens of every option still alive; a preferred
-    token outside the mask would be replaced by the best allowed one, which the oracle
-    leaves undefined, so the walk then returns None.
+    The mask at each step holds the next tokens of every option still alive. After its last
+    token the oracle writes what follows the value (the closing quote is already in a
+    string's tokens; a literal is followed by `,` or a newline), which the grammar allows only
+    where an option is complete — so `8` does not end the walk towards `84`. A preferred
+    token outside the mask leaves the pick to the model, which the oracle does not define:
+    the walk then returns None.
     """
     alive = list(range(len(plan.sequences)))
-    written: tuple[int, ...] = ()
-    while True:
-        done = [i for i in alive if plan.sequences[i] == written]
-        if done:
-            return done[0]
-        step = len(written)
-        if step >= len(wanted):
-            return None
+    for step, token in enumerate(wanted):
         allowed = {plan.sequences[i][step] for i in alive if len(plan.sequences[i]) > step}
-        if wanted[step] not in allowed:
+        if token not in allowed:
             return None
-        written += (wanted[step],)
-        alive = [i for i in alive if plan.sequences[i][:step + 1] == written]
+        alive = [i for i in alive if len(plan.sequences[i]) > step and plan.sequences[i][step] == token]
+    return next((i for i in alive if plan.sequences[i] == wanted), None)
 
 
 class Constrained(EngineProfile):

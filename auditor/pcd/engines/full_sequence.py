@@ -31,7 +31,8 @@ class FullSequence(EngineProfile):
         wanted = plan.sequences[k]
         # every other option scores -inf at its first token that differs from the oracle's;
         # those that are token prefixes of option k score len × log(1 − ε): the shortest wins
-        prefixes = [i for i, s in enumerate(plan.sequences) if s and wanted[:len(s)] == s]
+        # (an empty option scores 0, the most there is: it is a prefix of every option)
+        prefixes = [i for i, s in enumerate(plan.sequences) if wanted[:len(s)] == s]
         best = min(prefixes, key=lambda i: (len(plan.sequences[i]), i))
         return best, SEQUENCE_PREFIX, (f"its tokens start with all of {plan.texts[best]!r}'s, "
                                        "whose shorter sum of log-probs always scores higher")

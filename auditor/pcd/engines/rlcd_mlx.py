@@ -55,6 +55,7 @@ class RlcdMlx(EngineProfile):
         if not plan.has_collision:
             return tie_winner(plan, k), "tie", "gather"
         generated, _ = generated_text(tokens, plan.sequences[k])
+        truncated = generated != plan.texts[k]
         returned = _first_match(plan.texts, generated)
         if returned == k:
             return k, "", ""
@@ -62,7 +63,8 @@ class RlcdMlx(EngineProfile):
             return None, BUDGET, f"{GREEDY_BUDGET} greedy tokens give {generated!r}, which matches no option"
         # lost even had the whole option been generated: the prefix rule; else the budget
         if _first_match(plan.texts, plan.texts[k]) != k:
-            return returned, PREFIX_MATCH, f"prefix match picks {plan.texts[returned]!r}"
+            budget = f"; {GREEDY_BUDGET} greedy tokens give {generated!r}" if truncated else ""
+            return returned, PREFIX_MATCH, f"prefix match picks {plan.texts[returned]!r}{budget}"
         return returned, BUDGET, (f"{GREEDY_BUDGET} greedy tokens give {generated!r}; "
                                   f"prefix match picks {plan.texts[returned]!r}")
 
