@@ -49,8 +49,10 @@ MAX_RELATED = 50
 MAX_LISTED = 3
 
 
-def consequence(engine, losses, recovered: int) -> str:
+def consequence(engine, plan, losses, recovered: int) -> str:
     """`under <engine>: …` — what this engine does with the field, from its losses."""
+    if plan.refused is not None:
+        return f"under {engine.name}: {plan.refused}, so none of its options can be returned"
     if not losses:
         return (f"under {engine.name}: every option is still returned (its fallback recovers "
                 f"the {recovered} tied options, at {engine.limits.get('fallback')} per field)")
@@ -66,8 +68,6 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     if not engine.first_token:
         return
     plan = engine.field_plan(tokens)
-    if plan.refused is not None:
-        return  # PCD013 says the engine refuses the field
     collisions = [(t, idx) for t, idx in plan.buckets.items() if len(idx) > 1]
     if not collisions:
         return
@@ -98,7 +98,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     )
     if engine.name == "gather":
         message += ": a plain gather scores them identically and argmax always returns the first of each bucket"
-    message += "; " + consequence(engine, losses, colliding - len(collisions) - tied_lost)
+    message += "; " + consequence(engine, plan, losses, colliding - len(collisions) - tied_lost)
     data = {
         "engine": engine.name,
         "prefix": prefix,
