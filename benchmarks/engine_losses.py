@@ -18,9 +18,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from auditor.engine import LintOptions, lint  # noqa: E402
+from auditor.lint.engine import LintOptions, lint  # noqa: E402
 from auditor.pcd.engines import ENGINES  # noqa: E402
-from auditor.tokenizer import load_tokenizer  # noqa: E402
+from auditor.tokenizers import load_tokenizer  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 DIRS = ("pcd-presets", "json-schema", "pcd-presets-other")

@@ -40,10 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.pcd.engines import TIE
-from auditor.registry import rule
-from auditor.scoring import SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import TIE, SiteTokens
 
 MAX_RELATED = 50
 MAX_LISTED = 3
@@ -115,7 +113,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
             message += f"; a single-letter remap ({slots.letters[0]}–{slots.letters[n - 1]}) is viable"
             data["slot_table"] = slots.to_dict(options)
     if ctx.suggestions:
-        data["suggestions"] = tokens.suggestions_under(engine, ctx.letters)
+        data["suggestions"] = ctx.suggest(tokens)
     severity = None
     if not losses and ctx.severity == ctx.rule.severity:
         severity = "warning"  # recovered by the engine's fallback: it costs passes, not answers

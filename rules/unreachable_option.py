@@ -33,10 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.pcd.engines import OPTION_CAP, TIE
-from auditor.registry import rule
-from auditor.scoring import SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import OPTION_CAP, TIE, SiteTokens
 
 MAX_LISTED = 3
 MAX_RELATED = 50

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from auditor.documents import load_document
-from auditor.engine import LintOptions, lint_model
-from auditor.registry import Rule
-from auditor.sites import analyse
-from auditor.tokenizer import builtin_available, load_tokenizer
+from auditor.lint.engine import LintOptions, lint_model
+from auditor.lint.registry import Rule
+from auditor.schema.documents import load_document
+from auditor.schema.sites import analyse
+from auditor.tokenizers.loader import builtin_available, load_tokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -58,3 +58,28 @@ def subset(expected, actual) -> bool:
         return (isinstance(actual, list) and len(expected) == len(actual)
                 and all(subset(e, a) for e, a in zip(expected, actual)))
     return expected == actual
+
+
+def run_cli(*args, cwd: Path | None = None, env: dict | None = None):
+    """Run `pcdlint ARGS` in this process (click's runner): exit code, stdout and stderr, with an
+    uncaught exception written to stderr as the traceback a real process would print."""
+    import os
+    import traceback
+    from types import SimpleNamespace
+
+    from click.testing import CliRunner
+
+    from auditor.cli.main import cli
+
+    previous = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(cli, [str(a) for a in args], env=env, catch_exceptions=True)
+    finally:
+        os.chdir(previous)
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "Traceback (most recent call last):\n" + "".join(
+            traceback.format_exception(result.exception))
+    return SimpleNamespace(returncode=result.exit_code, stdout=result.stdout, stderr=stderr)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
-from support import CORPUS, FIXTURES
+from support import CORPUS, FIXTURES, run_cli
 
 BAD = {"type": "object", "properties": {"risk": {"enum": ["LOW", "MEDIUM", "HIGH"]},
                                          "code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}}
@@ -20,10 +20,17 @@ FINDING_LINE = re.compile(r"^\S+:\d+:\d+: (PCD\d{3}) ")
 CLEAN = {"type": "object", "properties": {"sentiment": {"enum": ["positive", "negative"]}}}
 
 
-def pcdlint(*args, cwd=None) -> subprocess.CompletedProcess:
+def pcdlint(*args, cwd=None):
+    """In-process: a subprocess proves nothing more here (test_python_m_auditor_is_a_real_process
+    runs one)."""
+    return run_cli(*args, cwd=cwd)
+
+
+def test_python_m_auditor_is_a_real_process(write_schema):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "auditor", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "auditor", "check", str(write_schema(BAD))],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == EXIT_FINDINGS and " PCD001 " in done.stdout
 
 
 def assert_no_traceback(result):
@@ -59,7 +66,8 @@ def test_fail_on_threshold(write_schema):
 
 def test_select_and_ignore_by_code_prefix_and_name(write_schema):
     path = write_schema(BAD)
-    codes = lambda r: {m.group(1) for m in map(FINDING_LINE.match, r.stdout.splitlines()) if m}
+    def codes(r):
+        return {m.group(1) for m in map(FINDING_LINE.match, r.stdout.splitlines()) if m}
     assert codes(pcdlint("check", "--select", "PCD002", path)) == {"PCD002"}
     assert codes(pcdlint("check", "--ignore", "first-token-collision", path)) == {"PCD002"}
     # longest match wins: ignore the family, select one member back
@@ -154,8 +162,9 @@ def test_rules_and_explain():
     assert by_code.stdout.startswith("# PCD001 first-token-collision")
     for heading in ("## What it does", "## Why is this bad?", "## Example", "## Use instead"):
         assert heading in by_code.stdout
-    unknown = pcdlint("explain", "PCD999")
+    unknown = pcdlint("explain", "PCD998")
     assert unknown.returncode == EXIT_USAGE and "unknown rule" in unknown.stderr
+    assert pcdlint("explain", "internal-error").stdout.startswith("# PCD999 internal-error")
 
 
 @pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason="../shared/corpus not present")

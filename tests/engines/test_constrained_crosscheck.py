@@ -15,7 +15,7 @@ import json
 import pytest
 
 from auditor.pcd.engines import get_engine
-from auditor.scoring import SiteTokens
+from auditor.pcd.scoring import SiteTokens
 from support import get_tokenizer
 
 pytestmark = pytest.mark.model
@@ -49,7 +49,7 @@ def decoder():
 def _site(name, options):
     from dataclasses import fields
 
-    from auditor.sites import Site
+    from auditor.schema.sites import Site
 
     values = {f.name: None for f in fields(Site)}
     values.update(name=name, field=name, options=options, pointer=f"/properties/{name}",

@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from auditor.cli import cli
+from auditor.cli.main import cli
 
 DELIVER = ["DELIVER", "DELIVER_WITH_WARNING", "QUARANTINE", "BLOCK_SENDER", "REPORT_TO_SECURITY"]
 CODES22 = [f"X{i:02d}" for i in range(22)]

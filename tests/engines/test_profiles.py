@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import fields
 
 import pytest
 
 from auditor.pcd.engines import ENGINES, get_engine
-from auditor.scoring import SiteTokens
-from auditor.sites import Site
+from auditor.pcd.scoring import SiteTokens
+from auditor.schema.sites import Site
 
 DELIVER = ["DELIVER", "DELIVER_WITH_WARNING", "QUARANTINE", "BLOCK_SENDER", "REPORT_TO_SECURITY"]
 
@@ -22,7 +21,7 @@ def tokens_for(tokenizer, name, options) -> SiteTokens:
 
 
 def lost(engine: str, tokens) -> dict:
-    return {tokens.site.options[l.index]: (l.returned_option, l.reason) for l in get_engine(engine).losses(tokens)}
+    return {tokens.site.options[loss.index]: (loss.returned_option, loss.reason) for loss in get_engine(engine).losses(tokens)}
 
 
 def test_registry_names_five_profiles_and_gather_is_default():
@@ -97,7 +96,7 @@ def test_openjev_limits_and_letters(qwen):
         tokens = tokens_for(qwen, "code", [f"X{i:02d}" for i in range(n)])
         losses = engine.losses(tokens)
         assert (len(losses) == n) is refused, n
-        assert all(l.reason == "option-cap" for l in losses)
+        assert all(loss.reason == "option-cap" for loss in losses)
     plan = engine.field_plan(tokens_for(qwen, "code", ["X00", "X01", "X02"]))
     assert plan.letters == ("A", "B", "C") and plan.suffix == '  "code": "'
 

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from auditor.pcd.engines import constrained, full_sequence, gather, openjev, rlcd_mlx
 from auditor.pcd.engines.base import (
-    BUDGET, OPTION_CAP, PREFIX_MATCH, SEQUENCE_PREFIX, TIE, EngineProfile, FieldPlan, Loss,
+    BUDGET,
+    OPTION_CAP,
+    PREFIX_MATCH,
+    SEQUENCE_PREFIX,
+    TIE,
+    EngineProfile,
+    FieldPlan,
+    Loss,
 )
 
 ENGINES: dict[str, EngineProfile] = {
@@ -30,5 +37,17 @@ def get_engine(name: str) -> EngineProfile:
         raise UnknownEngine(f"unknown engine '{name}' (choose from {', '.join(ENGINES)})") from None
 
 
-__all__ = ["ENGINES", "DEFAULT_ENGINE", "EngineProfile", "FieldPlan", "Loss", "UnknownEngine",
-           "get_engine", "TIE", "PREFIX_MATCH", "BUDGET", "OPTION_CAP", "SEQUENCE_PREFIX"]
+__all__ = [
+    "BUDGET",
+    "DEFAULT_ENGINE",
+    "ENGINES",
+    "OPTION_CAP",
+    "PREFIX_MATCH",
+    "SEQUENCE_PREFIX",
+    "TIE",
+    "EngineProfile",
+    "FieldPlan",
+    "Loss",
+    "UnknownEngine",
+    "get_engine",
+]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass, field
 
-from auditor.scoring import SiteTokens, field_suffix, json_text
+from auditor.pcd.scoring import SiteTokens, field_head, json_text
 
 LETTERS_A_Z = string.ascii_uppercase
 
@@ -95,16 +95,16 @@ class EngineProfile:
     # -- derived, shared
 
     def field_plan(self, tokens: SiteTokens) -> FieldPlan:
-        key = f"_plan:{self.name}"
-        if key not in tokens.__dict__:
-            tokens.__dict__[key] = self.plan(tokens)
-        return tokens.__dict__[key]
+        key = ("plan", self.name)
+        if key not in tokens.memo:
+            tokens.memo[key] = self.plan(tokens)
+        return tokens.memo[key]
 
     def losses(self, tokens: SiteTokens) -> list[Loss]:
         """Every option the engine never returns, in schema order (cached per site tokens)."""
-        key = f"_losses:{self.name}"
-        if key in tokens.__dict__:
-            return tokens.__dict__[key]
+        key = ("losses", self.name)
+        if key in tokens.memo:
+            return tokens.memo[key]
         plan = self.field_plan(tokens)
         options = tokens.site.options
         out = []
@@ -116,7 +116,7 @@ class EngineProfile:
             if returned != k:
                 out.append(Loss(k, option, returned, None if returned is None else options[returned],
                                 reason, detail))
-        tokens.__dict__[key] = out
+        tokens.memo[key] = out
         return out
 
     def describe(self) -> dict:
@@ -142,7 +142,7 @@ def rendered(value) -> str:
 
 
 def value_suffix(name: str) -> str:
-    return field_suffix(name)  # `  "<field>": ` (with the space)
+    return field_head(name)  # `  "<field>": ` (with the space)
 
 
 def tie_winner(plan: FieldPlan, k: int) -> int:

@@ -12,13 +12,13 @@ the price is one pass per token of the longest option.
 from __future__ import annotations
 
 from auditor.pcd.engines.base import EngineProfile, FieldPlan, rendered
-from auditor.scoring import SiteTokens, field_suffix
+from auditor.pcd.scoring import SiteTokens, field_head
 
 
 def trie_plan(tokens: SiteTokens) -> FieldPlan:
     texts = tuple(rendered(o) for o in tokens.site.options)
     sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch(list(texts)))
-    return FieldPlan(field_suffix(tokens.site.name), sequences, texts)
+    return FieldPlan(field_head(tokens.site.name), sequences, texts)
 
 
 def walk(plan: FieldPlan, wanted: tuple[int, ...]) -> int | None:

@@ -12,7 +12,7 @@ option k is never returned (`DELIVER` beats `DELIVER_WITH_WARNING` whatever the 
 from __future__ import annotations
 
 from auditor.pcd.engines.base import SEQUENCE_PREFIX, EngineProfile, FieldPlan
-from auditor.scoring import SiteTokens, field_suffix, json_text
+from auditor.pcd.scoring import SiteTokens, field_head, json_text
 
 
 def sequence_plan(tokens: SiteTokens) -> FieldPlan:
@@ -20,7 +20,7 @@ def sequence_plan(tokens: SiteTokens) -> FieldPlan:
     texts = tuple(json_text(o) for o in options)
     sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch(list(texts)))
     strings = all(isinstance(o, str) for o in options)
-    return FieldPlan(field_suffix(tokens.site.name) + ('"' if strings else ""), sequences, texts)
+    return FieldPlan(field_head(tokens.site.name) + ('"' if strings else ""), sequences, texts)
 
 
 class FullSequence(EngineProfile):

@@ -10,7 +10,7 @@ none of such a field's options can be returned.
 from __future__ import annotations
 
 from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, tie_winner
-from auditor.scoring import SiteTokens, field_suffix
+from auditor.pcd.scoring import SiteTokens, field_head
 
 OPENJEV_LETTERS = "ABCDEFGHIJKLMNOP"
 MIN_OPTIONS, MAX_OPTIONS = 2, len(OPENJEV_LETTERS)
@@ -26,7 +26,7 @@ def letter_plan(tokens: SiteTokens, letters: str) -> FieldPlan:
                    f"than {len(letters)} options ({n} here)")
     slots = tuple(letters[:n]) if refused is None else ()
     sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch([c + '"' for c in slots]))
-    return FieldPlan(field_suffix(tokens.site.name) + '"', sequences, slots, refused, slots)
+    return FieldPlan(field_head(tokens.site.name) + '"', sequences, slots, refused, slots)
 
 
 class OpenJev(EngineProfile):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from auditor.pcd.engines.base import BUDGET, PREFIX_MATCH, EngineProfile
 from auditor.pcd.engines.gather import RLCD_MAX_OPTIONS, rlcd_plan, tie_winner
-from auditor.scoring import SiteTokens
+from auditor.pcd.scoring import SiteTokens
 
 GREEDY_BUDGET = 4
 

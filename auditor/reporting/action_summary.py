@@ -1,6 +1,6 @@
 """The GitHub Action's job summary: a Markdown table of a pcdlint SARIF report.
 
-`python -m auditor.action_summary [--exit-code N] [--fail-on SEVERITY] REPORT.sarif` prints
+`python -m auditor.reporting.action_summary [--exit-code N] [--fail-on SEVERITY] REPORT.sarif` prints
 Markdown for `$GITHUB_STEP_SUMMARY`. It reads standard SARIF 2.1.0 (results with ruleId, level,
 message and a physical location), so it only depends on the report, not on pcdlint internals.
 """
@@ -55,7 +55,7 @@ def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "err
     counts = Counter(r["severity"] for r in rows)
     parts = ", ".join(f"{counts[s]} {s}" for s in SEVERITY_ORDER if counts[s])
     verdict = {0: "passed", 1: f"failed (findings at or above `{fail_on}`)",
-               2: "failed (usage or input error)"}.get(exit_code, "")
+               2: "failed (usage or input error)"}.get(exit_code, "") if exit_code is not None else ""
     head = f"**{len(rows)} finding{'s' if len(rows) != 1 else ''}**" + (f" ({parts})" if parts else "")
     lines.append(head + (f" — {verdict}" if verdict else ""))
     if not rows:
@@ -74,7 +74,7 @@ def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "err
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m auditor.action_summary")
+    parser = argparse.ArgumentParser(prog="python -m auditor.reporting.action_summary")
     parser.add_argument("sarif")
     parser.add_argument("--exit-code", type=int)
     parser.add_argument("--fail-on", default="error")

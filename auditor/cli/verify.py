@@ -13,8 +13,10 @@ from pathlib import Path
 
 import click
 
-from auditor.engine import LintRun
+from auditor.decoder.result import VerifyResult
 from auditor.errors import UsageError
+from auditor.lint.engine import LintRun
+from auditor.reporting.verdict import annotate
 
 MODEL_OPTIONS = [
     click.option("--model", "model_spec", metavar="SPEC",
@@ -58,32 +60,16 @@ def coupling_value(coupling_arg: str | None):
     return [name.strip() for name in coupling_arg.split(",") if name.strip()]
 
 
-def model_tokenizer(loaded):
-    """The model's own tokenizer as a linter tokenizer: verify lints with exactly this one."""
-    from auditor.tokenizer import LoadedTokenizer
-
-    return LoadedTokenizer(id=loaded.tokenizer_name, source=f"the tokenizer of {loaded.name}",
-                           hf=loaded.tokenizer.backend_tokenizer)
-
-
-def document_context(result) -> str | None:
-    """A preset's own `context` (or `input.context`), when it has one."""
-    data = result.model.document.data
-    for holder in (data, data.get("input") if isinstance(data, dict) else None):
-        if isinstance(holder, dict) and isinstance(holder.get("context"), str):
-            return holder["context"]
-    return None
-
-
 def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity: bool,
-               only_flagged: bool) -> list[tuple[str, object]]:
+               only_flagged: bool) -> list[tuple[str, VerifyResult]]:
     """Verify each file of a finished lint run; attach verdicts to its findings.
 
     Returns (path, VerifyResult) per verified file. Findings of a verified field get
     `finding.verification` = that field's measured result (any tokenizer's finding: the
     result says which model and tokenizer measured it).
     """
-    from auditor.decoder import FieldSpec, verify_fields
+    from auditor.decoder import specs_for_sites, verify_fields
+    from auditor.decoder.prompt import preset_context
 
     results = []
     for result in run.files:
@@ -95,13 +81,10 @@ def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity: b
                 flagged.setdefault(finding.site_pointer, set()).add(finding.code)
         if not sites or (only_flagged and not flagged):
             continue
-        names = [s.name for s in sites]
-        fields = [FieldSpec(name=s.name if names.count(s.name) == 1 else s.field, options=list(s.options),
-                            description=s.description,
-                            flagged_codes=tuple(sorted(flagged.get(s.pointer, ()))))
-                  for s in sites]
-        verified = verify_fields(fields, document_context(result) or context or "",
+        fields = specs_for_sites(sites, flagged)
+        verified = verify_fields(fields, preset_context(result.model.document.data) or context or "",
                                  model=loaded, coupling=coupling, parity=parity)
+        annotate(verified)
         results.append((result.model.path, verified))
         by_pointer = dict(zip([s.pointer for s in sites], verified.fields, strict=True))
         for finding in result.findings:
@@ -152,15 +135,16 @@ def verify(paths, model_spec, context_arg, device, dtype, coupling_arg, no_parit
 
     Exit status: 0 verified, 2 usage or input error (no model, no torch, bad file).
     """
-    from auditor.cli import _fail, _write_output
-    from auditor.decoder import DecoderError, format_text
-    from auditor.engine import LintOptions, lint
-    from auditor.formatters.json_format import run_to_dict
+    from auditor.cli.common import fail, write_output
+    from auditor.decoder import DecoderError
+    from auditor.lint.engine import LintOptions, lint
+    from auditor.reporting.json_format import run_to_dict
+    from auditor.reporting.verdict import format_text
 
     try:
         context = read_context(context_arg)
         loaded = _load(model_spec, device, dtype, allow_download)
-        tokenizer = model_tokenizer(loaded)
+        tokenizer = loaded.linter_tokenizer
         run = lint(list(paths), [tokenizer], LintOptions())
         for error in run.errors:
             raise UsageError(str(error))
@@ -172,9 +156,9 @@ def verify(paths, model_spec, context_arg, device, dtype, coupling_arg, no_parit
                               indent=2, ensure_ascii=False) + "\n"
         else:
             text = "".join(f"== {path}\n{format_text(r)}\n" for path, r in results)
-        _write_output(text, output, list(paths))
+        write_output(text, output, list(paths))
     except (UsageError, DecoderError) as error:
-        _fail(str(error))
+        fail(str(error))
 
 
 def attach_to_check(run: LintRun, model_spec, context_arg, device, dtype, coupling_arg, no_parity,

@@ -1,4 +1,4 @@
-"""Verified fix suggestions for first-token scoring problems, and `pcdlint suggest`.
+"""Verified fix suggestions for first-token scoring problems.
 
 A suggestion renames a field's options (or maps them to letter slots A, B, …). It is shown
 only when the renamed field, re-linted with the same tokenizer and every site rule, has no
@@ -7,14 +7,16 @@ finding of severity warning or error. Input files are never modified.
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 import unicodedata
 from dataclasses import replace
 from types import SimpleNamespace
+from typing import Any
 
-import click
+from auditor.lint.context import RuleContext
+from auditor.lint.registry import load_rules, severity_rank
+from auditor.pcd.engines import DEFAULT_ENGINE, get_engine
+from auditor.pcd.scoring import SiteTokens
 
 FIXED_CODES = ("PCD001", "PCD002", "PCD005")
 WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W_\d]+", re.UNICODE)
@@ -59,13 +61,9 @@ def _candidates(options: list[str], slot_letters: tuple[str, ...]) -> list[tuple
 def _relint(tokens, options: list[str], engine=None) -> bool:
     """True when the field with these options has no warning or error under the tokenizer
     and the engine profile."""
-    from auditor.engine import RuleContext
-    from auditor.registry import load_rules, severity_rank
-    from auditor.scoring import SiteTokens
-
     site = replace(tokens.site, options=options)
     candidate = SiteTokens(site, tokens.tokenizer)
-    file = SimpleNamespace(path=site.path, document=None)
+    file: Any = SimpleNamespace(path=site.path, document=None)  # rules read only the path
     for rule in load_rules().values():
         if rule.scope != "site":
             continue
@@ -81,8 +79,6 @@ def verified_suggestions(tokens, engine=None, letters: str | None = None) -> lis
     """Suggestions for one field under one tokenizer and engine profile (default: gather),
     each re-linted clean before it is kept; letter slots come from `letters` or the engine's
     alphabet, so an openjev user is never offered more than 16 letters."""
-    from auditor.pcd.engines import DEFAULT_ENGINE, get_engine
-
     engine = engine or get_engine(DEFAULT_ENGINE)
     options = tokens.site.options
     if len(options) < 2 or not all(isinstance(o, str) for o in options):
@@ -107,78 +103,3 @@ def verified_suggestions(tokens, engine=None, letters: str | None = None) -> lis
         }
         found.append(suggestion)
     return found
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def collect(run) -> list[dict]:
-    """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 finding."""
-    groups: dict[tuple, dict] = {}
-    for finding in run.findings:
-        if finding.code not in FIXED_CODES:
-            continue
-        key = (finding.path, finding.site_pointer, finding.tokenizer)
-        entry = groups.setdefault(key, {
-            "path": finding.path, "pointer": finding.site_pointer, "field": finding.field,
-            "line": finding.line, "tokenizer": finding.tokenizer, "engine": run.engines[0].name,
-            "codes": [], "suggestions": finding.data.get("suggestions", []),
-        })
-        if finding.code not in entry["codes"]:
-            entry["codes"].append(finding.code)
-    return list(groups.values())
-
-
-def format_text(entries: list[dict]) -> str:
-    lines = []
-    for e in entries:
-        lines.append(f"{e['path']}:{e['line']}: {e['field']} [{e['tokenizer']}] {', '.join(e['codes'])}")
-        if not e["suggestions"]:
-            lines.append("  no renaming tried re-lints clean; see `pcdlint explain` for other fixes")
-        for s in e["suggestions"]:
-            pairs = ", ".join(f"{m['from']} -> {m['to']}" for m in s["mapping"][:8])
-            more = f", … ({len(s['mapping'])} options)" if len(s["mapping"]) > 8 else ""
-            lines.append(f"  {s['strategy']} (re-lints clean): {pairs}{more}")
-    fixed = sum(1 for e in entries if e["suggestions"])
-    lines.append(f"{len(entries)} fields need a fix; {fixed} have a verified suggestion")
-    return "\n".join(lines) + "\n"
-
-
-@click.command()
-@click.argument("paths", nargs=-1, required=True)
-@click.option("-t", "--tokenizer", "tokenizers", multiple=True, metavar="SPEC",
-              help="Tokenizer to verify with (repeatable). Default: qwen2.5.")
-@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
-              default="text", show_default=True)
-@click.option("--engine", "engine", default=None, metavar="NAME",
-              help="Engine profile the renamings must re-lint clean under (gather, rlcd-mlx, "
-                   "openjev, constrained, full-sequence). Default: gather.")
-def suggest(paths, tokenizers, output_format, engine):
-    """Propose renamings for fields with PCD001/PCD002/PCD005 findings, verified by re-linting.
-
-    Only suggestions whose renamed field re-lints without warnings or errors under the same
-    tokenizer are printed. Input files are never modified. Exit status: 0, or 2 on bad input.
-    """
-    from auditor.engine import LintOptions, lint
-    from auditor.errors import UsageError
-    from auditor.tokenizer import DEFAULT_TOKENIZER, load_tokenizer
-
-    try:
-        loaded = [load_tokenizer(s) for s in (list(dict.fromkeys(tokenizers)) or [DEFAULT_TOKENIZER])]
-        options = LintOptions(select=list(FIXED_CODES))
-        if engine:
-            options.engines = [engine]
-        run = lint(list(paths), loaded, options)
-    except UsageError as error:
-        click.echo(f"pcdlint: error: {error}", err=True)
-        sys.exit(2)
-    entries = collect(run)
-    if run.errors and not run.files:
-        pass  # nothing was read: only the error lines below
-    elif output_format == "json":
-        click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
-    else:
-        click.echo(format_text(entries), nl=False)
-    for error in run.errors:
-        click.echo(f"{error}", err=True)
-    sys.exit(2 if run.errors else 0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import io
 
-from auditor.engine import LintRun
-from auditor.formatters import formatter
+from auditor.lint.engine import LintRun
+from auditor.reporting import formatter
 
 COLUMNS = ("path", "line", "column", "end_line", "end_column", "code", "name", "severity",
            "tokenizer", "field", "pointer", "message", "fingerprint")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from auditor import __version__
-from auditor.engine import LintRun
-from auditor.formatters import formatter
+from auditor.lint.engine import LintRun
+from auditor.reporting import formatter
 
 JSON_FORMAT_VERSION = 1
 

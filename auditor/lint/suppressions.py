@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from auditor.documents import resolve_pointer
-from auditor.registry import Rule, find_rule
-from auditor.sites import SUPPRESS_KEY, FileModel
+from auditor.lint import selection
+from auditor.lint.registry import Rule
+from auditor.schema.documents import resolve_pointer
+from auditor.schema.sites import SUPPRESS_KEY, FileModel
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class SuppressionUsage:
 
 
 def entry_names(entry: str, rule: Rule) -> bool:
-    return entry.strip().upper() == rule.code or entry.strip().lower() == rule.name
+    return selection.names(entry, rule)
 
 
 def _under(pointer: str, holder: str) -> bool:
@@ -77,6 +78,6 @@ def usage(model: FileModel, used: set[tuple[str, str]]) -> SuppressionUsage:
             raw = [(f"{holder}/{SUPPRESS_KEY}", e) for e in sorted(entries)]
         for pointer, value in raw:
             entry = str(value)
-            result.entries.append(SuppressionEntry(holder, pointer, entry, find_rule(entry),
+            result.entries.append(SuppressionEntry(holder, pointer, entry, selection.find_rule(entry),
                                                    (holder, entry) in used))
     return result

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from auditor.cost import cost_lines
-from auditor.engine import LintRun
-from auditor.formatters import formatter
-from auditor.matrix import matrix_table
-
+from auditor.lint.engine import LintRun
+from auditor.reporting import formatter
+from auditor.reporting.matrix import matrix_table
 
 SEVERITY_COLOURS = {"error": "\033[1;31m", "warning": "\033[1;33m", "info": "\033[1;34m"}
 RESET = "\033[0m"
@@ -50,3 +48,26 @@ def render(run: LintRun, quiet: bool = False, color: bool = False, **_options) -
         if table:
             lines.append(table)
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def cost_lines(run) -> list[str]:
+    """One line per file, tokenizer and engine profile (and run totals for several files)."""
+    lines = []
+    for tokenizer_id, cost in (run.cost or {}).items():
+        for path, c in cost["files"].items():
+            for engine, e in c.get("engines", {"": c}).items():
+                pcd = e["pcd"]
+                worst = f", worst field {pcd['worst_field']}" if pcd["worst_field"] else ""
+                lines.append(
+                    f"cost [{tokenizer_id}] {path}: PCD {pcd['passes']} passes under {pcd.get('engine', engine)}"
+                    f" (1 prefill + 1 suffix pass + {pcd['fallback_steps']} fallback{worst}) vs naive "
+                    f"{c['naive']['passes_longest']} (longest options) / {c['naive']['passes_mean']} (mean)"
+                    f" passes over {c['fields']} fields")
+        r = cost["run"]
+        if r["files"] > 1:
+            for engine, t in r.get("engines", {"": r}).items():
+                lines.append(f"cost [{tokenizer_id}] run: PCD {t['pcd_passes_total']} passes in total "
+                             f"under {engine or r.get('engine')} (worst file {t['pcd_passes_worst']}) vs "
+                             f"naive {r['naive_passes_longest_total']} (longest) / "
+                             f"{r['naive_passes_mean_total']} (mean)")
+    return lines

@@ -1,6 +1,7 @@
 """The scoring model of shipped PCD/RLCD engines, computed from a tokenizer.
 
-For string options the suffix is `  "<field>": "<prefix>` where prefix is the options' common
+The seed convention: the prefill ends after `{\n` (PREFILL_END) and each field is continued
+by its own suffix. For string options the suffix is `  "<field>": "<prefix>` where prefix is the options' common
 prefix (os.path.commonprefix); an option's scored token is the first token of its remainder
 encoded alone, or the closing-quote token when the remainder is empty. Non-string options are
 scored as their JSON literal after `  "<field>":`, cut where the canonical tokenization of the
@@ -14,13 +15,24 @@ import json
 import os
 import re
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Generic, Protocol, TypeVar
 
-from auditor.sites import Site
-from auditor.tokenizer import LoadedTokenizer
+from auditor.tokenizers.loader import LoadedTokenizer
 
 SLOT_LETTERS = string.ascii_uppercase
+PREFILL_END = "{\n"  # the shared prompt ends here; every field's suffix follows it
+STRING_CLOSE = '"'  # what ends a string option
+LITERAL_CLOSE = ","  # what ends a literal option when the model writes the next field
+
+
+class FieldLike(Protocol):
+    """What the scoring model needs of a field: a key and its options in schema order."""
+
+    name: str
+    options: list
 
 
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
@@ -35,11 +47,11 @@ def json_text(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def field_suffix(name: str) -> str:
+def field_head(name: str) -> str:
     return f'  "{json_text(name)}": '
 
 
-def split_options(site: Site):
+def split_options(site: FieldLike):
     """(string options, literal options, typed texts, hoisted prefix, remainders) of a site."""
     cached = site.__dict__.get("_split")
     if cached is not None:
@@ -53,7 +65,7 @@ def split_options(site: Site):
     return result
 
 
-def prefetch(sites: list[Site], tokenizer: LoadedTokenizer) -> None:
+def prefetch(sites: Sequence[FieldLike], tokenizer: LoadedTokenizer) -> None:
     """Encode every remainder of these sites in one native batch (fills the tokenizer memo)."""
     tokenizer.encode_batch([r for site in sites for r in split_options(site)[4]])
 
@@ -109,32 +121,37 @@ class SlotTable:
         }
 
 
-class SiteTokens:
-    """Tokenization of one site under one tokenizer, shared by every rule."""
+F = TypeVar("F", bound=FieldLike)
 
-    def __init__(self, site: Site, tokenizer: LoadedTokenizer):
+
+class SiteTokens(Generic[F]):
+    """Tokenization of one site under one tokenizer, shared by every rule (and the decoder,
+    whose fields carry only a name and options)."""
+
+    def __init__(self, site: F, tokenizer: LoadedTokenizer):
         self.site = site
         self.tokenizer = tokenizer
+        self.memo: dict = {}  # derived data higher layers compute once per tokenization
         self.close_id = tokenizer.encode('"')[0]
         strings, literals, texts, self.prefix, remainders = split_options(site)
-        self.suffix = field_suffix(site.name) + '"' + self.prefix
+        self.suffix = field_head(site.name) + '"' + self.prefix
         scored: dict[int, ScoredOption] = {}
-        for (index, value), text, rest, ids in zip(
+        for (index, value), text, rest, encoded in zip(
             strings, texts, remainders, tokenizer.encode_batch(remainders)
         ):
-            ids = tuple(ids)
+            ids = tuple(encoded)
             scored[index] = ScoredOption(index, value, text, rest, ids, ids[0] if ids else self.close_id)
         if literals:
             self.literal_suffix, literal_options = self._literals(literals)
             scored.update(literal_options)
         else:
-            self.literal_suffix = field_suffix(site.name).rstrip()
+            self.literal_suffix = field_head(site.name).rstrip()
         self.options = [scored[i] for i in range(len(site.options))]
         self.has_strings = bool(strings)
         self.mixed = bool(strings) and bool(literals)
 
     def _literals(self, literals) -> tuple[str, dict[int, ScoredOption]]:
-        base = field_suffix(self.site.name).rstrip()  # `  "field":`
+        base = field_head(self.site.name).rstrip()  # `  "field":`
         fulls = [f"{base} {json_text(value)}" for _, value in literals]
         encodings = self.tokenizer.hf.encode_batch(fulls, add_special_tokens=False)
         out: dict[int, ScoredOption] = {}
@@ -176,7 +193,7 @@ class SiteTokens:
     @cached_property
     def canonical(self) -> dict[int, CanonicalText]:
         """String option index → canonical tokenization of `  "<field>": "<option>"`."""
-        base = field_suffix(self.site.name) + '"'
+        base = field_head(self.site.name) + '"'
         strings = [o for o in self.options if o.is_string]
         texts = [base + o.text + '"' for o in strings]
         encodings = self.tokenizer.hf.encode_batch(texts, add_special_tokens=False)
@@ -190,27 +207,41 @@ class SiteTokens:
         return tuple(self.tokenizer.encode(self.suffix))
 
     @cached_property
+    def literal_suffix_ids(self) -> tuple[int, ...]:
+        return tuple(self.tokenizer.encode(self.literal_suffix))
+
+    @cached_property
+    def literal_close_id(self) -> int:
+        return self.tokenizer.encode(LITERAL_CLOSE)[0]
+
+    def option_suffix_ids(self, option: ScoredOption) -> tuple[int, ...]:
+        """The suffix an option is scored after: the string suffix or the literal one."""
+        return self.suffix_ids if option.is_string else self.literal_suffix_ids
+
+    def sequence(self, option: ScoredOption) -> tuple[int, ...]:
+        """The tokens the model writes for an option after its suffix, closing token included."""
+        close = self.close_id if option.is_string else self.literal_close_id
+        return option.ids + (close,)
+
+    def boundary_ok(self, index: int) -> bool:
+        """Whether the canonical tokenization of the whole field text cuts where scoring does:
+        the suffix's tokens, then the option's scored token (literals are cut canonically)."""
+        option = self.options[index]
+        if not option.is_string:
+            return True
+        canonical = self.canonical[index]
+        at = canonical.token_at(canonical.start + len(self.prefix))
+        return (at is not None and canonical.ids[:at] == self.suffix_ids
+                and canonical.ids[at] == option.scored_id)
+
+    @cached_property
+    def noncanonical_options(self) -> list[int]:
+        return [o.index for o in self.options if not self.boundary_ok(o.index)]
+
+    @cached_property
     def option_lengths(self) -> list[int]:
         """Tokens of each option's JSON text encoded alone, in option order."""
         return [len(ids) for ids in self.tokenizer.encode_batch([o.text for o in self.options])]
-
-    @cached_property
-    def suggestions(self) -> list[dict]:
-        """Renamings of this field that re-lint clean with this tokenizer (auditor.suggest)."""
-        return self.suggestions_under()
-
-    def suggestions_under(self, engine=None, letters: str | None = None) -> list[dict]:
-        """Verified renamings under one engine profile (default: gather) and letter alphabet."""
-        from auditor.suggest import verified_suggestions
-
-        key = ("_suggestions", getattr(engine, "name", None), letters)
-        if key not in self._memo:
-            self._memo[key] = verified_suggestions(self, engine, letters)
-        return self._memo[key]
-
-    @cached_property
-    def _memo(self) -> dict:
-        return {}
 
     @cached_property
     def slot_table(self) -> SlotTable:
@@ -218,10 +249,10 @@ class SiteTokens:
 
     def slots(self, alphabet: str) -> SlotTable:
         """The single-letter remap over this alphabet (an engine's, or the `letters` option)."""
-        key = ("_slots", alphabet)
-        if key not in self._memo:
-            self._memo[key] = letter_slots(self.tokenizer, self.site.name, len(self.options), alphabet)
-        return self._memo[key]
+        key = ("slots", alphabet)
+        if key not in self.memo:
+            self.memo[key] = letter_slots(self.tokenizer, self.site.name, len(self.options), alphabet)
+        return self.memo[key]
 
 
 _alone_cache: dict[tuple[int, str], dict[str, str]] = {}
@@ -250,7 +281,7 @@ def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,
     """Slots A, B, … of `alphabet` in order: each must be one round-trip token, alone and
     after the quote."""
     failures = dict(_letter_failures_alone(tokenizer, alphabet))
-    suffix = field_suffix(field_name) + '"'
+    suffix = field_head(field_name) + '"'
     base = tokenizer.encode(suffix)
     close = tokenizer.encode('"')
     candidates = [c for c in alphabet if c not in failures]

@@ -17,10 +17,10 @@ import json
 from collections import Counter
 
 from auditor import __version__
-from auditor.engine import Finding, LintRun
-from auditor.formatters import formatter
-from auditor.registry import load_rules
-from auditor.scoring import SLOT_LETTERS, SiteTokens
+from auditor.lint.engine import Finding, LintRun
+from auditor.lint.registry import load_rules
+from auditor.pcd.scoring import SLOT_LETTERS, SiteTokens
+from auditor.reporting import formatter
 
 BIG_FIELD = 40  # options; above this a card's groups start collapsed
 EXAMPLES = 8  # options per group drawn with token pieces in a big field; the rest as plain text

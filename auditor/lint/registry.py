@@ -12,8 +12,8 @@ import importlib
 import pkgutil
 import re
 import sys
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 SEVERITIES = ("info", "warning", "error")
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
@@ -41,6 +41,7 @@ class Rule:
     example_options: dict = field(default_factory=dict)  # options the doc examples assume
     per_engine: bool = False  # runs once per engine profile (--engine); findings name the engine
     example_engine: str = ""  # the engine profile the doc examples assume ("" = the default)
+    internal: bool = False  # the engine's own code (PCD999), not a check in auditor.rules
 
     @property
     def summary(self) -> str:
@@ -87,9 +88,6 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
         missing = [h for h in REQUIRED_SECTIONS if h not in headings]
         if missing:
             raise RuleDefinitionError(f"{where}: docstring lacks headings {missing}")
-        unknown = set(example_options or {}) - set(options or {})
-        if unknown:
-            raise RuleDefinitionError(f"{where}: example_options {sorted(unknown)} are not options")
         if per_engine and scope != "site":
             raise RuleDefinitionError(f"{where}: only site rules can run per engine")
         if example_engine:
@@ -98,13 +96,44 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
             if example_engine not in ENGINES or not per_engine:
                 raise RuleDefinitionError(f"{where}: example_engine {example_engine!r} is not an "
                                           "engine profile of a per-engine rule")
+        unknown = set(example_options or {}) - set(options or {})
+        if unknown:
+            raise RuleDefinitionError(f"{where}: example_options {sorted(unknown)} are not options")
         _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
                             dict(example_options or {}), per_engine, example_engine)
-        check.rule_code = code
+        check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check
 
     return register
 
+
+INTERNAL_ERROR = Rule(
+    code="PCD999",
+    name="internal-error",
+    severity="error",
+    scope="engine",
+    options={},
+    doc="""A rule raised an exception on this field; the rest of the run went on.
+
+## What it does
+When a rule's check raises, the engine records one finding at the field (or the file) with
+the exception's type and message, and runs every other rule as usual. Set `PCDLINT_DEBUG=1`
+to let the exception propagate with its traceback instead.
+
+## Why is this bad?
+The field was not fully checked: a gate that passed it would pass a file it did not read.
+This is a bug in pcdlint (or in a rule); please report it with the schema that triggers it.
+
+## Example
+Not reproducible by a schema on purpose: every known trigger is fixed.
+
+## Use instead
+Upgrade pcdlint, or report the finding's message and the field.
+""",
+    check=lambda subject, ctx: iter(()),
+    module="auditor.lint.registry",
+    internal=True,
+)
 
 _loaded = False
 
@@ -113,20 +142,12 @@ def load_rules() -> dict[str, Rule]:
     """Import every module of `auditor.rules` once; returns code → Rule, sorted by code."""
     global _loaded
     if not _loaded:
-        import auditor.rules as package
-
+        package = importlib.import_module("auditor.rules")  # discovery, not a layer edge
         for info in pkgutil.iter_modules(package.__path__, "auditor.rules."):
             importlib.import_module(info.name)
+        _RULES[INTERNAL_ERROR.code] = INTERNAL_ERROR
         _loaded = True
     return dict(sorted(_RULES.items()))
-
-
-def find_rule(code_or_name: str) -> Rule | None:
-    rules = load_rules()
-    key = code_or_name.strip()
-    if key.upper() in rules:
-        return rules[key.upper()]
-    return next((r for r in rules.values() if r.name == key.lower()), None)
 
 
 def severity_rank(severity: str) -> int:

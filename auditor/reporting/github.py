@@ -6,9 +6,9 @@ messages are escaped as the Actions runner expects (`%`, CR, LF; `:` and `,` in 
 
 from __future__ import annotations
 
-from auditor.engine import LintRun
-from auditor.formatters import formatter
-from auditor.formatters.text import summary_line
+from auditor.lint.engine import LintRun
+from auditor.reporting import formatter
+from auditor.reporting.text import summary_line
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -18,11 +18,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from auditor import __version__
-from auditor.documents import parse_document, read_source
-from auditor.sites import FileModel, analyse
-from auditor.tokenizer import cache_dir
-
-_PRODUCERS = ("documents.py", "sites.py")
+from auditor.cachedir import cache_dir
+from auditor.schema.documents import parse_document, read_source
+from auditor.schema.sites import FileModel, analyse
 
 
 @lru_cache(maxsize=1)
@@ -30,9 +28,8 @@ def _code_key() -> str:
     from importlib.metadata import version
 
     digest = hashlib.sha256(f"{__version__}|{version('jsonschema')}".encode())
-    here = Path(__file__).parent
-    for name in _PRODUCERS:
-        digest.update((here / name).read_bytes())
+    for source in sorted(Path(__file__).parent.glob("*.py")):  # every module of auditor.schema
+        digest.update(source.name.encode() + source.read_bytes())
     return digest.hexdigest()[:16]
 
 

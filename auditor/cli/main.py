@@ -8,37 +8,15 @@ import sys
 import click
 
 from auditor import __version__
+from auditor.cli.common import color_stdout, fail, split_values, write_output
+from auditor.cli.verify import attach_to_check, model_options
 from auditor.errors import UsageError
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
-from auditor.outputs import write_report
-from auditor.registry import SEVERITIES, find_rule, load_rules, severity_rank
-from auditor.verify_cli import attach_to_check, model_options
-
+from auditor.lint.registry import SEVERITIES, load_rules, severity_rank
+from auditor.lint.selection import find_rule
+from auditor.reporting.outputs import write_report
 
 SUGGESTION_FORMATS = {"json", "html"}  # outputs that show verified fix suggestions
-
-
-def _split(values: tuple[str, ...]) -> list[str]:
-    """`--select PCD001,PCD002 --select too-many-options` → a flat list."""
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
-
-
-def _write_output(text: str, output: str | None, inputs: list[str], color: bool = False,
-                  flag: str = "--output") -> None:
-    if output is None:
-        click.echo(text, nl=False, color=True if color else None)
-        return
-    write_report(text, output, flag, inputs)
-
-
-def _color_stdout() -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-
-
-def _fail(message: str) -> None:
-    click.echo(f"pcdlint: error: {message}", err=True)
-    sys.exit(EXIT_USAGE)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -86,17 +64,17 @@ def check(paths, tokenizers, allow_download, engines, output_format, output, out
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
     """
-    from auditor import baseline
-    from auditor.config import load_config
-    from auditor.engine import lint, validate_selectors
-    from auditor.formatters import formatters, render
-    from auditor.tokenizer import load_tokenizer
+    from auditor.cli.config import load_config
+    from auditor.lint import baseline
+    from auditor.lint.engine import lint, validate_selectors
+    from auditor.reporting import formatters, render
+    from auditor.tokenizers.loader import load_tokenizers
 
     extra = {"sarif": output_sarif, "html": output_html, "json": output_json}
     try:
         config = load_config(config_file)
         source = click.get_current_context().get_parameter_source
-        for key, name, value in (("select", "select", _split(select)), ("ignore", "ignore", _split(ignore)),
+        for key, name, value in (("select", "select", split_values(select)), ("ignore", "ignore", split_values(ignore)),
                                  ("tokenizers", "tokenizers", list(dict.fromkeys(tokenizers))),
                                  ("engine", "engines", list(dict.fromkeys(e.strip().lower() for e in engines))),
                                  ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format)):
@@ -118,31 +96,32 @@ def check(paths, tokenizers, allow_download, engines, output_format, output, out
         options.engine_profiles()  # an unknown --engine is a usage error before any work
         shown = {output_format} | {name for name, target in extra.items() if target}
         options.suggestions = bool(shown & SUGGESTION_FORMATS)
-        validate_selectors(_split(select), "--select")
-        validate_selectors(_split(ignore), "--ignore")
+        validate_selectors(split_values(select), "--select")
+        validate_selectors(split_values(ignore), "--ignore")
         baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None
-        loaded = [load_tokenizer(spec, allow_download=allow_download) for spec in config.value("tokenizers")]
+        loaded = load_tokenizers(list(config.value("tokenizers")), allow_download=allow_download)
         run = lint(list(paths), loaded, options, use_cache=not no_cache)
         if run_verify:
             attach_to_check(run, model_spec, context_arg, device, dtype, coupling_arg, no_parity,
                             allow_download)
         if write_baseline:
-            count = baseline.write_baseline(run, write_baseline, list(paths))
+            text, count = baseline.baseline_text(run)
+            write_report(text, write_baseline, "--write-baseline", list(paths))
             click.echo(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}", err=True)
         if baseline_entries is not None:
             applied = baseline.apply_baseline(run, baseline_entries)
             click.echo(f"pcdlint: baseline {baseline_file}: {applied.hidden} known finding(s) hidden; "
                        f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
                        "no longer occur", err=True)
-        color = output is None and output_format == "text" and _color_stdout()
-        _write_output(render(output_format, run, quiet=quiet, color=color), output, list(paths), color)
+        color = output is None and output_format == "text" and color_stdout()
+        write_output(render(output_format, run, quiet=quiet, color=color), output, list(paths), color)
         for name, target in extra.items():
             if target is not None:
-                _write_output(render(name, run), target, list(paths), flag=f"--output-{name}")
+                write_output(render(name, run), target, list(paths), flag=f"--output-{name}")
     except UsageError as error:
-        _fail(str(error))
-    for error in run.errors:
-        click.echo(f"{error}", err=True)
+        fail(str(error))
+    for input_error in run.errors:
+        click.echo(f"{input_error}", err=True)
     if run.errors:
         sys.exit(EXIT_USAGE)
     if write_baseline:
@@ -166,12 +145,12 @@ def explain(rule):
     """Print a rule's documentation (by code or name)."""
     found = find_rule(rule)
     if found is None:
-        _fail(f"unknown rule '{rule}' (see `pcdlint rules`)")
+        fail(f"unknown rule '{rule}' (see `pcdlint rules`)")
     click.echo(found.doc_markdown, nl=False)
 
 
-from auditor.suggest import suggest  # noqa: E402  (subcommands in their own modules)
-from auditor.verify_cli import verify  # noqa: E402
+from auditor.cli.suggest import suggest  # noqa: E402  (subcommands in their own modules)
+from auditor.cli.verify import verify  # noqa: E402
 
 cli.add_command(suggest)
 cli.add_command(verify)
@@ -185,4 +164,4 @@ def main() -> None:
     except Exception as exc:  # a bug must still be one line; PCDLINT_DEBUG=1 shows the traceback
         if os.environ.get("PCDLINT_DEBUG"):
             raise
-        _fail(f"internal error: {type(exc).__name__}: {exc} (rerun with PCDLINT_DEBUG=1 and report it)")
+        fail(f"internal error: {type(exc).__name__}: {exc} (rerun with PCDLINT_DEBUG=1 and report it)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from auditor.documents import Document, Span, escape_token, resolve_pointer
+from auditor.schema.documents import Document, Span, escape_token, resolve_pointer
 
 SUPPRESS_KEY = "x-pcdlint-ignore"
 
@@ -151,7 +151,7 @@ def _is_preset_fields(node) -> bool:
         and any(
             "choices" in v or v.get("type") in ("enum", "boolean", "multi") for v in node.values()
         )
-        and not any(k in SCHEMA_HINTS for k in node.keys() if k != "items")
+        and not any(k in SCHEMA_HINTS for k in node if k != "items")
     )
 
 
@@ -224,7 +224,7 @@ def _crawl_presets(document: Document, model: FileModel, node, pointer: str, dep
         model.suppressions[pointer] = own
         inherited, holders = inherited | own, holders + (pointer,)
     schema = node.get("schema")
-    if _is_preset_fields(schema):
+    if isinstance(schema, dict) and _is_preset_fields(schema):
         for name, spec in schema.items():
             _preset_field(document, model, spec, f"{pointer}/schema/{escape_token(name)}", name,
                           inherited, holders)
@@ -438,7 +438,8 @@ class _JsonSchemaCrawler:
                     self._visit_definitions(sub, sub_pointer, resolver)
 
     def _collect_site(self, node, pointer, field_path, name, suppressed, holders) -> None:
-        options = pointers = None
+        options: list | None = None
+        pointers: list[str] | None = None
         kind = ""
         enum = node.get("enum")
         if isinstance(enum, list):
@@ -465,7 +466,7 @@ class _JsonSchemaCrawler:
             options = [True, False]
             pointers = [f"{pointer}/type", f"{pointer}/type"]
             kind = "boolean"
-        if options is None or len(options) < 2 or pointer in self.site_pointers:
+        if options is None or pointers is None or len(options) < 2 or pointer in self.site_pointers:
             return
         if any(isinstance(o, (dict, list)) for o in options):
             return  # structured enum values are not decision labels

@@ -18,7 +18,7 @@ The first engine of the run fills the historical keys; `engines` holds every eng
 from __future__ import annotations
 
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
-from auditor.scoring import SiteTokens, field_suffix, json_text
+from auditor.pcd.scoring import SiteTokens, field_head, json_text
 
 
 def _rendered(value) -> str:
@@ -27,7 +27,7 @@ def _rendered(value) -> str:
 
 def _field_lengths(tokens: SiteTokens) -> list[int]:
     """Tokens of `  "<field>": <option>` for every option, as the model writes it."""
-    base = field_suffix(tokens.site.name)
+    base = field_head(tokens.site.name)
     return [len(ids) for ids in tokens.tokenizer.encode_batch(
         [base + _rendered(v) for v in tokens.site.options])]
 
@@ -55,7 +55,7 @@ def file_cost(sites, tokenizer, site_tokens=SiteTokens, engines: list[EngineProf
         tokens = site_tokens(site, tokenizer)
         lengths = _field_lengths(tokens)
         longest = max(range(len(lengths)), key=lengths.__getitem__)
-        chosen.append(field_suffix(site.name) + _rendered(site.options[longest]))
+        chosen.append(field_head(site.name) + _rendered(site.options[longest]))
         longest_fields += lengths[longest]
         mean_fields += sum(lengths) / len(lengths)
     object_tokens = len(tokenizer.encode("{\n" + ",\n".join(chosen) + "\n}"))
@@ -112,25 +112,3 @@ def run_cost(run) -> dict:
             },
         }
     return out
-
-
-def cost_lines(run) -> list[str]:
-    lines = []
-    for tokenizer_id, cost in (run.cost or {}).items():
-        for path, c in cost["files"].items():
-            for engine, e in c.get("engines", {"": c}).items():
-                pcd = e["pcd"]
-                worst = f", worst field {pcd['worst_field']}" if pcd["worst_field"] else ""
-                lines.append(
-                    f"cost [{tokenizer_id}] {path}: PCD {pcd['passes']} passes under {pcd.get('engine', engine)}"
-                    f" (1 prefill + 1 suffix pass + {pcd['fallback_steps']} fallback{worst}) vs naive "
-                    f"{c['naive']['passes_longest']} (longest options) / {c['naive']['passes_mean']} (mean)"
-                    f" passes over {c['fields']} fields")
-        r = cost["run"]
-        if r["files"] > 1:
-            for engine, t in r.get("engines", {"": r}).items():
-                lines.append(f"cost [{tokenizer_id}] run: PCD {t['pcd_passes_total']} passes in total "
-                             f"under {engine or r.get('engine')} (worst file {t['pcd_passes_worst']}) vs "
-                             f"naive {r['naive_passes_longest_total']} (longest) / "
-                             f"{r['naive_passes_mean_total']} (mean)")
-    return lines

@@ -6,128 +6,22 @@ of it), its code, name, severity and tokenizer are stamped here.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor import suppressions
-from auditor.analysis_cache import analyse_file
-from auditor.cost import run_cost
-from auditor.documents import LINTABLE_SUFFIXES, Span
 from auditor.errors import InputFileError, UsageError
+from auditor.lint import selection, suppressions
+from auditor.lint.context import Finding, RuleContext
+from auditor.lint.registry import INTERNAL_ERROR, Rule, load_rules, severity_rank
+from auditor.lint.suggest import verified_suggestions
+from auditor.pcd.cost import run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
-from auditor.registry import Rule, find_rule, load_rules, severity_rank
-from auditor.scoring import SiteTokens, prefetch
-from auditor.sites import FileModel, Site
-from auditor.tokenizer import LoadedTokenizer
-
-
-@dataclass
-class Location:
-    pointer: str
-    span: Span
-
-
-@dataclass
-class Finding:
-    code: str
-    name: str
-    severity: str
-    path: str
-    pointer: str
-    field: str
-    span: Span
-    tokenizer: str | None
-    message: str
-    data: dict = field(default_factory=dict)
-    site_pointer: str = ""
-    related: list[Location] = field(default_factory=list)
-    verification: dict | None = None  # filled by `check --verify` / `pcdlint verify`
-    engine: str | None = None  # the engine profile of a per-engine rule; None: any engine
-
-    @property
-    def line(self) -> int:
-        return self.span.line
-
-    @property
-    def column(self) -> int:
-        return self.span.column
-
-    @property
-    def fingerprint(self) -> str:
-        """Stable across edits that move lines: rule, file, site pointer, tokenizer (and the
-        engine, unless it is the default one, so baselines written before engines still hold)."""
-        parts = [self.code, self.path, self.site_pointer or self.pointer, self.tokenizer or ""]
-        if self.engine not in (None, DEFAULT_ENGINE):
-            parts.append(self.engine)
-        key = "\0".join(parts)
-        return hashlib.sha256(key.encode()).hexdigest()[:32]
-
-    def to_dict(self) -> dict:
-        out = {
-            "code": self.code,
-            "name": self.name,
-            "severity": self.severity,
-            "path": self.path,
-            "pointer": self.pointer,
-            "site": self.site_pointer,
-            "field": self.field,
-            "line": self.span.line,
-            "column": self.span.column,
-            "end_line": self.span.end_line,
-            "end_column": self.span.end_column,
-            "tokenizer": self.tokenizer,
-            "engine": self.engine,
-            "message": self.message,
-            "data": self.data,
-            "fingerprint": self.fingerprint,
-        }
-        if self.verification is not None:
-            out["verification"] = self.verification
-        return out
-
-
-class RuleContext:
-    """What a rule's `check` gets besides its subject: options and a way to make findings."""
-
-    def __init__(self, rule: Rule, options: dict, file: FileModel, site: Site | None,
-                 tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True,
-                 engine: EngineProfile | None = None):
-        self.rule, self.options, self.file, self.site = rule, options, file, site
-        self.tokenizer, self.severity = tokenizer, severity
-        self.suggestions = suggestions  # whether rules should attach verified fix suggestions
-        self.engine = engine or get_engine(DEFAULT_ENGINE)  # the profile this check runs under
-
-    @property
-    def letters(self) -> str:
-        """The letter alphabet for slot remaps: the `letters` option, else the engine's."""
-        return self.options.get("letters") or self.engine.letters
-
-    def finding(self, message: str, *, data: dict | None = None, option: int | None = None,
-                related: list[int] | tuple[int, ...] = (), severity: str | None = None,
-                pointer: str | None = None) -> Finding:
-        """A finding at the site (or at one option of it, or at an explicit pointer)."""
-        site, document = self.site, self.file.document
-        if pointer is None and site is not None:
-            pointer = site.option_pointers[option] if option is not None else site.pointer
-        pointer = pointer if pointer is not None else ""
-        if site is not None and option is not None:
-            span = site.option_spans[option]
-        elif site is not None and pointer == site.pointer:
-            span = site.span
-        else:
-            span = document.span(pointer)
-        related_locations = [
-            Location(site.option_pointers[i], site.option_spans[i]) for i in related
-        ] if site is not None else []
-        return Finding(
-            code=self.rule.code, name=self.rule.name, severity=severity or self.severity,
-            path=self.file.path, pointer=pointer, field=site.field if site else "",
-            span=span, tokenizer=self.tokenizer.id if self.tokenizer else None,
-            message=message, data=data or {}, site_pointer=site.pointer if site else pointer,
-            related=related_locations, engine=self.engine.name if self.rule.per_engine else None,
-        )
+from auditor.pcd.scoring import SiteTokens, prefetch
+from auditor.schema.cache import analyse_file
+from auditor.schema.documents import LINTABLE_SUFFIXES
+from auditor.schema.sites import FileModel, Site
+from auditor.tokenizers.loader import LoadedTokenizer
 
 
 @dataclass
@@ -177,7 +71,7 @@ class LintRun:
     files: list[FileResult] = field(default_factory=list)
     errors: list[InputFileError] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)
-    cost: dict | None = None  # the cost model per tokenizer (auditor.cost), set by lint()
+    cost: dict | None = None  # the cost model per tokenizer (auditor.pcd.cost), set by lint()
     engines: list[EngineProfile] = field(default_factory=lambda: [get_engine(DEFAULT_ENGINE)])
 
     @property
@@ -197,31 +91,13 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
 # --------------------------------------------------------------------------- selection
 
 
-def _matches(selector: str, rule: Rule) -> int:
-    """Length of the match (longest wins), 0 when the selector does not name this rule."""
-    token = selector.strip()
-    if token.lower() == rule.name or token.upper() == "ALL":
-        return len(rule.code) + (1 if token.lower() == rule.name else 0)
-    if rule.code.startswith(token.upper()):
-        return len(token)
-    return 0
-
-
 def validate_selectors(selectors: list[str], option: str) -> None:
-    rules = load_rules().values()
-    for selector in selectors:
-        if not any(_matches(selector, r) for r in rules):
-            raise UsageError(f"{option}: '{selector}' matches no rule (see `pcdlint rules`)")
+    for selector in selection.unknown(selectors):
+        raise UsageError(f"{option}: '{selector}' matches no rule (see `pcdlint rules`)")
 
 
 def selected_rules(options: LintOptions) -> list[Rule]:
-    chosen = []
-    for rule in load_rules().values():
-        best_select = max((_matches(s, rule) for s in options.select), default=0)
-        best_ignore = max((_matches(s, rule) for s in options.ignore), default=0)
-        if best_select and best_select > best_ignore:
-            chosen.append(rule)
-    return chosen
+    return selection.selected_rules(options.select, options.ignore)
 
 
 # --------------------------------------------------------------------------- files
@@ -271,7 +147,7 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     # entry names run too (only when something judges suppressions), their findings unreported.
     extra = []
     if judges:
-        named = {getattr(find_rule(e), "code", None) for es in model.suppressions.values() for e in es}
+        named = {getattr(selection.find_rule(e), "code", None) for es in model.suppressions.values() for e in es}
         chosen = {r.code for r in rules}
         extra = [r for r in load_rules().values() if r.code in named and r.code not in chosen
                  and r.scope != "suppressions"]
@@ -283,7 +159,7 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     engines = options.engine_profiles()
     for rule in file_rules:
         ctx = _context(rule, options, model, None, None)
-        raw.extend((rule, f) for f in rule.check(model, ctx))
+        raw.extend((rule, f) for f in _checked(rule, model, ctx))
     for tokenizer in tokenizers:
         prefetch(model.sites, tokenizer)
         for site in model.sites:
@@ -291,12 +167,12 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
             for rule in site_rules:
                 for engine in (engines if rule.per_engine else engines[:1]):
                     ctx = _context(rule, options, model, site, tokenizer, engine)
-                    raw.extend((rule, f) for f in rule.check(tokens, ctx))
+                    raw.extend((rule, f) for f in _checked(rule, tokens, ctx))
     used: set[tuple[str, str]] = set()
     for rule, finding in raw:
         silenced_by = suppressions.suppressing_entries(model, finding, rule)
         used.update(silenced_by)
-        if rule.code not in chosen_codes:
+        if rule.code not in chosen_codes and finding.code != INTERNAL_ERROR.code:
             continue
         if silenced_by or any(p.matches(finding) for p in options.per_file_ignores):
             if run is not None:
@@ -318,8 +194,24 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     return result
 
 
+def _checked(rule: Rule, subject, ctx: RuleContext) -> list[Finding]:
+    """The rule's findings; a rule that raises yields one PCD999 finding instead (the run goes
+    on). PCDLINT_DEBUG=1 lets the exception through."""
+    try:
+        return list(rule.check(subject, ctx))
+    except Exception as exc:
+        if os.environ.get("PCDLINT_DEBUG"):
+            raise
+        internal = RuleContext(INTERNAL_ERROR, {}, ctx.file, ctx.site, ctx.tokenizer,
+                               INTERNAL_ERROR.severity)
+        message = f"{rule.code} {rule.name} raised {type(exc).__name__}: {exc}"
+        return [internal.finding(message, data={"rule": rule.code, "exception": type(exc).__name__,
+                                                "detail": str(exc)})]
+
+
 def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer,
              engine: EngineProfile | None = None) -> RuleContext:
     merged = {**rule.options, **options.rule_options.get(rule.code, {})}
     severity = options.severities.get(rule.code, rule.severity)
-    return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions, engine)
+    return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
+                       verified_suggestions, engine)

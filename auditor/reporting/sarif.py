@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from auditor import __version__
-from auditor.engine import Finding, LintRun
-from auditor.formatters import formatter
-from auditor.registry import Rule, load_rules
+from auditor.lint.engine import Finding, LintRun
+from auditor.lint.registry import Rule, load_rules
+from auditor.reporting import formatter
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/pcdlint/pcdlint"
@@ -82,7 +83,7 @@ def _location(path: str, span, pointer: str, message: str | None = None) -> dict
 
 def result_for(finding: Finding, rule_index: dict[str, int]) -> dict:
     location = _location(finding.path, finding.span, finding.pointer)
-    result = {
+    result: dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": rule_index[finding.code],
         "level": LEVELS[finding.severity],
@@ -122,7 +123,7 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
                                 f"to stay within {max_results} results per run; see "
                                 f"`pcdlint check --format json` for all of them"},
         })
-    invocation = {"executionSuccessful": not run.errors}
+    invocation: dict[str, Any] = {"executionSuccessful": not run.errors}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     cwd = Path.cwd().as_uri().rstrip("/") + "/"

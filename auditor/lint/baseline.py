@@ -13,9 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.engine import LintRun
 from auditor.errors import UsageError
-from auditor.outputs import write_report
+from auditor.lint.engine import LintRun
 
 BASELINE_VERSION = 1
 
@@ -26,14 +25,14 @@ class BaselineResult:
     stale: list[dict] = field(default_factory=list)  # entries for linted files that no longer occur
 
 
-def write_baseline(run: LintRun, target: str, inputs: list[str]) -> int:
+def baseline_text(run: LintRun) -> tuple[str, int]:
+    """The baseline document recording this run's findings, and how many it holds."""
     entries = [{"fingerprint": f.fingerprint, "code": f.code, "name": f.name, "path": f.path,
                 "pointer": f.site_pointer or f.pointer, "tokenizer": f.tokenizer,
                 "message": f.message} for f in run.findings]
     text = json.dumps({"version": BASELINE_VERSION, "findings": entries}, indent=2,
                       ensure_ascii=False) + "\n"
-    write_report(text, target, "--write-baseline", inputs)
-    return len(entries)
+    return text, len(entries)
 
 
 def load_baseline(source: str) -> list[dict]:

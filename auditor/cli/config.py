@@ -17,7 +17,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from auditor.errors import UsageError
-from auditor.registry import SEVERITIES, Rule, find_rule, load_rules
+from auditor.lint import selection
+from auditor.lint.registry import SEVERITIES, Rule, load_rules
 
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
@@ -51,7 +52,7 @@ class PerFileIgnore:
     base: Path  # globs are relative to the config file's directory
 
     def matches(self, finding) -> bool:
-        if not any(_selects(s, finding.code, finding.name) for s in self.selectors):
+        if not any(selection.match_length(s, finding) for s in self.selectors):
             return False
         if self.pointer is not None and not (
             _under(finding.pointer, self.pointer) or _under(finding.site_pointer, self.pointer)
@@ -77,15 +78,6 @@ class PerFileIgnore:
 
 def _under(pointer: str, prefix: str) -> bool:
     return prefix == "" or pointer == prefix or pointer.startswith(prefix + "/")
-
-
-def _selects(selector: str, code: str, name: str) -> bool:
-    token = selector.strip()
-    return token.upper() == "ALL" or token.lower() == name or code.startswith(token.upper())
-
-
-def _selector_known(selector: str) -> bool:
-    return any(_selects(selector, r.code, r.name) for r in load_rules().values())
 
 
 @dataclass
@@ -125,7 +117,7 @@ class Config:
         return out
 
     def lint_options(self):
-        from auditor.engine import LintOptions
+        from auditor.lint.engine import LintOptions
 
         options = LintOptions(select=self.select, ignore=list(self.value("ignore")),
                               per_file_ignores=self.per_file_ignores(),
@@ -150,7 +142,7 @@ class Config:
         pfi = self.settings["per-file-ignores"]
         lines.append("")
         lines.append(f"[per-file-ignores]  # {pfi.source}")
-        for pattern, codes in pfi.value.items():
+        for pattern, codes in dict(pfi.value).items():  # type: ignore[call-overload]
             lines.append(f"{_toml(pattern)} = {_toml(codes)}")
         for rule in load_rules().values():
             configured = self.rule_settings.get(rule.code, {})
@@ -248,18 +240,18 @@ def _from_table(path: Path, prefix: str, table) -> Config:
                         fail(key, f"unknown engine {name!r} (choose from {', '.join(ENGINES)})")
             elif key != "tokenizers":
                 for selector in value:
-                    if not _selector_known(selector):
+                    if not selection.known(selector):
                         fail(key, f"'{selector}' matches no rule (see `pcdlint rules`)")
         elif key == "fail-on":
             if value not in SEVERITIES:
                 fail(key, f"must be one of {', '.join(SEVERITIES)}, not {value!r}")
         elif key == "format":
-            from auditor.formatters import formatters
+            from auditor.reporting import formatters
 
             if value not in formatters():
                 fail(key, f"unknown format {value!r} (choose from {', '.join(formatters())})")
         elif key == "per-file-ignores":
-            value = _per_file_ignores(value, lambda m: fail(key, m))
+            value = _per_file_ignores(value, lambda m, key=key: fail(key, m))
         elif key == "rules":
             config.rule_settings = _rules(value, source, lambda k, m: fail(f"rules.{k}", m))
             continue
@@ -280,7 +272,7 @@ def _per_file_ignores(value, fail) -> dict[str, list[str]]:
         if hash_ and fragment and not unquote(fragment).startswith("/"):
             fail(f"{pattern!r}: the fragment must be a JSON Pointer like #/properties/name")
         for code in codes:
-            if not _selector_known(code):
+            if not selection.known(code):
                 fail(f"{pattern!r}: '{code}' matches no rule (see `pcdlint rules`)")
         out[pattern] = codes
     return out
@@ -291,9 +283,11 @@ def _rules(value, source: str, fail) -> dict[str, dict[str, Setting]]:
         fail("", "must be a table of rule tables")
     out: dict[str, dict[str, Setting]] = {}
     for name, options in value.items():
-        rule: Rule | None = find_rule(name)
-        if rule is None:
+        found: Rule | None = selection.find_rule(name)
+        if found is None:
             fail(name, "unknown rule (see `pcdlint rules`)")
+            continue
+        rule = found
         if not isinstance(options, dict):
             fail(name, "must be a table of options")
         settings = out.setdefault(rule.code, {})
