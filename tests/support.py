@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from auditor.tokenizers.loader import builtin_available, load_tokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
-CORPUS = REPO.parent / "shared" / "corpus"
+# PCDLINT_CORPUS: where the shared corpus is when this checkout is not beside it (a worktree)
+CORPUS = Path(os.environ.get("PCDLINT_CORPUS") or REPO.parent / "shared" / "corpus")
 RULE_TOKENIZERS = ("qwen2.5", "smollm2")
 
 _tokenizers: dict = {}

@@ -45,11 +45,31 @@ def options_of(document, site) -> list:
     kind = site["kind"]
     if kind == "enum":
         return node["enum"]
+    if kind == "nullable-enum":  # `nullable: true` adds null
+        return node["enum"] + [None]
     if kind.endswith("-const"):
         out = []
         for branch in node[kind.split("-")[0]]:
-            out.extend([branch["const"]] if "const" in branch else branch["enum"])
+            if "const" in branch:
+                out.append(branch["const"])
+            elif "enum" in branch:
+                out.extend(branch["enum"])
+            elif branch["type"] == "boolean":
+                out.extend([True, False])
+            else:  # {"type": "null"}
+                out.append(None)
         return out
+    if kind == "discriminator":  # each branch (through its local $ref) pins the property
+        keyword = "oneOf" if "oneOf" in node else "anyOf"
+        out = []
+        for branch in node[keyword]:
+            while "$ref" in branch:
+                branch = resolve(document, branch["$ref"][1:])
+            pinned = branch["properties"][site["name"]]
+            out.append(pinned["const"] if "const" in pinned else pinned["enum"][0])
+        return out
+    if kind == "nullable-boolean":
+        return [True, False, None]
     if kind in ("boolean", "preset-boolean"):
         return [True, False]
     if kind.startswith("question-"):
@@ -57,7 +77,7 @@ def options_of(document, site) -> list:
     return node["choices"]
 
 
-def independent_buckets(tokenizer, field: str, options: list) -> list[tuple[str, list]]:
+def independent_buckets(tokenizer, field: str, options: list, array_depth: int = 0) -> list[tuple[str, list]]:
     strings = [json.dumps(o, ensure_ascii=False)[1:-1] for o in options if isinstance(o, str)]
     prefix = os.path.commonprefix(strings) if len(strings) > 1 else ""
     quote = tokenizer.encode('"', add_special_tokens=False).ids[0]
@@ -68,9 +88,12 @@ def independent_buckets(tokenizer, field: str, options: list) -> list[tuple[str,
             ids = tokenizer.encode(rest, add_special_tokens=False).ids
             first = ids[0] if ids else quote
         else:  # a literal is cut where the canonical tokenization of `"f": <literal>` cuts
-            base = f'  "{field}":'
-            enc = tokenizer.encode(f"{base} {json.dumps(option)}", add_special_tokens=False)
-            first = next(i for i, (s, e) in zip(enc.ids, enc.offsets) if s <= len(base) + 1 < e)
+            # (items of an array: of `"f": [<literal>`)
+            base = f'  "{field}":' + (" " + "[" * array_depth if array_depth else "")
+            gap = "" if array_depth else " "
+            enc = tokenizer.encode(f"{base}{gap}{json.dumps(option)}", add_special_tokens=False)
+            at = len(base) + len(gap)
+            first = next(i for i, (s, e) in zip(enc.ids, enc.offsets) if s <= at < e)
         groups.setdefault(first, []).append(option)
     return [(tokenizer.decode([t]), members) for t, members in groups.items()]
 
@@ -87,7 +110,8 @@ def test_engine_pcd001_equals_independent_computation(corpus_report):
         with open(file["path"], encoding="utf-8") as handle:
             document = json.load(handle)
         for site in file["sites"]:
-            expected = independent_buckets(raw, site["name"], options_of(document, site))
+            expected = independent_buckets(raw, site["name"], options_of(document, site),
+                                           site.get("array_depth", 0))
             finding = engine.pop((file["path"], site["pointer"]), None)
             checked += 1
             if any(len(members) > 1 for _, members in expected):

@@ -33,7 +33,7 @@ def test_json_report_shape(write_schema):
     assert finding["data"]["multi_token_options"][0]["pieces"] == ["M", "EDIUM"]
     summary = {k: v for k, v in report["summary"].items() if k != "cost"}
     assert summary == {"files": 1, "sites": 2, "findings": 1, "by_code": {"PCD002": 1},
-                       "by_severity": {"warning": 1}, "suppressed": 0}
+                       "by_severity": {"warning": 1}, "suppressed": 0, "unrecognized": []}
 
 
 def test_suggestions_only_when_an_output_shows_them(write_schema, tmp_path):

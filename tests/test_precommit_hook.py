@@ -10,6 +10,7 @@ The hook environment installs pcdlint's dependencies with pip (PyPI or the confi
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -31,11 +32,42 @@ def test_hook_definition():
     hooks = yaml.safe_load(HOOKS_FILE.read_text(encoding="utf-8"))
     assert [h["id"] for h in hooks] == ["pcdlint"]
     hook = hooks[0]
-    assert hook["entry"] == "pcdlint check"
+    assert hook["entry"] == "pcdlint check --allow-unrecognized"
     assert hook["language"] == "python"
     assert hook["types_or"] == ["json", "yaml"]
     assert hook["require_serial"] is True
     assert hook["minimum_pre_commit_version"] == "2.9.0"
+
+
+def _hook_entry(*files: Path, args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run the hook's entry as pre-commit does: entry, then the hook's args, then the files."""
+    hooks = yaml.safe_load(HOOKS_FILE.read_text(encoding="utf-8"))
+    entry = shlex.split(hooks[0]["entry"])
+    assert entry[0] == "pcdlint"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "auditor", *entry[1:], *args, *(f.name for f in files)],
+                          capture_output=True, text=True, env=env, timeout=300,
+                          cwd=files[0].parent)
+
+
+def test_hook_default_lists_other_json_files_and_still_fails_bad_schemas(tmp_path):
+    """The decision: in a repo whose other JSON files are not schemas, the hook keeps working."""
+    (tmp_path / ".pcdlint.toml").write_text("", encoding="utf-8")
+    package = tmp_path / "package.json"
+    package.write_text('{"name": "app", "version": "1.0.0", "dependencies": {}}\n', encoding="utf-8")
+    workflow = tmp_path / "ci.yml"
+    workflow.write_text("on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n", encoding="utf-8")
+    (tmp_path / "bad.json").write_text(BAD, encoding="utf-8")
+    (tmp_path / "clean.json").write_text(CLEAN, encoding="utf-8")
+    only_others = _hook_entry(package, workflow)
+    assert only_others.returncode == 0, only_others.stderr
+    assert "2 files had no schema: package.json, ci.yml" in only_others.stdout
+    clean = _hook_entry(tmp_path / "clean.json", package)
+    assert clean.returncode == 0 and "1 file had no schema: package.json" in clean.stdout
+    bad = _hook_entry(tmp_path / "bad.json", package)
+    assert bad.returncode == 1 and "PCD001" in bad.stdout
+    strict = _hook_entry(tmp_path / "clean.json", package, args=("--no-allow-unrecognized",))
+    assert strict.returncode == 2 and "no schema found in package.json" in strict.stderr
 
 
 def _git(*args: str, cwd: Path, env: dict) -> str:

@@ -197,3 +197,17 @@ def test_corpus_sarif_fits_github_upload_limits(corpus_log):
     assert len(gzip.compress(data)) < 10 * 1024 * 1024
     for result in corpus_log["runs"][0]["results"]:
         assert len(result.get("relatedLocations", [])) <= 1_000
+
+
+def test_unrecognized_files_are_valid_notifications(sarif_validator, qwen, tmp_path):
+    """A file read but holding no schema is said in SARIF too (a `note` notification)."""
+    (tmp_path / "package.json").write_text('{"name": "app", "version": "1.0.0"}', encoding="utf-8")
+    (tmp_path / "tools.json").write_text((FIXTURES / "inputs" / "openai_tools_list.json").read_text(
+        encoding="utf-8"), encoding="utf-8")
+    log = run_to_sarif(lint([str(tmp_path)], [qwen], LintOptions(suggestions=False)))
+    assert_valid(sarif_validator, log)
+    (note,) = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert note["level"] == "note" and note["message"]["text"].startswith(
+        f"{tmp_path / 'package.json'}: no schema found")
+    assert {r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] for r in log["runs"][0]["results"]} >= {
+        "/0/function/parameters/properties/priority/enum/0"}

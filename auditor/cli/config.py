@@ -23,7 +23,7 @@ from auditor.lint.registry import SEVERITIES, Rule, load_rules
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
 LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers", "engine")
-KEYS = (*LIST_KEYS, "fail-on", "format", "per-file-ignores", "rules")
+KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", "rules")
 DEFAULTS = {
     "select": ["PCD"],
     "extend-select": [],
@@ -32,6 +32,7 @@ DEFAULTS = {
     "tokenizers": ["qwen2.5"],
     "engine": ["gather"],  # engine profiles (auditor.pcd.engines); repeatable like tokenizers
     "format": "text",
+    "allow-unrecognized": False,  # a named file with no schema in it: listed, not an error
     "per-file-ignores": {},
 }
 
@@ -250,6 +251,9 @@ def _from_table(path: Path, prefix: str, table) -> Config:
 
             if value not in formatters():
                 fail(key, f"unknown format {value!r} (choose from {', '.join(formatters())})")
+        elif key == "allow-unrecognized":
+            if not isinstance(value, bool):
+                fail(key, f"must be true or false, not {value!r}")
         elif key == "per-file-ignores":
             value = _per_file_ignores(value, lambda m, key=key: fail(key, m))
         elif key == "rules":

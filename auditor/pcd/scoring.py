@@ -47,8 +47,9 @@ def json_text(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def field_head(name: str) -> str:
-    return f'  "{json_text(name)}": '
+def field_head(name: str, array_depth: int = 0) -> str:
+    """`  "<field>": ` — and one `[` per array level for the items of an array (`  "tags": [`)."""
+    return f'  "{json_text(name)}": ' + "[" * array_depth
 
 
 def split_options(site: FieldLike):
@@ -134,7 +135,9 @@ class SiteTokens(Generic[F]):
         self.memo: dict = {}  # derived data higher layers compute once per tokenization
         self.close_id = tokenizer.encode('"')[0]
         strings, literals, texts, self.prefix, remainders = split_options(site)
-        self.suffix = field_head(site.name) + '"' + self.prefix
+        # items of an array are typed after `"<field>": [` (Site.array_depth; 0 for other fields)
+        self.array_depth = int(getattr(site, "array_depth", 0))
+        self.suffix = field_head(site.name, self.array_depth) + '"' + self.prefix
         scored: dict[int, ScoredOption] = {}
         for (index, value), text, rest, encoded in zip(
             strings, texts, remainders, tokenizer.encode_batch(remainders)
@@ -145,19 +148,20 @@ class SiteTokens(Generic[F]):
             self.literal_suffix, literal_options = self._literals(literals)
             scored.update(literal_options)
         else:
-            self.literal_suffix = field_head(site.name).rstrip()
+            self.literal_suffix = field_head(site.name, self.array_depth).rstrip()
         self.options = [scored[i] for i in range(len(site.options))]
         self.has_strings = bool(strings)
         self.mixed = bool(strings) and bool(literals)
 
     def _literals(self, literals) -> tuple[str, dict[int, ScoredOption]]:
-        base = field_head(self.site.name).rstrip()  # `  "field":`
-        fulls = [f"{base} {json_text(value)}" for _, value in literals]
+        base = field_head(self.site.name, self.array_depth).rstrip()  # `  "field":`
+        gap = "" if base.endswith("[") else " "  # `  "flags": [true`, `  "flag": true`
+        fulls = [f"{base}{gap}{json_text(value)}" for _, value in literals]
         encodings = self.tokenizer.hf.encode_batch(fulls, add_special_tokens=False)
         out: dict[int, ScoredOption] = {}
         cut_suffix = base
         for (index, value), full, enc in zip(literals, fulls, encodings):
-            first_char = len(base) + 1
+            first_char = len(base) + len(gap)
             # the token holding the literal's first character; it may start at the space
             position = next(
                 (k for k, (start, end) in enumerate(enc.offsets) if start <= first_char < end),
@@ -193,7 +197,7 @@ class SiteTokens(Generic[F]):
     @cached_property
     def canonical(self) -> dict[int, CanonicalText]:
         """String option index → canonical tokenization of `  "<field>": "<option>"`."""
-        base = field_head(self.site.name) + '"'
+        base = field_head(self.site.name, self.array_depth) + '"'
         strings = [o for o in self.options if o.is_string]
         texts = [base + o.text + '"' for o in strings]
         encodings = self.tokenizer.hf.encode_batch(texts, add_special_tokens=False)

@@ -7,6 +7,7 @@ import json
 from auditor import __version__
 from auditor.lint.engine import LintRun
 from auditor.reporting import formatter
+from auditor.reporting.matrix import matrix_dict
 
 JSON_FORMAT_VERSION = 1
 
@@ -26,6 +27,7 @@ def run_to_dict(run: LintRun) -> dict:
         "files": [result.to_dict() for result in run.files],
         "findings": [f.to_dict() for f in findings],
         "errors": [str(e) for e in run.errors],
+        "matrix": matrix_dict(run),
         "summary": {
             "files": len(run.files),
             "sites": sum(len(r.model.sites) for r in run.files),
@@ -33,6 +35,7 @@ def run_to_dict(run: LintRun) -> dict:
             "by_code": dict(sorted(by_code.items())),
             "by_severity": by_severity,
             "suppressed": len(run.suppressed),
+            "unrecognized": [r.model.path for r in run.unrecognized],
             "cost": run.cost or {},
         },
     }

@@ -113,9 +113,17 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
     rule_index = {rule.code: i for i, rule in enumerate(rules)}
     findings = run.findings
     kept = findings[:max_results]
-    notifications = [
+    notifications: list[dict] = [
         {"level": "error", "message": {"text": str(error)}} for error in run.errors
     ]
+    for result in run.unrecognized:  # read but not linted: said, never silent
+        notifications.append({
+            "level": "note",
+            "message": {"text": f"{result.model.path}: no schema found (not a JSON Schema, PCD "
+                                "preset or known wrapper); not linted"},
+            "locations": [{"physicalLocation": {"artifactLocation": {
+                "uri": artifact_uri(result.model.path), "uriBaseId": SRCROOT}}}],
+        })
     if len(findings) > len(kept):
         notifications.append({
             "level": "warning",

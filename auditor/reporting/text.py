@@ -33,6 +33,13 @@ def summary_line(run: LintRun) -> str:
             f"{sites} fields; tokenizers: {tokenizers}{tail}")
 
 
+def unrecognized_line(run: LintRun) -> str:
+    """`2 files had no schema: a.json, b.json` — files read but not linted are never silent."""
+    paths = [r.model.path for r in run.unrecognized]
+    shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+    return f"{len(paths)} file{'s' if len(paths) != 1 else ''} had no schema: {shown}"
+
+
 @formatter("text", "one line per finding, then a summary")
 def render(run: LintRun, quiet: bool = False, color: bool = False, **_options) -> str:
     lines = [finding_line(f, color) for f in run.findings]
@@ -40,10 +47,10 @@ def render(run: LintRun, quiet: bool = False, color: bool = False, **_options) -
         for result in run.files:
             for ref in result.model.remote_refs:
                 lines.append(f"{result.model.path}: note: remote $ref '{ref}' not followed")
-            if result.model.format == "unknown":
-                lines.append(f"{result.model.path}: note: not a JSON Schema or PCD preset; skipped")
         lines.extend(cost_lines(run))
         lines.append(summary_line(run))
+        if run.unrecognized:
+            lines.append(unrecognized_line(run))
         table = matrix_table(run)
         if table:
             lines.append(table)

@@ -1,4 +1,5 @@
-"""Documents with source positions, the enum sites in them, and the analysis cache.
+"""Documents with source positions, the embedded-schema locator, the enum sites in them, and the
+analysis cache.
 
 The lowest layer: it knows JSON, YAML and JSON Schema, nothing about tokenizers.
 """

@@ -103,13 +103,44 @@ def _load_json(text: str, display: str) -> Document:
 
     values: dict[str, Span] = {}
     keys: dict[str, Span] = {}
-    for pointer, entry in calculate(text).items():
+    for pointer, entry in _escaped(calculate(text), data).items():
         start, end = entry.value_start, entry.value_end
         values[pointer] = Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
         if entry.key_start is not None:
             ks, ke = entry.key_start, entry.key_end
             keys[pointer] = Span(ks.line + 1, ks.column + 1, ke.line + 1, ke.column + 1)
     return Document(display, data, text, values, keys)
+
+
+def _escaped(entries: dict, data) -> dict:
+    """json-source-map writes pointers unescaped (`/paths//pets`): re-key them per RFC 6901."""
+    out = {}
+
+    def walk(node, raw: str, escaped: str) -> None:
+        if raw in entries:
+            out[escaped] = entries[raw]
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{raw}/{key}", f"{escaped}/{escape_token(key)}")
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, f"{raw}/{index}", f"{escaped}/{index}")
+
+    if any("/" in key or "~" in key for key in _keys(data)):
+        walk(data, "", "")
+        return out
+    return entries
+
+
+def _keys(node):
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield from item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 # --------------------------------------------------------------------------- YAML

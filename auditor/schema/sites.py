@@ -8,9 +8,12 @@ reach it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from auditor.schema.documents import Document, Span, escape_token, resolve_pointer
+from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
 
 SUPPRESS_KEY = "x-pcdlint-ignore"
 
@@ -21,21 +24,15 @@ SINGLE_SUBSCHEMA = {
     "additionalItems": "[]",
     "unevaluatedItems": "[]",
     "unevaluatedProperties": "*",
-    "contains": "[]",
-    "propertyNames": "",
-    "not": "",
-    "if": "",
+    # Not followed: `contains`, `propertyNames`, `not`, `if` (and `dependentRequired`) constrain
+    # a value; their enums are not values a model picks, so they are no decision sites.
     "then": "",
     "else": "",
 }
 LIST_SUBSCHEMAS = {"allOf": "", "anyOf": "", "oneOf": "", "prefixItems": "[]", "items": "[]"}
 MAP_SUBSCHEMAS = {"properties": ".", "patternProperties": ".", "dependentSchemas": ""}
 DEFINITION_KEYWORDS = ("$defs", "definitions")
-SCHEMA_HINTS = {
-    "$schema", "properties", "enum", "oneOf", "anyOf", "allOf", "$defs", "definitions", "items",
-    "const", "$ref", "patternProperties", "additionalProperties", "prefixItems", "required",
-}
-JSON_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
+__all__ = ["JSON_TYPES", "SCHEMA_HINTS", "FileModel", "SchemaProblem", "Site", "analyse"]
 
 
 @dataclass
@@ -54,6 +51,8 @@ class Site:
     description: str = ""
     suppressed: frozenset[str] = frozenset()
     suppression_pointers: tuple[str, ...] = ()
+    # Items of an array are typed after `"<field>": [`: how many brackets open before the value.
+    array_depth: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -64,6 +63,7 @@ class Site:
             "options": len(self.options),
             "line": self.span.line,
             "column": self.span.column,
+            "array_depth": self.array_depth,
         }
 
 
@@ -78,28 +78,32 @@ class FileModel:
     """What the crawler learnt about one file."""
 
     document: Document
-    format: str  # "json-schema" | "openai-wrapper" | "pcd-preset" | "unknown"
+    # "json-schema" | "openai-wrapper" | "pcd-preset" | "unknown" | the families of the embedded
+    # schemas joined by "+" ("openai", "anthropic", "mcp", "gemini", "openapi-3.1", ...)
+    format: str
     sites: list[Site] = field(default_factory=list)
     schema_problems: list[SchemaProblem] = field(default_factory=list)
     remote_refs: list[str] = field(default_factory=list)
     suppressions: dict[str, frozenset[str]] = field(default_factory=dict)
+    schemas: list[LocatedSchema] = field(default_factory=list)  # the schemas the locator found
 
     @property
     def path(self) -> str:
         return self.document.path
 
+    @property
+    def recognized(self) -> bool:
+        return self.format != "unknown"
 
-def analyse(document: Document) -> FileModel:
-    data = document.data
-    root_pointer, fmt = _locate_json_schema(data)
-    if root_pointer is not None:
-        model = FileModel(document, fmt)
-        _JsonSchemaCrawler(document, model, root_pointer).run()
-    elif _looks_like_preset_container(data):
-        model = FileModel(document, "pcd-preset")
-        _crawl_presets(document, model, data, "", 0)
-    else:
-        model = FileModel(document, "unknown")
+
+def analyse(document: Document, detection: Detection | None = None) -> FileModel:
+    """Crawl a document: every schema the locator finds in it, or its PCD presets."""
+    detection = detection or detect(document.data)
+    model = FileModel(document, detection.format, schemas=list(detection.schemas))
+    if detection.schemas:
+        _JsonSchemaCrawler(document, model).run(detection.schemas)
+    elif detection.format == "pcd-preset":
+        _crawl_presets(document, model, document.data, "", 0)
     _keep_needed_spans(model)
     return model
 
@@ -124,77 +128,6 @@ def _keep_needed_spans(model: FileModel) -> None:
     wanted.add("")
     document.value_spans = {p: s for p, s in document.value_spans.items() if p in wanted}
     document.key_spans = {p: s for p, s in document.key_spans.items() if p in wanted}
-
-
-# --------------------------------------------------------------------------- detection
-
-
-def _is_schema_like(node) -> bool:
-    if isinstance(node, bool):
-        return True
-    if not isinstance(node, dict):
-        return False
-    if SCHEMA_HINTS & node.keys():
-        return True
-    kind = node.get("type")
-    return kind in JSON_TYPES or (
-        isinstance(kind, list) and bool(kind) and all(k in JSON_TYPES for k in kind)
-    )
-
-
-def _is_preset_fields(node) -> bool:
-    """`{"<field>": {"type": "enum"|"boolean", "choices": [...]}}`."""
-    return (
-        isinstance(node, dict)
-        and bool(node)
-        and all(isinstance(v, dict) for v in node.values())
-        and any(
-            "choices" in v or v.get("type") in ("enum", "boolean", "multi") for v in node.values()
-        )
-        and not any(k in SCHEMA_HINTS for k in node if k != "items")
-    )
-
-
-def _locate_json_schema(data) -> tuple[str | None, str]:
-    if not isinstance(data, dict):
-        return None, "unknown"
-    wrapper = data.get("json_schema")
-    if data.get("type") == "json_schema" and isinstance(wrapper, dict):
-        if isinstance(wrapper.get("schema"), dict):
-            return "/json_schema/schema", "openai-wrapper"
-    inner = data.get("schema")
-    if "name" in data and isinstance(inner, dict) and _is_schema_like(inner):
-        if not _is_preset_fields(inner):
-            return "/schema", "openai-wrapper"
-    if _looks_like_preset_container(data):
-        return None, "unknown"
-    if _is_schema_like(data):
-        return "", "json-schema"
-    return None, "unknown"
-
-
-def _looks_like_preset_container(node, depth: int = 0) -> bool:
-    if depth > 3:
-        return False
-    if isinstance(node, list):
-        return any(_looks_like_preset_container(item, depth + 1) for item in node[:50])
-    if not isinstance(node, dict):
-        return False
-    if _is_preset_fields(node.get("schema")):
-        return True
-    fields = node.get("fields")
-    if isinstance(fields, list) and any(isinstance(f, dict) and "choices" in f for f in fields):
-        return True
-    questions = node.get("questions")
-    if isinstance(questions, dict) and any(
-        isinstance(q, dict) and isinstance(q.get("criteria"), dict) for q in questions.values()
-    ):
-        return True
-    return any(
-        _looks_like_preset_container(v, depth + 1)
-        for v in node.values()
-        if isinstance(v, (dict, list))
-    )
 
 
 # --------------------------------------------------------------------------- presets
@@ -224,7 +157,7 @@ def _crawl_presets(document: Document, model: FileModel, node, pointer: str, dep
         model.suppressions[pointer] = own
         inherited, holders = inherited | own, holders + (pointer,)
     schema = node.get("schema")
-    if isinstance(schema, dict) and _is_preset_fields(schema):
+    if isinstance(schema, dict) and is_preset_fields(schema):
         for name, spec in schema.items():
             _preset_field(document, model, spec, f"{pointer}/schema/{escape_token(name)}", name,
                           inherited, holders)
@@ -298,20 +231,27 @@ def _question_field(document, model, spec, pointer, name, inherited, holders) ->
 
 
 class _JsonSchemaCrawler:
-    def __init__(self, document: Document, model: FileModel, root_pointer: str):
-        self.document, self.model, self.root_pointer = document, model, root_pointer
-        self.schema = resolve_pointer(document.data, root_pointer)
+    """One crawl over every located schema of a document, so a node many schemas reach (an
+    OpenAPI component, a shared `$defs` entry) is one site, labelled by the first that reaches it."""
+
+    def __init__(self, document: Document, model: FileModel):
+        self.document, self.model = document, model
         self.pointer_of: dict[int, str] = {}
         self.visited: set[str] = set()
         self.site_pointers: set[str] = set()
+        self.located = LocatedSchema("", "", "json-schema", "json-schema")
+        self._index(document.data, "")
 
-    def run(self) -> None:
-        self._index(self.schema, self.root_pointer)
-        self._validate_meta_schema()
-        resolver = self._make_resolver()
-        self._visit(self.schema, self.root_pointer, "", "", resolver, frozenset(), ())
-        # Definitions no property reaches are still declarations worth linting.
-        self._visit_definitions(self.schema, self.root_pointer, resolver)
+    def run(self, located: list[LocatedSchema]) -> None:
+        for schema_at in located:
+            self.located = schema_at
+            schema = resolve_pointer(self.document.data, schema_at.pointer)
+            self._validate_meta_schema(schema, schema_at)
+            resolver = self._make_resolver(resolve_pointer(self.document.data, schema_at.base))
+            suppressed, holders = self._inherited(schema_at.pointer)
+            self._visit(schema, schema_at.pointer, "", schema_at.name, resolver, suppressed, holders)
+            # Definitions no property reaches are still declarations worth linting.
+            self._visit_definitions(schema, schema_at.pointer, resolver)
 
     # -- setup
 
@@ -326,33 +266,53 @@ class _JsonSchemaCrawler:
                 if isinstance(value, (dict, list)):
                     self._index(value, f"{pointer}/{index}")
 
-    def _validate_meta_schema(self) -> None:
+    def _inherited(self, pointer: str) -> tuple[frozenset[str], tuple[str, ...]]:
+        """Suppressions on the wrappers above an embedded schema (a tool, an operation)."""
+        suppressed: frozenset[str] = frozenset()
+        holders: tuple[str, ...] = ()
+        node: Any = self.document.data
+        here = ""
+        for token in pointer.split("/")[1:] if pointer else []:
+            own = _suppressions_of(node)
+            if own:
+                self.model.suppressions[here] = own
+                suppressed, holders = suppressed | own, holders + (here,)
+            key = token.replace("~1", "/").replace("~0", "~")
+            node = node[int(key)] if isinstance(node, list) else node[key]
+            here = f"{here}/{token}"
+        return suppressed, holders
+
+    def _validate_meta_schema(self, schema, located: LocatedSchema) -> None:
         from jsonschema import validators
 
-        schema = self.schema
+        if located.dialect in ("gemini", "swagger-parameter"):
+            return  # no meta-schema of their own: Gemini's OpenAPI subset, a Swagger parameter
         if not isinstance(schema, (dict, bool)):
-            self.model.schema_problems.append(SchemaProblem(self.root_pointer, "a schema must be an object"))
+            self.model.schema_problems.append(SchemaProblem(located.pointer, "a schema must be an object"))
             return
-        cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+        if located.dialect in ("openapi-3.0", "swagger-2.0"):
+            cls = validators.Draft4Validator  # their Schema Objects extend draft 4 / wright-00
+        else:
+            cls = validators.validator_for(schema, default=validators.Draft202012Validator)
         try:
             errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(e.path))
         except Exception as exc:  # a broken meta-schema lookup must not crash the lint
-            self.model.schema_problems.append(SchemaProblem(self.root_pointer, f"meta-schema check failed: {exc}"))
+            self.model.schema_problems.append(SchemaProblem(located.pointer, f"meta-schema check failed: {exc}"))
             return
         for error in errors[:50]:
-            pointer = self.root_pointer + "".join(f"/{escape_token(str(p))}" for p in error.path)
+            pointer = located.pointer + "".join(f"/{escape_token(str(p))}" for p in error.path)
             message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
             self.model.schema_problems.append(SchemaProblem(pointer, message))
 
-    def _make_resolver(self):
+    def _make_resolver(self, base_node):
         from referencing import Registry, Resource
         from referencing.jsonschema import DRAFT202012
 
         base = "urn:pcdlint:document"
-        if isinstance(self.schema, dict) and isinstance(self.schema.get("$id"), str):
-            base = self.schema["$id"]
+        if isinstance(base_node, dict) and isinstance(base_node.get("$id"), str):
+            base = base_node["$id"]
         try:
-            resource = Resource.from_contents(self.schema, default_specification=DRAFT202012)
+            resource = Resource.from_contents(base_node, default_specification=DRAFT202012)
             registry = Registry().with_resource(base, resource).crawl()
             return registry.resolver(base_uri=base)
         except Exception:
@@ -370,7 +330,8 @@ class _JsonSchemaCrawler:
             if not ref.startswith("#") and ref not in self.model.remote_refs:
                 self.model.remote_refs.append(ref)
             elif ref.startswith("#"):
-                self.model.schema_problems.append(SchemaProblem(self.root_pointer, f"unresolvable $ref '{ref}'"))
+                self.model.schema_problems.append(
+                    SchemaProblem(self.located.pointer, f"unresolvable $ref '{ref}'"))
             return None
         pointer = self.pointer_of.get(id(resolved.contents))
         if pointer is None:
@@ -380,6 +341,18 @@ class _JsonSchemaCrawler:
             return None
         return pointer, resolved.resolver
 
+    def _deref(self, node, resolver, depth: int = 0):
+        """(node, pointer) after following local `$ref`s (None pointer when not followed)."""
+        pointer = self.pointer_of.get(id(node)) if isinstance(node, dict) else None
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str) and depth < 8:
+            target = self._resolve(node["$ref"], resolver)
+            if target is None:
+                return node, pointer
+            pointer, resolver = target
+            node = resolve_pointer(self.document.data, pointer)
+            depth += 1
+        return node, pointer
+
     def _visit(self, node, pointer, field_path, name, resolver, suppressed, holders) -> None:
         if not isinstance(node, dict) or pointer in self.visited:
             return
@@ -388,14 +361,14 @@ class _JsonSchemaCrawler:
         if own:
             self.model.suppressions[pointer] = own
             suppressed, holders = suppressed | own, holders + (pointer,)
-        if resolver is not None and isinstance(node.get("$id"), str) and pointer != self.root_pointer:
+        if resolver is not None and isinstance(node.get("$id"), str) and pointer != self.located.pointer:
             try:
                 from referencing.jsonschema import DRAFT202012
 
                 resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
             except Exception:
                 pass
-        self._collect_site(node, pointer, field_path, name, suppressed, holders)
+        self._collect_site(node, pointer, field_path, name, suppressed, holders, resolver)
         ref = node.get("$ref")
         if isinstance(ref, str):
             target = self._resolve(ref, resolver)
@@ -437,53 +410,145 @@ class _JsonSchemaCrawler:
                     self._visit(sub, sub_pointer, key, key, resolver, suppressed, holders)
                     self._visit_definitions(sub, sub_pointer, resolver)
 
-    def _collect_site(self, node, pointer, field_path, name, suppressed, holders) -> None:
-        options: list | None = None
-        pointers: list[str] | None = None
-        kind = ""
-        enum = node.get("enum")
-        if isinstance(enum, list):
-            options = enum
-            pointers = [f"{pointer}/enum/{i}" for i in range(len(enum))]
-            kind = "enum"
+    # -- sites
+
+    def _collect_site(self, node, pointer, field_path, name, suppressed, holders, resolver) -> None:
+        found = (self._enum_options(node, pointer) or self._union_options(node, pointer)
+                 or self._boolean_options(node, pointer))
+        if found is None:
+            discriminator = self._discriminator(node, pointer, resolver)
+            if discriminator is None:
+                return
+            prop, options, pointers = discriminator
+            field_path, name, kind = _join(field_path or name, prop), prop, "discriminator"
         else:
-            for keyword in ("oneOf", "anyOf"):
-                branches = node.get(keyword)
-                if isinstance(branches, list) and branches and all(_const_branch(b) for b in branches):
-                    options, pointers = [], []
-                    for index, branch in enumerate(branches):
-                        branch_pointer = f"{pointer}/{keyword}/{index}"
-                        if "const" in branch:
-                            options.append(branch["const"])
-                            pointers.append(f"{branch_pointer}/const")
-                        else:  # an enum branch joins the union; it is not a site of its own
-                            self.site_pointers.add(branch_pointer)
-                            options.extend(branch["enum"])
-                            pointers.extend(f"{branch_pointer}/enum/{i}" for i in range(len(branch["enum"])))
-                    kind = f"{keyword}-const"
-                    break
-        if options is None and node.get("type") == "boolean" and "const" not in node:
-            options = [True, False]
-            pointers = [f"{pointer}/type", f"{pointer}/type"]
-            kind = "boolean"
-        if options is None or pointers is None or len(options) < 2 or pointer in self.site_pointers:
+            options, pointers, kind = found
+        if len(options) < 2 or pointer in self.site_pointers:
             return
         if any(isinstance(o, (dict, list)) for o in options):
             return  # structured enum values are not decision labels
         self.site_pointers.add(pointer)
         description = node.get("description") or node.get("title") or ""
         span = self.document.key_span(pointer) if pointer else self.document.span(pointer)
+        shown = field_path or name or ("" if self.located.label else "(root)")
+        label = self.located.label
+        field_name = f"{label} › {shown}" if label and shown else (label or shown)
         self.model.sites.append(Site(
-            self.document.path, pointer, field_path or name or "(root)", name or "value",
+            self.document.path, pointer, field_name, name or "value",
             list(options), pointers, span, [self.document.span(p) for p in pointers], kind,
-            str(description), suppressed, holders,
+            str(description), suppressed, holders, _array_depth(field_path),
         ))
+
+    @staticmethod
+    def _enum_options(node, pointer):
+        enum = node.get("enum")
+        if not isinstance(enum, list):
+            return None
+        options, pointers = list(enum), [f"{pointer}/enum/{i}" for i in range(len(enum))]
+        if node.get("nullable") is True and None not in options:
+            # OpenAPI 3.0 / Gemini: `nullable: true` adds null to the values the model may pick
+            return [*options, None], [*pointers, f"{pointer}/nullable"], "nullable-enum"
+        return options, pointers, "enum"
+
+    def _union_options(self, node, pointer):
+        for keyword in ("oneOf", "anyOf"):
+            branches = node.get(keyword)
+            if not (isinstance(branches, list) and branches and all(_const_branch(b) for b in branches)):
+                continue
+            options, pointers = [], []
+            for index, branch in enumerate(branches):
+                branch_pointer = f"{pointer}/{keyword}/{index}"
+                if "const" in branch:
+                    options.append(branch["const"])
+                    pointers.append(f"{branch_pointer}/const")
+                elif "enum" in branch:  # an enum branch joins the union; it is not a site of its own
+                    self.site_pointers.add(branch_pointer)
+                    options.extend(branch["enum"])
+                    pointers.extend(f"{branch_pointer}/enum/{i}" for i in range(len(branch["enum"])))
+                elif str(branch["type"]).lower() == "boolean":  # Optional[bool]: true/false/null
+                    self.site_pointers.add(branch_pointer)
+                    options.extend([True, False])
+                    pointers.extend([f"{branch_pointer}/type"] * 2)
+                else:  # {"type": "null"}: a nullable enum as Pydantic writes Optional[Literal]
+                    options.append(None)
+                    pointers.append(f"{branch_pointer}/type")
+            if any(o is not None for o in options):
+                return options, pointers, f"{keyword}-const"
+        return None
+
+    @staticmethod
+    def _boolean_options(node, pointer):
+        if "const" in node:
+            return None
+        kind = node.get("type")
+        if isinstance(kind, str) and kind.lower() == "boolean":
+            if node.get("nullable") is True:
+                return ([True, False, None], [f"{pointer}/type"] * 2 + [f"{pointer}/nullable"],
+                        "nullable-boolean")
+            return [True, False], [f"{pointer}/type", f"{pointer}/type"], "boolean"
+        if isinstance(kind, list) and kind and all(isinstance(k, str) for k in kind):
+            lowered = [k.lower() for k in kind]
+            if "boolean" in lowered and set(lowered) <= {"boolean", "null"}:
+                at = f"{pointer}/type/{lowered.index('boolean')}"
+                if "null" in lowered:
+                    return ([True, False, None], [at, at, f"{pointer}/type/{lowered.index('null')}"],
+                            "nullable-boolean")
+                return [True, False], [at, at], "boolean"
+        return None
+
+    def _discriminator(self, node, pointer, resolver):
+        """(property, values, value pointers) when every oneOf/anyOf branch pins one property."""
+        for keyword in ("oneOf", "anyOf"):
+            branches = node.get(keyword)
+            if not isinstance(branches, list) or len(branches) < 2:
+                continue
+            pins = [self._pins(branch, resolver) for branch in branches]
+            if not all(pins):
+                continue
+            # a discriminator tells the branches apart: pinned in every branch, to distinct values
+            # (`"jsonrpc": "2.0"` in every branch is a constant, not a choice)
+            common = [p for p in pins[0] if all(p in other for other in pins[1:])
+                      and len({json.dumps(pin[p][0], sort_keys=True) for pin in pins}) == len(pins)]
+            if not common:
+                continue
+            named = node.get("discriminator")
+            named = named.get("propertyName") if isinstance(named, dict) else None
+            prop = named if named in common else common[0]
+            return prop, [pin[prop][0] for pin in pins], [pin[prop][1] for pin in pins]
+        return None
+
+    def _pins(self, branch, resolver) -> dict[str, tuple[object, str]]:
+        """property → (value, pointer of the value) for properties this branch fixes to one value."""
+        node, pointer = self._deref(branch, resolver)
+        if not isinstance(node, dict) or pointer is None:
+            return {}
+        out: dict[str, tuple[object, str]] = {}
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            for prop, sub in properties.items():
+                if not isinstance(sub, dict):
+                    continue
+                at = f"{pointer}/properties/{escape_token(prop)}"
+                if "const" in sub:
+                    out[prop] = (sub["const"], f"{at}/const")
+                elif isinstance(sub.get("enum"), list) and len(sub["enum"]) == 1:
+                    out[prop] = (sub["enum"][0], f"{at}/enum/0")
+        return out
+
+
+def _array_depth(field_path: str) -> int:
+    depth = 0
+    while field_path.endswith("[]"):
+        depth, field_path = depth + 1, field_path[:-2]
+    return depth
 
 
 def _const_branch(branch) -> bool:
     if not isinstance(branch, dict):
         return False
     if "const" in branch:
+        return True
+    if set(branch) - {"title", "description"} == {"type"} and str(branch["type"]).lower() in ("null", "boolean"):
         return True
     enum = branch.get("enum")
     return isinstance(enum, list) and bool(enum)

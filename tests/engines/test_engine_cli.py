@@ -109,3 +109,17 @@ def test_suggest_openjev_never_proposes_more_than_16_letters(write_schema):
     assert [len(s["options"]) for s in _letter_slots(openjev)] == [13]  # the 13-option field
     result = _invoke("suggest", "--engine", "nope", path)
     assert result.exit_code == 2 and "unknown engine" in result.output
+
+
+def test_python_api_takes_engine():
+    import pytest
+
+    import auditor
+    from auditor.errors import UsageError
+
+    schema = {"type": "object", "properties": {"action": {"enum": DELIVER}}}
+    result = auditor.lint(schema, engine="rlcd-mlx", select=["PCD013"])
+    assert [f.engine for f in result.findings] == ["rlcd-mlx"]
+    assert not auditor.lint(schema, select=["PCD013"]).findings  # gather: a tie, not PCD013
+    with pytest.raises(UsageError, match="engine=: unknown engine 'vllm'"):
+        auditor.lint(schema, engine="vllm")
