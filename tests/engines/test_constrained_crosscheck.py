@@ -47,11 +47,11 @@ def decoder():
 
 
 def _site(name, options):
-    from dataclasses import fields
+    from dataclasses import MISSING, fields
 
     from auditor.schema.sites import Site
 
-    values = {f.name: None for f in fields(Site)}
+    values = {f.name: None for f in fields(Site) if f.default is MISSING and f.default_factory is MISSING}
     values.update(name=name, field=name, options=options, pointer=f"/properties/{name}",
                   option_pointers=[""] * len(options))
     return Site(**values)

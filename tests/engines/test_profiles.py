@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import MISSING, fields
 
 import pytest
 
@@ -14,7 +14,7 @@ DELIVER = ["DELIVER", "DELIVER_WITH_WARNING", "QUARANTINE", "BLOCK_SENDER", "REP
 
 
 def tokens_for(tokenizer, name, options) -> SiteTokens:
-    values = {f.name: None for f in fields(Site)}
+    values = {f.name: None for f in fields(Site) if f.default is MISSING and f.default_factory is MISSING}
     values.update(name=name, field=name, options=options, pointer=f"/properties/{name}",
                   option_pointers=[""] * len(options))
     return SiteTokens(Site(**values), tokenizer)

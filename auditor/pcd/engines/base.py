@@ -12,7 +12,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass, field
 
-from auditor.pcd.scoring import SiteTokens, field_head, json_text
+from auditor.pcd.scoring import SiteTokens, json_text
 
 LETTERS_A_Z = string.ascii_uppercase
 
@@ -139,10 +139,6 @@ def is_boolean(tokens: SiteTokens) -> bool:
 def rendered(value) -> str:
     """An option as it stands in the JSON object: quoted for strings, its literal otherwise."""
     return f'"{json_text(value)}"' if isinstance(value, str) else json_text(value)
-
-
-def value_suffix(name: str) -> str:
-    return field_head(name)  # `  "<field>": ` (with the space)
 
 
 def tie_winner(plan: FieldPlan, k: int) -> int:

@@ -18,7 +18,7 @@ from auditor.pcd.scoring import SiteTokens, field_head
 def trie_plan(tokens: SiteTokens) -> FieldPlan:
     texts = tuple(rendered(o) for o in tokens.site.options)
     sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch(list(texts)))
-    return FieldPlan(field_head(tokens.site.name), sequences, texts)
+    return FieldPlan(field_head(tokens.site.name, tokens.array_depth), sequences, texts)
 
 
 def walk(plan: FieldPlan, wanted: tuple[int, ...]) -> int | None:

@@ -20,7 +20,7 @@ def sequence_plan(tokens: SiteTokens) -> FieldPlan:
     texts = tuple(json_text(o) for o in options)
     sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch(list(texts)))
     strings = all(isinstance(o, str) for o in options)
-    return FieldPlan(field_head(tokens.site.name) + ('"' if strings else ""), sequences, texts)
+    return FieldPlan(field_head(tokens.site.name, tokens.array_depth) + ('"' if strings else ""), sequences, texts)
 
 
 class FullSequence(EngineProfile):

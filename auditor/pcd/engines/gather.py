@@ -27,11 +27,11 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
     if is_boolean(tokens):
         texts = tuple("true" if o else "false" for o in options)
         sequences = tuple(tuple(ids) for ids in tokenizer.encode_batch(list(texts)))
-        return FieldPlan(field_head(site.name), sequences, texts, refused)
+        return FieldPlan(field_head(site.name, tokens.array_depth), sequences, texts, refused)
     if all(isinstance(o, str) for o in options):
         prefix, rests = string_remainders(tokens)
         sequences = tuple(tuple(ids) for ids in tokenizer.encode_batch([r + '"' for r in rests]))
-        return FieldPlan(field_head(site.name) + '"' + prefix, sequences,
+        return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + prefix, sequences,
                          tuple(json_text(o) for o in options), refused)
     sequences = tuple(o.ids + ((tokens.close_id,) if o.is_string else ()) for o in tokens.options)
     return FieldPlan(tokens.literal_suffix, sequences, tuple(o.text for o in tokens.options), refused)

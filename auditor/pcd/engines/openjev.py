@@ -26,7 +26,7 @@ def letter_plan(tokens: SiteTokens, letters: str) -> FieldPlan:
                    f"than {len(letters)} options ({n} here)")
     slots = tuple(letters[:n]) if refused is None else ()
     sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch([c + '"' for c in slots]))
-    return FieldPlan(field_head(tokens.site.name) + '"', sequences, slots, refused, slots)
+    return FieldPlan(field_head(tokens.site.name, tokens.array_depth) + '"', sequences, slots, refused, slots)
 
 
 class OpenJev(EngineProfile):
