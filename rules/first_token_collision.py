@@ -1,11 +1,15 @@
 """Two or more options share the token that first-token scoring reads.
 
 ## What it does
-Computes each option's scored token the way shipped PCD engines do: the options' common prefix
-is hoisted into the suffix `  "<field>": "<prefix>`, and only the first token of what remains
-is scored. Options whose scored tokens are equal fall into one bucket; the rule reports every
-bucket with more than one option, and the option a plain gather + argmax returns for it (the
-lowest index: the tie winner).
+Computes each option's scored token the way the engine profile (`--engine`, default
+`gather`) does: RLCD hoists the options' common prefix into the suffix `  "<field>": "<prefix>`
+and scores only the first token of `remainder + '"'`; openjev scores letters. Options whose
+scored tokens are equal fall into one bucket; the rule reports every bucket with more than one
+option, and, per engine, the options that engine can never return even from a model certain
+of them (simulated with an oracle): under `gather` the lowest index wins every tie, under
+`rlcd-mlx` a 4-token greedy fallback recovers some tied options and loses others to its prefix
+match. Engines that do not decide by a first token (`constrained`, `full-sequence`) are not
+checked.
 
 ## Why is this bad?
 A softmax over a bucket's shared token gives its options bit-identical scores. The argmax then
@@ -26,8 +30,10 @@ valid JSON and wrong: with Qwen2.5, `CAT_000_…` … `CAT_254_…` collapse int
 ```
 
 ## Options
-None. When a single-letter remap is viable for the field, the finding says so and carries the
-slot table (`data.slot_table`).
+`letters` (default `""`: the engine's alphabet, A–Z, or A–P under openjev): the letters a
+single-letter remap may use. When a remap over them is viable the finding says so and carries
+the slot table (`data.slot_table`). When the engine loses no option of the field (the
+`rlcd-mlx` fallback recovered them all) the finding is a warning: slow, not wrong.
 """
 
 from __future__ import annotations
@@ -35,24 +41,43 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.lint import Finding, RuleContext, rule
-from auditor.pcd import SiteTokens
+from auditor.pcd import TIE, SiteTokens
 
 MAX_RELATED = 50
 SHOWN_BUCKETS = 3  # the message names the largest buckets; data.buckets has them all
 NAMED_OPTIONS = 3  # options named per bucket in the message
+MAX_LISTED = 3  # losses named per engine
 
 
-def _bucket_text(token: str, members: list) -> str:
-    """`'billing', 'billing_refunds' share 'billing': 'billing' always wins`."""
+def _bucket_text(token: str, members: list, winner: bool) -> str:
+    """`'billing', 'billing_refunds' share 'billing': 'billing' always wins` (the last part
+    only where a tie goes to the first option: a plain gather)."""
     named = ", ".join(repr(o) for o in members[:NAMED_OPTIONS])
     if len(members) > NAMED_OPTIONS:
         named += f", … ({len(members)} options)"
-    return f"{named} share {token!r}: {members[0]!r} always wins"
+    return f"{named} share {token!r}" + (f": {members[0]!r} always wins" if winner else "")
 
 
-@rule(code="PCD001", name="first-token-collision", severity="error")
+def consequence(engine, plan, losses, recovered: int) -> str:
+    """`under <engine>: …` — what this engine does with the field, from its losses."""
+    if plan.refused is not None:
+        return f"under {engine.name}: {plan.refused}, so none of its options can be returned"
+    if not losses:
+        return (f"under {engine.name}: every option is still returned (its fallback recovers "
+                f"the {recovered} tied options, at {engine.limits.get('fallback')} per field)")
+    shown = "; ".join(loss.phrase() for loss in losses[:MAX_LISTED])
+    more = f"; and {len(losses) - MAX_LISTED} more" if len(losses) > MAX_LISTED else ""
+    return f"under {engine.name}: {shown}{more}"
+
+
+@rule(code="PCD001", name="first-token-collision", severity="error", per_engine=True,
+      options={"letters": ""})
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
-    collisions = tokens.collisions
+    engine = ctx.engine
+    if not engine.first_token:
+        return
+    plan = engine.field_plan(tokens)
+    collisions = [(t, idx) for t, idx in plan.buckets.items() if len(idx) > 1]
     if not collisions:
         return
     piece = tokens.tokenizer.piece
@@ -65,29 +90,42 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
             "options": [options[i] for i in indexes],
             "tie_winner": options[indexes[0]],
         }
-        for token_id, indexes in tokens.buckets.items()
+        for token_id, indexes in plan.buckets.items()
     ]
-    n, distinct = len(options), len(tokens.buckets)
+    n, distinct = len(options), len(plan.buckets)
     colliding = sum(len(idx) for _, idx in collisions)
-    after = f" after prefix {tokens.prefix!r}" if tokens.prefix else ""
+    prefix = "" if plan.letters else tokens.prefix
+    after = f" after prefix {prefix!r}" if prefix else ""
+    scored = "letters" if plan.letters else "options"
+    losses = engine.losses(tokens)
+    tied_lost = sum(1 for loss in losses if loss.reason == TIE)
+    gather = engine.name == "gather"
     largest = sorted(collisions, key=lambda c: -len(c[1]))[:SHOWN_BUCKETS]
-    shown = "; ".join(_bucket_text(piece(t), [options[i] for i in idx]) for t, idx in largest)
+    shown = "; ".join(_bucket_text(piece(t), [options[i] for i in idx], gather) for t, idx in largest)
     more = "; …" if len(collisions) > SHOWN_BUCKETS else ""
-    message = f"{n} options collapse into {distinct} first-token buckets{after}: {shown}{more}"
-    slots = tokens.slot_table
+    message = f"{n} {scored} collapse into {distinct} first-token buckets{after}: {shown}{more}"
+    if not gather or plan.refused is not None:
+        message += "; " + consequence(engine, plan, losses, colliding - len(collisions) - tied_lost)
     data = {
-        "prefix": tokens.prefix,
-        "suffix": tokens.suffix,
+        "engine": engine.name,
+        "prefix": prefix,
+        "suffix": plan.suffix,
         "options": n,
         "distinct_tokens": distinct,
         "colliding_options": colliding,
         "buckets": buckets,
+        "unreachable": [loss.to_dict() for loss in losses],
     }
-    if slots.viable:
-        message += f"; a single-letter remap (A–{slots.letters[n - 1]}) is viable"
-        data["slot_table"] = slots.to_dict(options)
+    if not plan.letters:
+        slots = tokens.slots(ctx.letters)
+        if slots.viable:
+            message += f"; a single-letter remap ({slots.letters[0]}–{slots.letters[n - 1]}) is viable"
+            data["slot_table"] = slots.to_dict(options)
     if ctx.suggestions:
         data["suggestions"] = ctx.suggest(tokens)
+    severity = None
+    if not losses and ctx.severity == ctx.rule.severity:
+        severity = "warning"  # recovered by the engine's fallback: it costs passes, not answers
     first_bucket = collisions[0][1]
     yield ctx.finding(message, data=data, option=first_bucket[0],
-                      related=first_bucket[1:MAX_RELATED + 1])
+                      related=first_bucket[1:MAX_RELATED + 1], severity=severity)

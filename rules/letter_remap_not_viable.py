@@ -6,7 +6,10 @@ maps each letter to an option). A slot works only if its letter encodes to exact
 that decodes back to the same letter, distinct from the others, both alone and right after the
 suffix's opening quote. The rule fires on fields that have a first-token collision or a
 multi-token option when the options cannot all get such a slot, in order: more options than
-letters, or a letter among the first ones fails for this tokenizer.
+letters, or a letter among the first ones fails for this tokenizer. The letters are the
+engine profile's alphabet (A–Z; A–P under `--engine openjev`) unless the `letters` option
+names others. Engines that do not decide by a first token (`constrained`, `full-sequence`)
+need no remap and are not checked.
 
 ## Why is this bad?
 Without a viable remap the field needs a different fix (renaming options, a two-pass split, or
@@ -24,6 +27,10 @@ quote, or two letters that share a token: the same silent failure in a new place
 ```json
 {"type": "object", "properties": {"risk": {"enum": ["LOW", "MEDIUM", "HIGH"]}}}
 ```
+
+## Options
+`letters` (default `""`: the engine's alphabet): the letters slots may use, in order, e.g.
+`letters = "ABCDEFGHIJKLMNOP"`.
 """
 
 from __future__ import annotations
@@ -31,22 +38,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.lint import Finding, RuleContext, rule
-from auditor.pcd import SLOT_LETTERS, SiteTokens
+from auditor.pcd import SiteTokens
 
 
-@rule(code="PCD004", name="letter-remap-not-viable", severity="warning")
+@rule(code="PCD004", name="letter-remap-not-viable", severity="warning", per_engine=True,
+      options={"letters": ""})
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
+    if not ctx.engine.first_token:
+        return
     if not tokens.collisions and not tokens.multi_token:
         return
-    slots = tokens.slot_table
+    letters = ctx.letters
+    slots = tokens.slots(letters)
     if slots.viable:
         return
     n = len(tokens.options)
-    if n > len(SLOT_LETTERS):
-        reason = f"{n} options but only {len(SLOT_LETTERS)} letters A–Z"
+    if n > len(letters):
+        reason = f"{n} options but only {len(letters)} letters {letters[0]}–{letters[-1]}"
     else:
-        failing = {c: slots.failures[c] for c in SLOT_LETTERS[:n] if c in slots.failures}
+        failing = {c: slots.failures[c] for c in letters[:n] if c in slots.failures}
         reason = "; ".join(f"{c} {why}" for c, why in list(failing.items())[:4])
     message = f"a single-letter remap cannot fix this field: {reason}"
     yield ctx.finding(message, data={"needed": n, "viable_letters": len(slots.letters),
+                                     "letters": letters, "engine": ctx.engine.name,
                                      "failures": slots.failures, "reason": reason})

@@ -37,7 +37,7 @@ def corpus_files() -> list[Path]:
     return sorted(p for p in CORPUS.rglob("*") if p.suffix in (".json", ".yaml", ".yml"))
 
 def run_rule(rule: Rule, schema, tokenizer, tmp_path: Path, options: dict | None = None,
-             suffix: str = ".json"):
+             suffix: str = ".json", engine: str | None = None):
     path = tmp_path / f"case{suffix}"
     if isinstance(schema, str):
         path.write_text(schema, encoding="utf-8")
@@ -45,6 +45,8 @@ def run_rule(rule: Rule, schema, tokenizer, tmp_path: Path, options: dict | None
         path.write_text(json.dumps(schema, indent=2, ensure_ascii=False), encoding="utf-8")
     model = analyse(load_document(path, path.name))
     lint_options = LintOptions(select=[rule.code], rule_options={rule.code: options or {}})
+    if engine:
+        lint_options.engines = [engine]
     return lint_model(model, [tokenizer], [rule], lint_options).findings
 
 

@@ -113,16 +113,28 @@ def _model(write_schema, properties):
     return analyse(load_document(path, path.name))
 
 
-def test_cost_fallback_steps_follow_the_token_sequences(write_schema, qwen):
+def test_cost_fallback_steps_follow_each_engine(write_schema, qwen):
+    from auditor.pcd.engines import ENGINES
+
     model = _model(write_schema, {"tier": {"enum": ["TIER_1", "TIER_2", "DIRECTOR"]},
                                   "risk": {"enum": ["low", "high"]}})
-    cost = file_cost(model.sites, qwen)
-    # derive the expected steps independently: shared tokens of TIER_1 and TIER_2
-    a, b = qwen.encode("TIER_1"), qwen.encode("TIER_2")
-    shared = next(k for k, (x, y) in enumerate(zip(a, b)) if x != y)
-    assert shared >= 1
-    assert cost["pcd"] == {"prefill": 1, "suffix_pass": 1, "fallback_steps": shared,
-                           "worst_field": "tier", "passes": 2 + shared}
+    cost = file_cost(model.sites, qwen, engines=list(ENGINES.values()))
+    assert qwen.encode("TIER_1")[0] == qwen.encode("TIER_2")[0]  # the tier field collides
+    # derive every engine's steps independently from the tokenizer
+    tier_sequences = [qwen.encode(o + '"') for o in ("TIER_1", "TIER_2", "DIRECTOR")]
+    quoted = [qwen.encode(f'"{o}"') for o in ("TIER_1", "TIER_2", "DIRECTOR", "low", "high")]
+    expected = {
+        "gather": 0,  # wrong instead of slow
+        "rlcd-mlx": min(4, max(len(s) for s in tier_sequences)),
+        "openjev": 0,
+        "constrained": max(len(s) for s in quoted) - 1,
+        "full-sequence": 1,
+    }
+    got = {name: e["pcd"]["fallback_steps"] for name, e in cost["engines"].items()}
+    assert got == expected
+    assert cost["engines"]["rlcd-mlx"]["pcd"]["worst_field"] == "tier"
+    assert cost["pcd"] == {"prefill": 1, "suffix_pass": 1, "fallback_steps": 0,
+                           "worst_field": None, "passes": 2, "engine": "gather"}
     longest = json.dumps({"tier": "DIRECTOR" if len(qwen.encode('  "tier": "DIRECTOR"')) >=
                           len(qwen.encode('  "tier": "TIER_1"')) else "TIER_1",
                           "risk": "high" if len(qwen.encode('  "risk": "high"')) >=
@@ -143,8 +155,12 @@ def test_cost_in_json_and_text_per_tokenizer(write_schema):
     assert set(data["summary"]["cost"]) == {"qwen2.5", "smollm2"}
     assert data["summary"]["cost"]["qwen2.5"]["files"][str(path)]["fields"] == 1
     text = _invoke("check", "-t", "qwen2.5", "--cost", str(path)).output
-    assert "cost [qwen2.5]" in text and "PCD 2 passes" in text
+    assert "cost [qwen2.5]" in text and "PCD 2 passes under gather" in text
     assert "cost [" not in _invoke("check", "-t", "qwen2.5", str(path)).output  # only with --cost
+    data = json.loads(_invoke("check", "-f", "json", "--engine", "gather", "--engine", "rlcd-mlx",
+                              str(path)).output)
+    run = data["summary"]["cost"]["qwen2.5"]["run"]
+    assert set(run["engines"]) == {"gather", "rlcd-mlx"} and run["engine"] == "gather"
 
 
 # --------------------------------------------------------------------------- matrix and CSV

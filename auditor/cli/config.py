@@ -22,7 +22,7 @@ from auditor.lint.registry import SEVERITIES, Rule, default_codes, load_rules
 
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
-LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers")
+LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers", "engine")
 KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", "rules")
 DEFAULTS: dict[str, object] = {
     "select": None,  # the default rule set: every rule whose @rule(default=...) is True
@@ -30,6 +30,7 @@ DEFAULTS: dict[str, object] = {
     "ignore": [],
     "fail-on": "error",
     "tokenizers": ["qwen2.5"],
+    "engine": ["gather"],  # engine profiles (auditor.pcd.engines); repeatable like tokenizers
     "format": "text",
     "allow-unrecognized": False,  # a named file with no schema in it: listed, not an error
     "per-file-ignores": {},
@@ -121,7 +122,8 @@ class Config:
         from auditor.lint.engine import LintOptions
 
         options = LintOptions(select=self.select, ignore=list(self.value("ignore")),
-                              per_file_ignores=self.per_file_ignores())
+                              per_file_ignores=self.per_file_ignores(),
+                              engines=list(self.value("engine")))
         for code, values in self.rule_settings.items():
             for key, setting in values.items():
                 if key == "severity":
@@ -232,7 +234,13 @@ def _from_table(path: Path, prefix: str, table) -> Config:
                 value = [value]
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 fail(key, "must be a list of strings")
-            if key != "tokenizers":
+            if key == "engine":
+                from auditor.pcd.engines import ENGINES
+
+                for name in value:
+                    if name not in ENGINES:
+                        fail(key, f"unknown engine {name!r} (choose from {', '.join(ENGINES)})")
+            elif key != "tokenizers":
                 for selector in value:
                     if not selection.known(selector):
                         fail(key, f"'{selector}' matches no rule (see `pcdlint rules`)")

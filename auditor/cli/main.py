@@ -32,6 +32,9 @@ def cli() -> None:
                    "tokenizer.json, model dir, .gguf, .model, tekken .json, .tiktoken or cached "
                    "hub id. Repeatable. Default: qwen2.5.")
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
+@click.option("--engine", "engines", multiple=True, metavar="NAME",
+              help="Engine profile whose consequences to report: gather (default, RLCD torch path), "
+                   "rlcd-mlx, openjev, constrained, full-sequence. Repeatable.")
 @click.option("--tiktoken-pattern", metavar="cl100k|o200k|REGEX", default=None,
               help="Split regex for .tiktoken files (default: o200k for >= 180,000 ranks, "
                    "qwen2 for Qwen's 151,643, else cl100k).")
@@ -69,10 +72,10 @@ def cli() -> None:
 @click.option("--verify", "run_verify", is_flag=True,
               help="Run the flagged fields through a real model (see `pcdlint verify`).")
 @model_options()
-def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, output, output_sarif,
-          output_html, output_json, select, ignore, fail_on, exit_zero, show_info, show_cost,
-          statistics, quiet, no_cache, config_file, show_config, baseline_file, write_baseline,
-          stdin_filename, allow_unrecognized, run_verify, verify_opts):
+def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, output_format, output,
+          output_sarif, output_html, output_json, select, ignore, fail_on, exit_zero, show_info,
+          show_cost, statistics, quiet, no_cache, config_file, show_config, baseline_file,
+          write_baseline, stdin_filename, allow_unrecognized, run_verify, verify_opts):
     """Lint schema files, directories of *.json, *.yaml, *.yml, `-` (stdin) or a Python
     object `pkg.module:Name` (Pydantic model, Enum, Literal alias, TypedDict, dataclass).
 
@@ -93,6 +96,7 @@ def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, ou
         source = click.get_current_context().get_parameter_source
         for key, name, value in (("select", "select", split_values(select)), ("ignore", "ignore", split_values(ignore)),
                                  ("tokenizers", "tokenizers", list(dict.fromkeys(tokenizers))),
+                                 ("engine", "engines", list(dict.fromkeys(e.strip().lower() for e in engines))),
                                  ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format),
                                  ("allow-unrecognized", "allow_unrecognized", allow_unrecognized)):
             if source(name) == click.core.ParameterSource.COMMANDLINE and value is not None and (
@@ -111,6 +115,7 @@ def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, ou
             raise UsageError(f"--format: unknown format '{output_format}' "
                              f"(choose from {', '.join(formatters())})")
         options = config.lint_options()
+        options.engine_profiles()  # an unknown --engine is a usage error before any work
         shown = {output_format} | {name for name, target in extra.items() if target}
         options.suggestions = bool(shown & SUGGESTION_FORMATS)
         validate_selectors(split_values(select), "--select")

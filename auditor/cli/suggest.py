@@ -50,8 +50,8 @@ def collect(run) -> list[dict]:
         key = (finding.path, finding.site_pointer, finding.tokenizer)
         entry = groups.setdefault(key, {
             "path": finding.path, "pointer": finding.site_pointer, "field": finding.field,
-            "line": finding.line, "tokenizer": finding.tokenizer, "codes": [],
-            "suggestions": finding.data.get("suggestions", []),
+            "line": finding.line, "tokenizer": finding.tokenizer, "engine": run.engines[0].name,
+            "codes": [], "suggestions": finding.data.get("suggestions", []),
         })
         if finding.code not in entry["codes"]:
             entry["codes"].append(finding.code)
@@ -93,7 +93,10 @@ def format_text(entries: list[dict]) -> str:
                    "applied, and FILE's .slots.json legend when letter slots are used. Never "
                    "the input itself.")
 @click.option("--in-place", is_flag=True, help="Apply the fixes to the input file itself.")
-def suggest(paths, tokenizers, output_format, write_to, in_place):
+@click.option("--engine", "engine", default=None, metavar="NAME",
+              help="Engine profile the renamings must re-lint clean under (gather, rlcd-mlx, "
+                   "openjev, constrained, full-sequence). Default: gather.")
+def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     """Propose renamings for fields with PCD001/PCD002/PCD005 warnings or errors, verified by
     re-linting.
 
@@ -113,7 +116,10 @@ def suggest(paths, tokenizers, output_format, write_to, in_place):
         if (write_to or in_place) and (len(paths) != 1 or not Path(paths[0]).is_file()):
             raise UsageError(f"{'--write' if write_to else '--in-place'} needs exactly one input file")
         loaded = load_tokenizers(list(tokenizers) or [DEFAULT_TOKENIZER])
-        run = lint(list(paths), loaded, LintOptions(select=list(FIXED_CODES)))
+        options = LintOptions(select=list(FIXED_CODES))
+        if engine:
+            options.engines = [engine]
+        run = lint(list(paths), loaded, options)
         entries = collect(run)
         written = None
         if (write_to or in_place) and run.files:

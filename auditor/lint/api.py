@@ -84,7 +84,7 @@ class LintResult:
 
 def lint_source(source, *, tokenizers: Iterable[str] = ("qwen2.5",),
                 select: Iterable[str] | None = None, ignore: Iterable[str] | None = None,
-                engine: str | None = None) -> LintRun:
+                engine: str | Iterable[str] | None = None) -> LintRun:
     """Lint one source: a path, `"pkg.module:Name"`, a dict/list, JSON or YAML text, a Pydantic
     model class, a TypeAdapter, an Enum class, a Literal alias, a TypedDict or a dataclass."""
     options = LintOptions(suggestions=False)
@@ -94,10 +94,12 @@ def lint_source(source, *, tokenizers: Iterable[str] = ("qwen2.5",),
     if ignore is not None:
         options.ignore = _as_list(ignore)
         validate_selectors(options.ignore, "ignore")
-    if engine is not None:
-        if not hasattr(options, "engine"):
-            raise UsageError("engine=: this pcdlint has no engine profiles yet (pass engine=None)")
-        options.engine = engine
+    if engine is not None:  # one profile name, or several (like --engine)
+        options.engines = [engine] if isinstance(engine, str) else _as_list(engine)
+        try:
+            options.engine_profiles()
+        except UsageError as error:
+            raise UsageError(str(error).replace("--engine", "engine=", 1)) from None
     loaded = [_tokenizer(spec) for spec in _as_list(tokenizers)]
     if isinstance(source, Path) or (isinstance(source, str) and _names_input(source)):
         return lint_paths([str(source)], loaded, options)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from auditor.lint.registry import Rule
+from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
 from auditor.pcd.scoring import SiteTokens
 from auditor.schema.documents import Span
 from auditor.schema.sites import FileModel, Site
@@ -39,6 +40,7 @@ class Finding:
     site_pointer: str = ""
     related: list[Location] = dataclasses.field(default_factory=list)
     verification: dict | None = None  # filled by `check --verify` / `pcdlint verify`
+    engine: str | None = None  # the engine profile of a per-engine rule; None: any engine
 
     @property
     def line(self) -> int:
@@ -50,8 +52,12 @@ class Finding:
 
     @property
     def fingerprint(self) -> str:
-        """Stable across edits that move lines: rule, file, site pointer, tokenizer."""
-        key = "\0".join([self.code, self.path, self.site_pointer or self.pointer, self.tokenizer or ""])
+        """Stable across edits that move lines: rule, file, site pointer, tokenizer (and the
+        engine, unless it is the default one, so baselines written before engines still hold)."""
+        parts = [self.code, self.path, self.site_pointer or self.pointer, self.tokenizer or ""]
+        if self.engine not in (None, DEFAULT_ENGINE):
+            parts.append(self.engine)
+        key = "\0".join(parts)
         return hashlib.sha256(key.encode()).hexdigest()[:32]
 
     def to_dict(self) -> dict:
@@ -68,6 +74,7 @@ class Finding:
             "end_line": self.span.end_line,
             "end_column": self.span.end_column,
             "tokenizer": self.tokenizer,
+            "engine": self.engine,
             "message": self.message,
             "data": self.data,
             "fingerprint": self.fingerprint,
@@ -82,19 +89,28 @@ class RuleContext:
 
     def __init__(self, rule: Rule, options: dict, file: FileModel, site: Site | None,
                  tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True,
-                 suggester: Callable[[SiteTokens], list[dict]] | None = None):
+                 suggester: Callable[..., list[dict]] | None = None,
+                 engine: EngineProfile | None = None):
         self.rule, self.options, self.file, self.site = rule, options, file, site
         self.tokenizer, self.severity = tokenizer, severity
         self.suggestions = suggestions  # whether rules should attach verified fix suggestions
         self._suggester = suggester
+        self.engine = engine or get_engine(DEFAULT_ENGINE)  # the profile this check runs under
+
+    @property
+    def letters(self) -> str:
+        """The letter alphabet for slot remaps: the `letters` option, else the engine's."""
+        return self.options.get("letters") or self.engine.letters
 
     def suggest(self, tokens: SiteTokens) -> list[dict]:
-        """Verified renamings of this field (lint.suggest), computed once per tokenization."""
+        """Verified renamings of this field (lint.suggest) under this engine and letter
+        alphabet, computed once per tokenization, engine and alphabet."""
         if self._suggester is None:
             return []
-        if "suggestions" not in tokens.memo:
-            tokens.memo["suggestions"] = self._suggester(tokens)
-        return tokens.memo["suggestions"]
+        key = ("suggestions", self.engine.name, self.letters)
+        if key not in tokens.memo:
+            tokens.memo[key] = self._suggester(tokens, self.engine, self.letters)
+        return tokens.memo[key]
 
     def finding(self, message: str, *, data: dict | None = None, option: int | None = None,
                 related: list[int] | tuple[int, ...] = (), severity: str | None = None,
@@ -118,5 +134,5 @@ class RuleContext:
             path=self.file.path, pointer=pointer, field=site.field if site else "",
             span=span, tokenizer=self.tokenizer.id if self.tokenizer else None,
             message=message, data=data or {}, site_pointer=site.pointer if site else pointer,
-            related=related_locations,
+            related=related_locations, engine=self.engine.name if self.rule.per_engine else None,
         )

@@ -15,6 +15,7 @@ from auditor.lint.context import Finding, RuleContext
 from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rules, severity_rank
 from auditor.lint.suggest import verified_suggestions
 from auditor.pcd.cost import run_cost
+from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.pcd.scoring import SiteTokens, prefetch
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -30,6 +31,13 @@ class LintOptions:
     # Verified fix suggestions re-lint every candidate renaming: only worth it when an output
     # shows them (JSON, HTML, SARIF); the CLI turns them off for text, github and csv.
     suggestions: bool = True
+    engines: list[str] = field(default_factory=lambda: [DEFAULT_ENGINE])  # profiles, by name
+
+    def engine_profiles(self) -> list[EngineProfile]:
+        try:
+            return [get_engine(name) for name in dict.fromkeys(self.engines or [DEFAULT_ENGINE])]
+        except UnknownEngine as error:
+            raise UsageError(f"--engine: {error}") from None
 
 
 @dataclass
@@ -64,6 +72,7 @@ class LintRun:
     errors: list[InputFileError] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)
     cost: dict | None = None  # the cost model per tokenizer (auditor.pcd.cost), set by lint()
+    engines: list[EngineProfile] = field(default_factory=lambda: [get_engine(DEFAULT_ENGINE)])
     empty_dirs: list[str] = field(default_factory=list)  # directories with no JSON/YAML file
 
     @property
@@ -98,7 +107,8 @@ class LintRun:
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: (f.path, f.span.line, f.span.column, f.code, f.tokenizer or "", f.pointer))
+    return sorted(findings, key=lambda f: (f.path, f.span.line, f.span.column, f.code, f.tokenizer or "",
+                                            f.engine or "", f.pointer))
 
 
 # --------------------------------------------------------------------------- selection
@@ -141,7 +151,7 @@ def lint_models(models, tokenizers: list[LoadedTokenizer],
     """Lint already-crawled files: (FileModel or the InputFileError it raised, named) pairs."""
     options = options or LintOptions()
     rules = selected_rules(options)
-    run = LintRun(tokenizers=tokenizers)
+    run = LintRun(tokenizers=tokenizers, engines=options.engine_profiles())
     for model, named in models:
         if isinstance(model, InputFileError):
             run.errors.append(model)
@@ -170,6 +180,7 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     site_rules = [r for r in checked if r.scope == "site"]
     file_rules = [r for r in checked if r.scope == "file"]
     raw: list[tuple[Rule, Finding]] = []
+    engines = options.engine_profiles()
     for rule in file_rules:
         ctx = _context(rule, options, model, None, None)
         raw.extend((rule, f) for f in _checked(rule, model, ctx))
@@ -178,8 +189,9 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
         for site in model.sites:
             tokens = result.site_tokens(site, tokenizer)
             for rule in site_rules:
-                ctx = _context(rule, options, model, site, tokenizer)
-                raw.extend((rule, f) for f in _checked(rule, tokens, ctx))
+                for engine in (engines if rule.per_engine else engines[:1]):
+                    ctx = _context(rule, options, model, site, tokenizer, engine)
+                    raw.extend((rule, f) for f in _checked(rule, tokens, ctx))
     used: set[tuple[str, str]] = set()
     for rule, finding in raw:
         silenced_by = suppressions.suppressing_entries(model, finding, rule)
@@ -221,8 +233,9 @@ def _checked(rule: Rule, subject, ctx: RuleContext) -> list[Finding]:
                                                 "detail": str(exc)})]
 
 
-def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer) -> RuleContext:
+def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer,
+             engine: EngineProfile | None = None) -> RuleContext:
     merged = {**rule.options, **options.rule_options.get(rule.code, {})}
     severity = options.severities.get(rule.code, rule.severity)
     return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
-                       verified_suggestions)
+                       verified_suggestions, engine)

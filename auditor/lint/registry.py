@@ -40,6 +40,8 @@ class Rule:
     check: Callable = field(compare=False, repr=False)
     module: str = ""
     example_options: dict = field(default_factory=dict)  # options the doc examples assume
+    per_engine: bool = False  # runs once per engine profile (--engine); findings name the engine
+    example_engine: str = ""  # the engine profile the doc examples assume ("" = the default)
     internal: bool = False  # the engine's own code (PCD999), not a check in auditor.rules
     # On in the default rule set (like ruff's): the rules whose findings can change which option
     # a PCD engine returns, or make the schema unusable. An opt-in rule says why it is off.
@@ -73,11 +75,13 @@ _RULES: dict[str, Rule] = {}
 
 
 def rule(*, code: str, name: str, severity: str, options: dict | None = None, scope: str = "site",
-         example_options: dict | None = None, default: bool = True, opt_in_reason: str = ""):
+         example_options: dict | None = None, default: bool = True, opt_in_reason: str = "",
+         per_engine: bool = False, example_engine: str = ""):
     """Register the decorated `check` generator as a rule, validating its metadata now.
 
     `default=False` leaves the rule out of the default set (`extend-select` or `--select ALL`
-    bring it in); such a rule must say why in `opt_in_reason`.
+    bring it in); such a rule must say why in `opt_in_reason`. `per_engine` rules run once per
+    engine profile (`--engine`).
     """
 
     def register(check: Callable) -> Callable:
@@ -102,11 +106,20 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
         if default == bool(opt_in_reason):
             raise RuleDefinitionError(f"{where}: an opt-in rule (default=False) needs opt_in_reason, "
                                       "and only an opt-in rule has one")
+        if per_engine and scope != "site":
+            raise RuleDefinitionError(f"{where}: only site rules can run per engine")
+        if example_engine:
+            from auditor.pcd.engines import ENGINES
+
+            if example_engine not in ENGINES or not per_engine:
+                raise RuleDefinitionError(f"{where}: example_engine {example_engine!r} is not an "
+                                          "engine profile of a per-engine rule")
         unknown = set(example_options or {}) - set(options or {})
         if unknown:
             raise RuleDefinitionError(f"{where}: example_options {sorted(unknown)} are not options")
         _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
-                            dict(example_options or {}), default=default, opt_in_reason=opt_in_reason)
+                            dict(example_options or {}), per_engine=per_engine,
+                            example_engine=example_engine, default=default, opt_in_reason=opt_in_reason)
         check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from auditor.lint.context import RuleContext
 from auditor.lint.registry import load_rules, severity_rank
+from auditor.pcd.engines import DEFAULT_ENGINE, get_engine
 from auditor.pcd.scoring import SiteTokens
 
 FIXED_CODES = ("PCD001", "PCD002", "PCD005")
@@ -99,8 +100,9 @@ def words_kept(options: list[str], renamed: list[str]) -> float:
     return sum(shares) / len(shares) if shares else 0.0
 
 
-def _relint(tokens, options: list[str]) -> bool:
-    """True when the field with these options has no warning or error under the tokenizer."""
+def _relint(tokens, options: list[str], engine=None) -> bool:
+    """True when the field with these options has no warning or error under the tokenizer
+    and the engine profile."""
     site = replace(tokens.site, options=options)
     candidate = SiteTokens(site, tokens.tokenizer)
     file: Any = SimpleNamespace(path=site.path, document=None)  # rules read only the path
@@ -109,31 +111,34 @@ def _relint(tokens, options: list[str]) -> bool:
             continue
         # suggestions=False: re-linting a candidate must not look for suggestions of its own
         ctx = RuleContext(rule, dict(rule.options), file, site, tokens.tokenizer, rule.severity,
-                          suggestions=False)
+                          suggestions=False, engine=engine)
         if any(severity_rank(f.severity) >= 1 for f in rule.check(candidate, ctx)):
             return False
     return True
 
 
-def verified_suggestions(tokens) -> list[dict]:
-    """Suggestions for one field under one tokenizer, each re-linted clean before it is kept,
-    ranked by how many of each option's words they keep (letter slots, a legend, last)."""
+def verified_suggestions(tokens, engine=None, letters: str | None = None) -> list[dict]:
+    """Suggestions for one field under one tokenizer and engine profile (default: gather),
+    each re-linted clean before it is kept and ranked by how many of each option's words it
+keeps (letter slots, a legend, last); letter slots come from `letters` or the engine's
+    alphabet, so an openjev user is never offered more than 16 letters."""
+    engine = engine or get_engine(DEFAULT_ENGINE)
     options = tokens.site.options
     if len(options) < 2 or not all(isinstance(o, str) for o in options):
         return []
-    slots = tokens.slot_table
+    slots = tokens.slots(letters or engine.letters)
     found, seen = [], set()
     for strategy, description, renamed in _candidates(options, slots.letters if slots.viable else ()):
         key = tuple(renamed)
         if key == tuple(options) or key in seen or not all(renamed):
             continue
         seen.add(key)
-        letters = strategy == "letter-slots"  # meaning kept by the legend, not the words
+        is_letters = strategy == "letter-slots"  # meaning kept by the legend, not the words
         if len({_fold(r) for r in renamed}) != len(renamed):
             continue
-        if not letters and drops_distinguishing_word(options, renamed):
+        if not is_letters and drops_distinguishing_word(options, renamed):
             continue
-        if not _relint(tokens, renamed):
+        if not _relint(tokens, renamed, engine):
             continue
         found.append({
             "strategy": strategy,
@@ -141,8 +146,9 @@ def verified_suggestions(tokens) -> list[dict]:
             "options": renamed,
             "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)],
             "tokenizer": tokens.tokenizer.id,
+            "engine": engine.name,
             "verified": True,
-            "words_kept": 0.0 if letters else round(words_kept(options, renamed), 3),
+            "words_kept": 0.0 if is_letters else round(words_kept(options, renamed), 3),
         })
     found.sort(key=lambda s: -s["words_kept"])  # stable: ties keep the candidates' order
     return found

@@ -1,9 +1,19 @@
 """The one PCD scoring model, shared by the linter's rules and the decoder's prompt builder.
 
 JSON text of an option, the field suffix, the hoisted prefix, the scored split, the canonical
-cut, letter slots and the cost model. Pure computation over a tokenizer: no I/O.
+cut, letter slots, the engine profiles (`auditor.pcd.engines`) and the cost model. Pure
+computation over a tokenizer: no I/O.
 """
 
+from auditor.pcd.engines import (
+    DEFAULT_ENGINE,
+    ENGINES,
+    OPTION_CAP,
+    TIE,
+    EngineProfile,
+    Loss,
+    get_engine,
+)
 from auditor.pcd.scoring import (
     PREFILL_END,
     SLOT_LETTERS,
@@ -17,13 +27,20 @@ from auditor.pcd.scoring import (
 )
 
 __all__ = [
+    "DEFAULT_ENGINE",
+    "ENGINES",
+    "OPTION_CAP",
     "PREFILL_END",
     "SLOT_LETTERS",
+    "TIE",
     "CanonicalText",
+    "EngineProfile",
+    "Loss",
     "ScoredOption",
     "SiteTokens",
     "SlotTable",
     "field_head",
+    "get_engine",
     "json_text",
     "letter_slots",
 ]

@@ -1,42 +1,24 @@
 """The cost model: critical-path forward passes of PCD versus naive autoregressive decoding.
 
-Per file and tokenizer, with the file's enum fields as one JSON object:
+Per file, tokenizer and engine profile, with the file's enum fields as one JSON object:
 
-- PCD = 1 prefill + 1 batched suffix pass + the sequential steps a collision fallback needs.
-  For each colliding bucket, the fallback appends the shared tokens one pass at a time until
-  the bucket's options' token sequences (remainder + closing quote) diverge; a field costs its
-  worst bucket, and fields run in parallel, so the file costs its worst field.
+- PCD = 1 prefill + 1 batched suffix pass + the sequential passes the engine's own procedure
+  needs (`EngineProfile.extra_passes`): `gather` 0 (a collision makes it wrong, not slow),
+  `rlcd-mlx` up to 4 greedy steps on a field with a collision, `openjev` 0, `full-sequence`
+  one more batched teacher-forced pass, `constrained` one pass per token of the longest option
+  after the first. Fields run in parallel, so the file costs its worst field.
 - naive = one forward pass per token of the whole object (`{`, keys, punctuation, values, `}`;
   the prefill yields the first token), once with each field's longest option (in tokens) and
   once with the mean option length per field.
 
 For the run: the worst file (fields of different files are different requests) and totals.
+The first engine of the run fills the historical keys; `engines` holds every engine's.
 """
 
 from __future__ import annotations
 
-import itertools
-
+from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
 from auditor.pcd.scoring import SiteTokens, field_head, json_text
-
-
-def _common_prefix_length(a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def fallback_steps(tokens: SiteTokens) -> int:
-    """Sequential passes the worst colliding bucket needs until its options diverge."""
-    worst = 0
-    for _, indexes in tokens.collisions:
-        sequences = sorted(tokens.sequence(tokens.options[i]) for i in indexes)
-        for a, b in itertools.pairwise(sequences):
-            worst = max(worst, _common_prefix_length(a, b))
-    return worst
 
 
 def _rendered(value) -> str:
@@ -50,18 +32,27 @@ def _field_lengths(tokens: SiteTokens) -> list[int]:
         [base + _rendered(v) for v in tokens.site.options])]
 
 
-def file_cost(sites, tokenizer, site_tokens=SiteTokens) -> dict | None:
+def _pcd(sites, tokenizer, site_tokens, engine: EngineProfile) -> dict:
+    worst_steps, worst_field = 0, sites[0].field
+    for site in sites:
+        steps = engine.extra_passes(site_tokens(site, tokenizer))
+        if steps > worst_steps:
+            worst_steps, worst_field = steps, site.field
+    return {"prefill": 1, "suffix_pass": 1, "fallback_steps": worst_steps,
+            "worst_field": worst_field if worst_steps else None, "passes": 2 + worst_steps,
+            "engine": engine.name}
+
+
+def file_cost(sites, tokenizer, site_tokens=SiteTokens, engines: list[EngineProfile] | None = None) -> dict | None:
     """Cost of one file's fields under one tokenizer; `site_tokens(site, tokenizer)` may hand
-    back the tokenization the engine already made (FileResult.site_tokens)."""
+    back the tokenization the engine already made (FileResult.site_tokens). The first engine
+    (default gather) fills `pcd` and the speedups; `engines` has one entry per engine."""
     if not sites:
         return None
-    worst_steps, worst_field = 0, sites[0].field
+    engines = engines or [get_engine(DEFAULT_ENGINE)]
     chosen, longest_fields, mean_fields = [], 0, 0.0
     for site in sites:
         tokens = site_tokens(site, tokenizer)
-        steps = fallback_steps(tokens)
-        if steps > worst_steps:
-            worst_steps, worst_field = steps, site.field
         lengths = _field_lengths(tokens)
         longest = max(range(len(lengths)), key=lengths.__getitem__)
         chosen.append(field_head(site.name) + _rendered(site.options[longest]))
@@ -70,37 +61,54 @@ def file_cost(sites, tokenizer, site_tokens=SiteTokens) -> dict | None:
     object_tokens = len(tokenizer.encode("{\n" + ",\n".join(chosen) + "\n}"))
     skeleton = object_tokens - longest_fields  # braces, commas and newlines between fields
     naive_mean = round(skeleton + mean_fields, 1)
-    pcd = 2 + worst_steps
+    per_engine = {}
+    for engine in engines:
+        pcd = _pcd(sites, tokenizer, site_tokens, engine)
+        per_engine[engine.name] = {"pcd": pcd,
+                                   "speedup_longest": round(object_tokens / pcd["passes"], 1),
+                                   "speedup_mean": round(naive_mean / pcd["passes"], 1)}
+    first = per_engine[engines[0].name]
     return {
         "fields": len(sites),
-        "pcd": {"prefill": 1, "suffix_pass": 1, "fallback_steps": worst_steps,
-                "worst_field": worst_field if worst_steps else None, "passes": pcd},
+        "pcd": first["pcd"],
         "naive": {"passes_longest": object_tokens, "passes_mean": naive_mean},
-        "speedup_longest": round(object_tokens / pcd, 1),
-        "speedup_mean": round(naive_mean / pcd, 1),
+        "speedup_longest": first["speedup_longest"],
+        "speedup_mean": first["speedup_mean"],
+        "engines": per_engine,
     }
+
+
+def _totals(files: dict, key) -> dict:
+    pcd_total = sum(key(c)["pcd"]["passes"] for c in files.values())
+    naive_total = sum(c["naive"]["passes_longest"] for c in files.values())
+    return {"pcd_passes_worst": max((key(c)["pcd"]["passes"] for c in files.values()), default=0),
+            "pcd_passes_total": pcd_total,
+            "speedup_longest": round(naive_total / pcd_total, 1) if pcd_total else None}
 
 
 def run_cost(run) -> dict:
     """tokenizer id → {"files": {path: cost}, "run": totals and worst file}."""
+    engines = list(getattr(run, "engines", None) or [get_engine(DEFAULT_ENGINE)])
     out = {}
     for tokenizer in run.tokenizers:
         files = {}
         for result in run.files:
-            cost = file_cost(result.model.sites, tokenizer, result.site_tokens)
+            cost = file_cost(result.model.sites, tokenizer, result.site_tokens, engines)
             if cost is not None:
                 files[result.model.path] = cost
-        pcd_total = sum(c["pcd"]["passes"] for c in files.values())
         naive_total = sum(c["naive"]["passes_longest"] for c in files.values())
+        first = _totals(files, lambda c: c)
         out[tokenizer.id] = {
             "files": files,
             "run": {
                 "files": len(files),
-                "pcd_passes_worst": max((c["pcd"]["passes"] for c in files.values()), default=0),
-                "pcd_passes_total": pcd_total,
+                "pcd_passes_worst": first["pcd_passes_worst"],
+                "pcd_passes_total": first["pcd_passes_total"],
                 "naive_passes_longest_total": naive_total,
                 "naive_passes_mean_total": round(sum(c["naive"]["passes_mean"] for c in files.values()), 1),
-                "speedup_longest": round(naive_total / pcd_total, 1) if pcd_total else None,
+                "speedup_longest": first["speedup_longest"],
+                "engine": engines[0].name,
+                "engines": {e.name: _totals(files, lambda c, n=e.name: c["engines"][n]) for e in engines},
             },
         }
     return out

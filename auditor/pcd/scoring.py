@@ -249,18 +249,25 @@ class SiteTokens(Generic[F]):
 
     @cached_property
     def slot_table(self) -> SlotTable:
-        return letter_slots(self.tokenizer, self.site.name, len(self.options))
+        return self.slots(SLOT_LETTERS)
+
+    def slots(self, alphabet: str) -> SlotTable:
+        """The single-letter remap over this alphabet (an engine's, or the `letters` option)."""
+        key = ("slots", alphabet)
+        if key not in self.memo:
+            self.memo[key] = letter_slots(self.tokenizer, self.site.name, len(self.options), alphabet)
+        return self.memo[key]
 
 
-_alone_cache: dict[int, dict[str, str]] = {}
+_alone_cache: dict[tuple[int, str], dict[str, str]] = {}
 
 
-def _letter_failures_alone(tokenizer: LoadedTokenizer) -> dict[str, str]:
-    key = id(tokenizer)
+def _letter_failures_alone(tokenizer: LoadedTokenizer, alphabet: str = SLOT_LETTERS) -> dict[str, str]:
+    key = (id(tokenizer), alphabet)
     if key not in _alone_cache:
         failures: dict[str, str] = {}
         seen: dict[int, str] = {}
-        for letter, ids in zip(SLOT_LETTERS, tokenizer.encode_batch(list(SLOT_LETTERS))):
+        for letter, ids in zip(alphabet, tokenizer.encode_batch(list(alphabet))):
             if len(ids) != 1:
                 failures[letter] = f"encodes to {len(ids)} tokens"
             elif tokenizer.decode(ids) != letter:
@@ -273,19 +280,21 @@ def _letter_failures_alone(tokenizer: LoadedTokenizer) -> dict[str, str]:
     return _alone_cache[key]
 
 
-def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int) -> SlotTable:
-    """Slots A, B, … in order: each must be one round-trip token, alone and after the quote."""
-    failures = dict(_letter_failures_alone(tokenizer))
+def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,
+                 alphabet: str = SLOT_LETTERS) -> SlotTable:
+    """Slots A, B, … of `alphabet` in order: each must be one round-trip token, alone and
+    after the quote."""
+    failures = dict(_letter_failures_alone(tokenizer, alphabet))
     suffix = field_head(field_name) + '"'
     base = tokenizer.encode(suffix)
     close = tokenizer.encode('"')
-    candidates = [c for c in SLOT_LETTERS if c not in failures]
+    candidates = [c for c in alphabet if c not in failures]
     in_context = tokenizer.encode_batch([suffix + c + '"' for c in candidates])
     for letter, ids in zip(candidates, in_context):
         alone = tokenizer.encode(letter)
         if ids != base + alone + close:
             pieces = [tokenizer.piece(t) for t in ids[len(base) - 1:]]
             failures[letter] = f"merges with the quote after the suffix: {pieces}"
-    letters = tuple(c for c in SLOT_LETTERS if c not in failures)
-    in_order = all(c not in failures for c in SLOT_LETTERS[:needed]) and needed <= len(SLOT_LETTERS)
+    letters = tuple(c for c in alphabet if c not in failures)
+    in_order = all(c not in failures for c in alphabet[:needed]) and needed <= len(alphabet)
     return SlotTable(letters if in_order else (), failures, in_order, needed)

@@ -19,7 +19,7 @@ from collections import Counter
 from auditor import __version__
 from auditor.lint.engine import Finding, LintRun
 from auditor.lint.registry import SEVERITIES, load_rules
-from auditor.pcd.scoring import SiteTokens
+from auditor.pcd.scoring import SLOT_LETTERS, SiteTokens
 from auditor.reporting import formatter
 from auditor.reporting.fields import verdict
 from auditor.reporting.matrix import CLEAN, matrix_dict
@@ -114,6 +114,7 @@ def finding_view(finding: Finding) -> dict:
         "column": finding.column,
         "pointer": finding.pointer,
         "tokenizer": finding.tokenizer or "",
+        "engine": finding.engine or "",
         "data": _data_text(finding.data),
         "summary": _rule_help(finding.code)["summary"],
         "verification": _key_values(verification) if verification else [],
@@ -179,7 +180,8 @@ def _bucket_bar(size: int, total: int) -> int:
     return max(4, round(BUCKET_BAR * size / max(total, 1)))
 
 
-def card_view(tokens: SiteTokens | None, findings: list[Finding], site=None) -> dict:
+def card_view(tokens: SiteTokens | None, findings: list[Finding], site=None,
+              letters: str = SLOT_LETTERS) -> dict:
     """One card per field (and tokenizer): its findings, buckets, slot table and fixes."""
     severity = max((f.severity for f in findings), key=SEVERITIES.index)
     base = {
@@ -239,7 +241,7 @@ def card_view(tokens: SiteTokens | None, findings: list[Finding], site=None) -> 
             "winner": "",
             **_group(tokens, distinct, None, big),
         })
-    slots = tokens.slot_table
+    slots = tokens.slots(letters)  # the primary engine's letter alphabet
     options = site.options
     remap = {
         "viable": slots.viable,
@@ -247,7 +249,8 @@ def card_view(tokens: SiteTokens | None, findings: list[Finding], site=None) -> 
                  for letter, option in zip(slots.letters, options)] if slots.viable else [],
         "failures": [{"letter": letter, "why": why} for letter, why in
                      list(slots.failures.items())[:8]] if not slots.viable else [],
-        "reason": (f"{len(options)} options but only 26 letters A–Z" if len(options) > 26 else ""),
+        "reason": (f"{len(options)} options but only {len(letters)} letters {letters[0]}–{letters[-1]}"
+                   if len(options) > len(letters) else ""),
     }
     return {
         **base,
@@ -277,7 +280,7 @@ def _code_severities(findings: list[Finding]) -> list[tuple[str, str]]:
     return sorted(worst.items(), key=lambda item: (-SEVERITIES.index(item[1]), item[0]))
 
 
-def file_view(result, tokenizers: dict, number: int = 0) -> dict:
+def file_view(result, tokenizers: dict, number: int = 0, letters: str = SLOT_LETTERS) -> dict:
     sites = {site.pointer: site for site in result.model.sites}
     by_card: dict[tuple[str, str | None], list[Finding]] = {}
     loose: list[Finding] = []
@@ -290,7 +293,7 @@ def file_view(result, tokenizers: dict, number: int = 0) -> dict:
     for (pointer, tok), found in by_card.items():
         site = sites[pointer]
         tokens = result.site_tokens(site, tokenizers[tok]) if tok is not None else None
-        cards.append(card_view(tokens, found, site))
+        cards.append(card_view(tokens, found, site, letters))
     cards.sort(key=lambda c: (-SEVERITIES.index(c["severity"]), c["line"], c["tokenizer"]))
     worst_by_field: dict[str, int] = {}  # a field broken under two tokenizers counts once
     for c in cards:
@@ -341,7 +344,8 @@ def report_view(run: LintRun) -> dict:
     by_code = Counter(f.code for f in findings)
     by_severity = Counter(f.severity for f in findings)
     by_tokenizer = Counter(f.tokenizer or "(none)" for f in findings)
-    files = [file_view(r, tokenizers, n) for n, r in enumerate(run.files) if r.findings]
+    letters = run.engines[0].letters if run.engines else SLOT_LETTERS
+    files = [file_view(r, tokenizers, n, letters) for n, r in enumerate(run.files) if r.findings]
     # worst first: files with errors by how many fields they get wrong, then the rest
     files.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["error_fields"], -f["errors"],
                               -f["warning_fields"], f["path"]))
@@ -357,6 +361,7 @@ def report_view(run: LintRun) -> dict:
                          "verification not run (pcdlint check --verify runs the flagged fields "
                          "through a real model)"),
         "tokenizers": [t.describe() for t in run.tokenizers],
+        "engines": [e.describe() for e in run.engines],
         "summary": {
             "files": len(run.files),
             "sites": sum(len(r.model.sites) for r in run.files),

@@ -23,6 +23,7 @@ def run_to_dict(run: LintRun) -> dict:
         "version": JSON_FORMAT_VERSION,
         "tool": {"name": "pcdlint", "version": __version__},
         "tokenizers": [t.describe() for t in run.tokenizers],
+        "engines": [e.describe() for e in run.engines],
         "files": [result.to_dict() for result in run.files],
         "findings": [f.to_dict() for f in findings],
         "errors": [str(e) for e in run.errors],

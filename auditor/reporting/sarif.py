@@ -92,6 +92,7 @@ def result_for(finding: Finding, rule_index: dict[str, int]) -> dict:
         "partialFingerprints": {"pcdlintFinding/v1": finding.fingerprint},
         "properties": {
             "tokenizer": finding.tokenizer,
+            "engine": finding.engine,
             "field": finding.field,
             "pointer": finding.pointer,
             "fieldPointer": finding.site_pointer,
@@ -150,6 +151,7 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
             "columnKind": "unicodeCodePoints",
             "results": [result_for(f, rule_index) for f in kept],
             "properties": {"tokenizers": [t.id for t in run.tokenizers],
+                           "engines": [e.name for e in run.engines],
                            "findings": len(findings), "omitted": len(findings) - len(kept)},
         }],
     }

@@ -108,18 +108,23 @@ def render(run: LintRun, quiet: bool = False, color: bool = False, show_info: bo
 
 
 def cost_lines(run) -> list[str]:
+    """One line per file, tokenizer and engine profile (and run totals for several files)."""
     lines = []
     for tokenizer_id, cost in (run.cost or {}).items():
         for path, c in cost["files"].items():
-            pcd = c["pcd"]
-            worst = f", worst field {pcd['worst_field']}" if pcd["worst_field"] else ""
-            lines.append(
-                f"cost [{tokenizer_id}] {path}: PCD {pcd['passes']} passes (1 prefill + 1 suffix pass"
-                f" + {pcd['fallback_steps']} fallback{worst}) vs naive {c['naive']['passes_longest']}"
-                f" (longest options) / {c['naive']['passes_mean']} (mean) passes over {c['fields']} fields")
+            for engine, e in c.get("engines", {"": c}).items():
+                pcd = e["pcd"]
+                worst = f", worst field {pcd['worst_field']}" if pcd["worst_field"] else ""
+                lines.append(
+                    f"cost [{tokenizer_id}] {path}: PCD {pcd['passes']} passes under {pcd.get('engine', engine)}"
+                    f" (1 prefill + 1 suffix pass + {pcd['fallback_steps']} fallback{worst}) vs naive "
+                    f"{c['naive']['passes_longest']} (longest options) / {c['naive']['passes_mean']} (mean)"
+                    f" passes over {c['fields']} fields")
         r = cost["run"]
         if r["files"] > 1:
-            lines.append(f"cost [{tokenizer_id}] run: PCD {r['pcd_passes_total']} passes in total "
-                         f"(worst file {r['pcd_passes_worst']}) vs naive {r['naive_passes_longest_total']} "
-                         f"(longest) / {r['naive_passes_mean_total']} (mean)")
+            for engine, t in r.get("engines", {"": r}).items():
+                lines.append(f"cost [{tokenizer_id}] run: PCD {t['pcd_passes_total']} passes in total "
+                             f"under {engine or r.get('engine')} (worst file {t['pcd_passes_worst']}) vs "
+                             f"naive {r['naive_passes_longest_total']} (longest) / "
+                             f"{r['naive_passes_mean_total']} (mean)")
     return lines

@@ -1,0 +1,147 @@
+"""What every engine profile shares: a field plan, the oracle simulation, losses, passes.
+
+An engine profile is the engine's documented decision procedure over a tokenizer, with no
+model. `plan` says how the engine sees one field: the suffix it scores after, and for every
+option the token sequence the engine reads (or, for constrained decoding, walks). `pick`
+simulates the engine with an *oracle model*: one certain of option k, which writes the tokens
+of option k's sequence. Options the engine never returns even then are its `losses`.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field
+
+from auditor.pcd.scoring import SiteTokens, json_text
+
+LETTERS_A_Z = string.ascii_uppercase
+
+# Why an engine loses an option. Only "tie" is a first-token tie (PCD001); the others are
+# PCD013's business.
+TIE = "tie"
+PREFIX_MATCH = "prefix-match"
+BUDGET = "budget"
+OPTION_CAP = "option-cap"
+SEQUENCE_PREFIX = "sequence-prefix"
+
+
+@dataclass(frozen=True)
+class FieldPlan:
+    """One field as an engine sees it under one tokenizer."""
+
+    suffix: str  # the text the engine scores after
+    sequences: tuple[tuple[int, ...], ...]  # per option, in schema order
+    texts: tuple[str, ...]  # per option: what the sequence spells (for prefix matching)
+    refused: str | None = None  # why the engine refuses the whole field
+    letters: tuple[str, ...] = ()  # letter slots, for engines that score letters
+
+    @property
+    def first_tokens(self) -> list[int]:
+        return [s[0] if s else -1 for s in self.sequences]
+
+    @property
+    def buckets(self) -> dict[int, list[int]]:
+        groups: dict[int, list[int]] = {}
+        for index, token in enumerate(self.first_tokens):
+            groups.setdefault(token, []).append(index)
+        return groups
+
+    @property
+    def has_collision(self) -> bool:
+        return any(len(b) > 1 for b in self.buckets.values())
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Option `index` is never returned: with the oracle certain of it, the engine returns
+    option `returned` (None: nothing) for `reason`."""
+
+    index: int
+    option: object
+    returned: int | None
+    returned_option: object
+    reason: str
+    detail: str
+
+    def to_dict(self) -> dict:
+        return {"index": self.index, "option": self.option, "returned": self.returned_option,
+                "returned_index": self.returned, "reason": self.reason, "detail": self.detail}
+
+    def phrase(self) -> str:
+        return f"{self.option!r} is never returned ({self.detail})"
+
+
+@dataclass
+class EngineProfile:
+    name: str
+    summary: str
+    letters: str = LETTERS_A_Z  # the letter alphabet a remap to slots may use
+    first_token: bool = True  # whether the engine decides by scoring a first token
+    limits: dict = field(default_factory=dict)  # documented option limits, for describe()
+
+    # -- what each profile defines
+
+    def plan(self, tokens: SiteTokens) -> FieldPlan:
+        raise NotImplementedError
+
+    def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:
+        """(returned index, reason, detail) when the oracle is certain of option k."""
+        raise NotImplementedError
+
+    def extra_passes(self, tokens: SiteTokens) -> int:
+        """Sequential forward passes this field needs after the batched suffix pass."""
+        return 0
+
+    # -- derived, shared
+
+    def field_plan(self, tokens: SiteTokens) -> FieldPlan:
+        key = ("plan", self.name)
+        if key not in tokens.memo:
+            tokens.memo[key] = self.plan(tokens)
+        return tokens.memo[key]
+
+    def losses(self, tokens: SiteTokens) -> list[Loss]:
+        """Every option the engine never returns, in schema order (cached per site tokens)."""
+        key = ("losses", self.name)
+        if key in tokens.memo:
+            return tokens.memo[key]
+        plan = self.field_plan(tokens)
+        options = tokens.site.options
+        out = []
+        for k, option in enumerate(options):
+            if plan.refused is not None:
+                out.append(Loss(k, option, None, None, OPTION_CAP, plan.refused))
+                continue
+            returned, reason, detail = self.pick(plan, tokens, k)
+            if returned != k:
+                out.append(Loss(k, option, returned, None if returned is None else options[returned],
+                                reason, detail))
+        tokens.memo[key] = out
+        return out
+
+    def describe(self) -> dict:
+        return {"name": self.name, "summary": self.summary, "letters": self.letters,
+                "first_token": self.first_token, **self.limits}
+
+
+def string_remainders(tokens: SiteTokens) -> tuple[str, list[str]]:
+    """(hoisted common prefix, per-option remainder) as RLCD computes them for string fields."""
+    texts = [json_text(o) for o in tokens.site.options]
+    prefix = tokens.prefix if all(isinstance(o, str) for o in tokens.site.options) else ""
+    return prefix, [t[len(prefix):] for t in texts]
+
+
+def is_boolean(tokens: SiteTokens) -> bool:
+    options = tokens.site.options
+    return len(options) == 2 and all(isinstance(o, bool) for o in options) and options[0] != options[1]
+
+
+def rendered(value) -> str:
+    """An option as it stands in the JSON object: quoted for strings, its literal otherwise."""
+    return f'"{json_text(value)}"' if isinstance(value, str) else json_text(value)
+
+
+def tie_winner(plan: FieldPlan, k: int) -> int:
+    """Gather + argmax: the lowest index among the options sharing option k's first token."""
+    first = plan.first_tokens
+    return next(i for i, t in enumerate(first) if t == first[k])

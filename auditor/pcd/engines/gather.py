@@ -1,0 +1,54 @@
+"""`gather` — the RLCD CUDA/torch path (the default profile).
+
+Procedure (RLCD's documented `compile_parallel_metadata` + gather): a string field's common
+prefix (`os.path.commonprefix`) is hoisted into the suffix `  "<field>": "<prefix>`, and each
+option's candidate sequence is its remainder encoded together with the closing quote
+(`encode(rest + '"')`). A boolean is scored after `  "<field>": ` (with the space) as
+`encode("true")` / `encode("false")`. One batched pass gathers every option's first candidate
+token; argmax breaks ties to the lowest index. No fallback, no budget: a tie is simply wrong.
+Limits: 1..255 options (RLCD refuses more). Fields of other literals are scored as pcdlint
+scores them (their literal after `":`, cut where the canonical tokenization cuts).
+"""
+
+from __future__ import annotations
+
+from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, string_remainders, tie_winner
+from auditor.pcd.scoring import SiteTokens, field_head, json_text
+
+RLCD_MAX_OPTIONS = 255
+
+
+def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
+    """The suffix and candidate sequences RLCD compiles for one field."""
+    site, tokenizer = tokens.site, tokens.tokenizer
+    options = site.options
+    refused = (f"RLCD refuses fields with more than {RLCD_MAX_OPTIONS} options ({len(options)} here)"
+               if len(options) > RLCD_MAX_OPTIONS else None)
+    if is_boolean(tokens):
+        texts = tuple("true" if o else "false" for o in options)
+        sequences = tuple(tuple(ids) for ids in tokenizer.encode_batch(list(texts)))
+        return FieldPlan(field_head(site.name, tokens.array_depth), sequences, texts, refused)
+    if all(isinstance(o, str) for o in options):
+        prefix, rests = string_remainders(tokens)
+        sequences = tuple(tuple(ids) for ids in tokenizer.encode_batch([r + '"' for r in rests]))
+        return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + prefix, sequences,
+                         tuple(json_text(o) for o in options), refused)
+    sequences = tuple(o.ids + ((tokens.close_id,) if o.is_string else ()) for o in tokens.options)
+    return FieldPlan(tokens.literal_suffix, sequences, tuple(o.text for o in tokens.options), refused)
+
+
+class Gather(EngineProfile):
+    def plan(self, tokens):
+        return rlcd_plan(tokens)
+
+    def pick(self, plan, tokens, k):
+        winner = tie_winner(plan, k)
+        piece = tokens.tokenizer.piece(plan.first_tokens[k])
+        return winner, TIE, f"shares first token {piece!r} with {tokens.site.options[winner]!r}, which wins the tie"
+
+
+PROFILE = Gather(
+    name="gather",
+    summary="RLCD torch path: one batched pass, first-token gather, ties go to the lowest index",
+    limits={"max_options": RLCD_MAX_OPTIONS, "fallback": None},
+)

@@ -1,0 +1,61 @@
+"""An option the engine can never return, for a reason other than a first-token tie.
+
+## What it does
+Simulates the engine profile (`--engine`, default `gather`) with an oracle model: one that
+is certain of option k and writes option k's tokens. Options the engine still does not return
+are unreachable. First-token ties are PCD001's; this rule reports the other reasons: the
+`rlcd-mlx` fallback's prefix match (`DELIVER` listed before `DELIVER_WITH_WARNING`: the
+generated text starts with `DELIVER`, which wins) and its 4-token budget (the truncated text
+matches an earlier option), full-sequence scoring of an option whose tokens begin with all of
+another's (the shorter sum of log-probs always wins), and option caps (openjev refuses fields
+with fewer than 2 or more than 16 options; RLCD more than 255).
+
+## Why is this bad?
+The engine returns valid JSON that is never this option, whatever the input says. Nothing in
+the output tells the team; the option just never shows up in production.
+
+## Example
+Under `--engine rlcd-mlx` with Qwen2.5 (`DELIVER` and `DELIVER_WITH_WARNING` share the token
+`DEL`, so the fallback runs, and its text `DELIVER_WITH_WARNING` matches `DELIVER` first):
+```json
+{"type": "object", "properties": {"action": {"enum": [
+  "DELIVER", "DELIVER_WITH_WARNING", "QUARANTINE", "BLOCK_SENDER"]}}}
+```
+
+## Use instead
+```json
+{"type": "object", "properties": {"action": {"enum": [
+  "DELIVER", "WARN_AND_DELIVER", "QUARANTINE", "BLOCK_SENDER"]}}}
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import OPTION_CAP, TIE, SiteTokens
+
+MAX_LISTED = 3
+MAX_RELATED = 50
+
+
+@rule(code="PCD013", name="unreachable-option", severity="error", per_engine=True,
+      example_engine="rlcd-mlx")
+def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
+    engine = ctx.engine
+    losses = [loss for loss in engine.losses(tokens) if loss.reason != TIE]
+    if not losses:
+        return
+    n = len(tokens.site.options)
+    data = {"engine": engine.name, "options": n, "reasons": sorted({loss.reason for loss in losses}),
+            "unreachable": [loss.to_dict() for loss in losses]}
+    if all(loss.reason == OPTION_CAP for loss in losses) and len(losses) == n:
+        message = f"under {engine.name}: {losses[0].detail}: none of its {n} options can be returned"
+        yield ctx.finding(message, data=data)
+        return
+    shown = "; ".join(loss.phrase() for loss in losses[:MAX_LISTED])
+    more = f"; and {len(losses) - MAX_LISTED} more" if len(losses) > MAX_LISTED else ""
+    message = f"under {engine.name}: {shown}{more}"
+    yield ctx.finding(message, data=data, option=losses[0].index,
+                      related=[loss.index for loss in losses[1:MAX_RELATED + 1]])
