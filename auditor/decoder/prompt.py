@@ -34,6 +34,7 @@ class FieldSpec:
     description: str = ""
     flagged_codes: tuple[str, ...] = ()
     label: str = ""  # how the catalog names the field when its key is not unique (its path)
+    array_depth: int = 0  # items of an array: the value is typed after `"<field>": [`
 
 
 @dataclass
@@ -55,6 +56,7 @@ class FieldPlan:
     letters: tuple[str, ...] = ()
     letter_ids: list[int] | None = None
     letter_note: str = ""
+    array_depth: int = 0  # items of an array: typed after `"<field>": [`
 
     def collision_groups(self) -> list[list[int]]:
         """Groups (of two or more option indices) that share their scored token."""
@@ -94,7 +96,8 @@ def specs_for_sites(sites, flagged: dict[str, set[str]] | None = None) -> list[F
     names = [s.name for s in sites]
     return [FieldSpec(name=s.name, options=list(s.options), description=s.description,
                       flagged_codes=tuple(sorted(flagged.get(s.pointer, ()))),
-                      label=s.field if names.count(s.name) > 1 else "")
+                      label=s.field if names.count(s.name) > 1 else "",
+                      array_depth=getattr(s, "array_depth", 0))
             for s in sites]
 
 
@@ -147,9 +150,10 @@ def build_prompt(chat_tokenizer, fields, context: str,
     return text + PREFILL_END
 
 
-def written_field(name: str, value) -> str:
+def written_field(name: str, value, array_depth: int = 0) -> str:
     """A field as the model writes it after the prefill, up to the next field's suffix."""
-    return field_head(name) + json.dumps(value, ensure_ascii=False) + ",\n"
+    closing = "]" * array_depth
+    return field_head(name, array_depth) + json.dumps(value, ensure_ascii=False) + closing + ",\n"
 
 
 def plan_field(tokenizer: LoadedTokenizer, spec: FieldSpec, prompt_text: str,
@@ -177,6 +181,7 @@ def plan_field(tokenizer: LoadedTokenizer, spec: FieldSpec, prompt_text: str,
         scored_ids=[o.scored_id for o in tokens.options],
         noncanonical_options=tokens.noncanonical_options,
         prompt_cut_ok=tokenizer.encode(prompt_text + suffix_text) == prompt_ids + suffix_ids,
+        array_depth=tokens.array_depth,
     )
     if kind != "string":
         plan.letter_note = "not a string enum"
@@ -192,6 +197,6 @@ def plan_field(tokenizer: LoadedTokenizer, spec: FieldSpec, prompt_text: str,
     return plan
 
 
-def letter_suffix(name: str) -> str:
+def letter_suffix(name: str, array_depth: int = 0) -> str:
     """The suffix a letter slot is scored after: the field head and the opening quote."""
-    return field_head(name) + '"'
+    return field_head(name, array_depth) + '"'

@@ -85,7 +85,8 @@ def verify_fields(
             request.letter_ids = tokenizer.encode(request.letter_text)
             request.letter_reversed_text = build_prompt(chat_tokenizer, fields, context, letters, reversed_letters=True)
             request.letter_reversed_ids = tokenizer.encode(request.letter_reversed_text)
-            request.letter_heads = [(letter_suffix(p.name), tokenizer.encode(letter_suffix(p.name)))
+            request.letter_heads = [(letter_suffix(p.name, p.array_depth),
+                                     tokenizer.encode(letter_suffix(p.name, p.array_depth)))
                                     for p in letter_plans]
     sources = _coupling_sources(fields, plans, coupling) if coupling else []
 
@@ -145,7 +146,7 @@ def verify_fields(
         with ledger.stage("coupling"), progress.stage("coupling", len(sources), "field") as tick:
             for source in sources:
                 value = plans[source].options[picks[source]]
-                written = prompt_text + written_field(plans[source].name, value)
+                written = prompt_text + written_field(plans[source].name, value, plans[source].array_depth)
                 written_ids = tokenizer.encode(written)
                 others = [index for index in range(len(plans)) if index != source]
                 tick(1)
