@@ -104,8 +104,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     shown = "; ".join(_bucket_text(piece(t), [options[i] for i in idx], gather) for t, idx in largest)
     more = "; …" if len(collisions) > SHOWN_BUCKETS else ""
     message = f"{n} {scored} collapse into {distinct} first-token buckets{after}: {shown}{more}"
-    if not gather or plan.refused is not None:
-        message += "; " + consequence(engine, plan, losses, colliding - len(collisions) - tied_lost)
+    message += "; " + consequence(engine, plan, losses, colliding - len(collisions) - tied_lost)
     data = {
         "engine": engine.name,
         "prefix": prefix,
