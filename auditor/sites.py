@@ -333,9 +333,15 @@ class _JsonSchemaCrawler:
         if not isinstance(schema, (dict, bool)):
             self.model.schema_problems.append(SchemaProblem(self.root_pointer, "a schema must be an object"))
             return
-        cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+        declared = schema.get("$schema") if isinstance(schema, dict) else None
+        if declared is None or isinstance(declared, str):
+            cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+        else:  # `"$schema": 5`: the meta-schema check below reports it
+            cls = validators.Draft202012Validator
         try:
             errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(e.path))
+        except RecursionError:
+            raise  # the file is nested too deeply: an input error, not a schema problem
         except Exception as exc:  # a broken meta-schema lookup must not crash the lint
             self.model.schema_problems.append(SchemaProblem(self.root_pointer, f"meta-schema check failed: {exc}"))
             return
