@@ -13,13 +13,16 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from auditor.reporting.escape import markdown_code, markdown_text
+
 MAX_ROWS = 50
 LEVEL_TO_SEVERITY = {"error": "error", "warning": "warning", "note": "info", "none": "info"}
 SEVERITY_ORDER = ("error", "warning", "info")
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Schema text in a table cell: literal, never HTML, a link or an image."""
+    return markdown_text(text)
 
 
 def _rows(sarif: dict) -> list[dict]:
@@ -65,7 +68,7 @@ def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "err
         lines.append(f"| {_cell(rule)} | {count} |")
     lines += ["", "| Severity | Rule | Location | Tokenizer | Message |", "|---|---|---|---|---|"]
     for row in rows[:MAX_ROWS]:
-        where = f"`{row['path']}:{row['line']}:{row['column']}`"
+        where = markdown_code(f"{row['path']}:{row['line']}:{row['column']}")
         lines.append(f"| {row['severity']} | {_cell(row['rule'])} | {where} | "
                      f"{_cell(row['tokenizer'])} | {_cell(row['message'])} |")
     if len(rows) > MAX_ROWS:
@@ -87,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             print(f"pcdlint: error: {path}: cannot read SARIF ({exc})", file=sys.stderr)
             return 2
-    sys.stdout.write(render(sarif, args.exit_code, args.fail_on))
+    sys.stdout.write(render(sarif, args.exit_code, args.fail_on).encode("utf-8", "backslashreplace")
+                     .decode("utf-8"))
     return 0
 
 

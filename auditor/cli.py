@@ -10,7 +10,7 @@ import click
 from auditor import __version__
 from auditor.errors import UsageError
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
-from auditor.outputs import write_report
+from auditor.outputs import check_outputs, write_error, write_report, write_stdout
 from auditor.registry import SEVERITIES, find_rule, load_rules, severity_rank
 from auditor.verify_cli import attach_to_check, model_options
 
@@ -24,20 +24,21 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 def _write_output(text: str, output: str | None, inputs: list[str], color: bool = False,
-                  flag: str = "--output") -> None:
+                  flag: str = "--output", kind: str = "text") -> None:
+    """The final sink of every report: escaped for `kind`, written by auditor.outputs."""
     if output is None:
-        click.echo(text, nl=False, color=True if color else None)
+        write_stdout(text, kind, color)
         return
-    write_report(text, output, flag, inputs)
+    write_report(text, output, flag, inputs, kind, color)
 
 
 def _color_stdout() -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return sys.stdout is not None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 def _fail(message: str) -> None:
-    click.echo(f"pcdlint: error: {message}", err=True)
+    write_error(f"pcdlint: error: {message}")
     sys.exit(EXIT_USAGE)
 
 
@@ -102,10 +103,14 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
                 and "github" in formatters()):
             config.override("format", "github", "GITHUB_ACTIONS=true")
         if show_config:
-            click.echo(config.render(), nl=False)
+            write_stdout(config.render(), "text")
             sys.exit(EXIT_CLEAN)
         if not paths:
             raise UsageError("missing argument PATH... (files or directories to lint)")
+        outputs = [(flag, target) for flag, target in (
+            ("--output", output), ("--output-sarif", output_sarif), ("--output-html", output_html),
+            ("--output-json", output_json), ("--write-baseline", write_baseline)) if target]
+        check_outputs(outputs, list(paths))
         output_format, fail_on = config.value("format"), config.value("fail-on")
         if output_format not in formatters():
             raise UsageError(f"--format: unknown format '{output_format}' "
@@ -117,27 +122,33 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
         validate_selectors(_split(ignore), "--ignore")
         baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None
         loaded = [load_tokenizer(spec, allow_download=allow_download) for spec in config.value("tokenizers")]
-        run = lint(list(paths), loaded, options, use_cache=not no_cache)
+        run = lint(list(paths), loaded, options, use_cache=not no_cache,
+                   max_bytes=config.value("max-file-bytes"), max_depth=config.value("max-depth"))
+        # files found inside linted directories are inputs too: never overwritten
+        inputs = list(paths) + [r.model.path for r in run.files]
         if run_verify:
             attach_to_check(run, model_spec, context_arg, device, dtype, coupling_arg, no_parity,
                             allow_download)
         if write_baseline:
-            count = baseline.write_baseline(run, write_baseline, list(paths))
-            click.echo(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}", err=True)
+            count = baseline.write_baseline(run, write_baseline, inputs)
+            write_error(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}")
         if baseline_entries is not None:
             applied = baseline.apply_baseline(run, baseline_entries)
-            click.echo(f"pcdlint: baseline {baseline_file}: {applied.hidden} known finding(s) hidden; "
-                       f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
-                       "no longer occur", err=True)
+            write_error(f"pcdlint: baseline {baseline_file}: {applied.hidden} known finding(s) hidden; "
+                        f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
+                        "no longer occur")
         color = output is None and output_format == "text" and _color_stdout()
-        _write_output(render(output_format, run, quiet=quiet, color=color), output, list(paths), color)
+        _write_output(render(output_format, run, quiet=quiet, color=color), output, inputs, color,
+                      kind=output_format)
         for name, target in extra.items():
             if target is not None:
-                _write_output(render(name, run), target, list(paths), flag=f"--output-{name}")
+                _write_output(render(name, run), target, inputs, flag=f"--output-{name}", kind=name)
     except UsageError as error:
         _fail(str(error))
+    for notice in run.skipped:
+        write_error(f"{notice.path}: note: {str(notice).removeprefix(notice.path + ': ')}")
     for error in run.errors:
-        click.echo(f"{error}", err=True)
+        write_error(str(error))
     if run.errors:
         sys.exit(EXIT_USAGE)
     if write_baseline:

@@ -22,7 +22,8 @@ from auditor.registry import SEVERITIES, Rule, find_rule, load_rules
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
 LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers")
-KEYS = (*LIST_KEYS, "fail-on", "format", "per-file-ignores", "rules")
+LIMIT_KEYS = ("max-file-bytes", "max-depth")  # input limits (auditor.documents)
+KEYS = (*LIST_KEYS, "fail-on", "format", "per-file-ignores", *LIMIT_KEYS, "rules")
 DEFAULTS = {
     "select": ["PCD"],
     "extend-select": [],
@@ -31,6 +32,8 @@ DEFAULTS = {
     "tokenizers": ["qwen2.5"],
     "format": "text",
     "per-file-ignores": {},
+    "max-file-bytes": 20_000_000,
+    "max-depth": 1_000,
 }
 
 
@@ -252,6 +255,9 @@ def _from_table(path: Path, prefix: str, table) -> Config:
                 fail(key, f"unknown format {value!r} (choose from {', '.join(formatters())})")
         elif key == "per-file-ignores":
             value = _per_file_ignores(value, lambda m: fail(key, m))
+        elif key in LIMIT_KEYS:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                fail(key, f"must be a positive integer, not {value!r}")
         elif key == "rules":
             config.rule_settings = _rules(value, source, lambda k, m: fail(f"rules.{k}", m))
             continue
@@ -301,5 +307,8 @@ def _rules(value, source: str, fail) -> dict[str, dict[str, Setting]]:
                 if isinstance(option_value, bool) != isinstance(default, bool) or not isinstance(
                         option_value, type(default)):
                     fail(f"{name}.{option}", f"must be {type(default).__name__}, not {option_value!r}")
+                if isinstance(default, (int, float)) and not isinstance(default, bool) and not (
+                        option_value > 0):  # counts and ratios: 0, negatives and NaN mean nothing
+                    fail(f"{name}.{option}", f"must be a positive number, not {option_value!r}")
             settings[option] = Setting(option_value, source)
     return out

@@ -155,6 +155,8 @@ class LintRun:
     tokenizers: list[LoadedTokenizer]
     files: list[FileResult] = field(default_factory=list)
     errors: list[InputFileError] = field(default_factory=list)
+    # files inside linted directories passed over (FIFOs, devices, links leaving the tree)
+    skipped: list[InputFileError] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)
     cost: dict | None = None  # the cost model per tokenizer (auditor.cost), set by lint()
 
@@ -204,34 +206,63 @@ def selected_rules(options: LintOptions) -> list[Rule]:
 # --------------------------------------------------------------------------- files
 
 
-def expand_paths(paths: list[str]) -> list[tuple[Path, str]]:
-    """Files as given, and *.json/*.yaml/*.yml under directories, in a stable order."""
+def expand_paths(paths: list[str], notices: list | None = None) -> list[tuple[Path, str]]:
+    """Files as given, and *.json/*.yaml/*.yml under directories, in a stable order.
+
+    Inside a directory only regular files are taken, and a symlink (to a file or a directory)
+    only when it stays inside the directory named on the command line; what is passed over is
+    appended to `notices` as an InputFileError (a FIFO, a device, a link leaving the tree).
+    A path named on the command line is always taken as given (read_source still refuses
+    anything but a regular file). Directory symlinks are not descended (no loops).
+    """
     out: list[tuple[Path, str]] = []
     for given in paths:
         path = Path(given)
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(files):
-                    if Path(name).suffix.lower() in LINTABLE_SUFFIXES:
-                        child = Path(root) / name
-                        out.append((child, str(child)))
-        else:
+        if not path.is_dir():
             out.append((path, given))
+            continue
+        top = path.resolve()
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(files):
+                if Path(name).suffix.lower() not in LINTABLE_SUFFIXES:
+                    continue
+                child = Path(root) / name
+                skipped = _skip_reason(child, top)
+                if skipped is None:
+                    out.append((child, str(child)))
+                elif notices is not None:
+                    notices.append(InputFileError(str(child), skipped))
     return out
+
+
+def _skip_reason(child: Path, top: Path) -> str | None:
+    import stat
+
+    try:
+        if child.is_symlink():
+            target = child.resolve()
+            if not target.is_relative_to(top):
+                return "symlink leaves the linted directory; skipped (name it to lint it)"
+        mode = child.stat().st_mode
+    except (OSError, RuntimeError) as exc:  # a dangling or looping link
+        return f"cannot read file ({getattr(exc, 'strerror', None) or exc}); skipped"
+    if not stat.S_ISREG(mode):
+        return "not a regular file; skipped"
+    return None
 
 
 # --------------------------------------------------------------------------- run
 
 
 def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptions | None = None,
-         use_cache: bool = True) -> LintRun:
+         use_cache: bool = True, max_bytes: int | None = None, max_depth: int | None = None) -> LintRun:
     options = options or LintOptions()
     rules = selected_rules(options)
     run = LintRun(tokenizers=tokenizers)
-    for path, display in expand_paths(paths):
+    for path, display in expand_paths(paths, run.skipped):
         try:
-            model = analyse_file(path, display, use_cache)
+            model = analyse_file(path, display, use_cache, max_bytes, max_depth)
         except InputFileError as error:
             run.errors.append(error)
             continue

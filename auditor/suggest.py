@@ -153,19 +153,23 @@ def suggest(paths, tokenizers, output_format):
     from auditor.errors import UsageError
     from auditor.tokenizer import DEFAULT_TOKENIZER, load_tokenizer
 
+    from auditor.outputs import write_error, write_stdout
+    from auditor.reporting.escape import strict_json
+
     try:
         loaded = [load_tokenizer(s) for s in (list(dict.fromkeys(tokenizers)) or [DEFAULT_TOKENIZER])]
         run = lint(list(paths), loaded, LintOptions(select=list(FIXED_CODES)))
+        entries = collect(run)
+        if run.errors and not run.files:
+            pass  # nothing was read: only the error lines below
+        elif output_format == "json":
+            write_stdout(json.dumps(strict_json(entries), indent=2, ensure_ascii=False,
+                                    allow_nan=False) + "\n", "json")
+        else:
+            write_stdout(format_text(entries), "suggest")
     except UsageError as error:
-        click.echo(f"pcdlint: error: {error}", err=True)
+        write_error(f"pcdlint: error: {error}")
         sys.exit(2)
-    entries = collect(run)
-    if run.errors and not run.files:
-        pass  # nothing was read: only the error lines below
-    elif output_format == "json":
-        click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
-    else:
-        click.echo(format_text(entries), nl=False)
     for error in run.errors:
-        click.echo(f"{error}", err=True)
+        write_error(str(error))
     sys.exit(2 if run.errors else 0)

@@ -134,7 +134,7 @@ def _load(model_spec, device, dtype, allow_download):
 
     try:
         return load_model(model_spec, device=device, dtype=dtype, allow_download=allow_download,
-                          progress=sys.stderr.isatty())
+                          progress=sys.stderr is not None and sys.stderr.isatty())
     except DecoderError as exc:
         raise UsageError(str(exc)) from None
 
@@ -156,8 +156,12 @@ def verify(paths, model_spec, context_arg, device, dtype, coupling_arg, no_parit
     from auditor.decoder import DecoderError, format_text
     from auditor.engine import LintOptions, lint
     from auditor.formatters.json_format import run_to_dict
+    from auditor.outputs import check_outputs
+    from auditor.reporting.escape import strict_json
 
     try:
+        if output:
+            check_outputs([("--output", output)], list(paths))
         context = read_context(context_arg)
         loaded = _load(model_spec, device, dtype, allow_download)
         tokenizer = model_tokenizer(loaded)
@@ -167,12 +171,13 @@ def verify(paths, model_spec, context_arg, device, dtype, coupling_arg, no_parit
         results = verify_run(run, loaded, context=context, coupling=coupling_value(coupling_arg),
                              parity=not no_parity, only_flagged=False)
         if output_format == "json":
-            text = json.dumps({"version": 1, "lint": run_to_dict(run),
-                               "verify": [{"path": path, **r.to_dict()} for path, r in results]},
-                              indent=2, ensure_ascii=False) + "\n"
+            text = json.dumps(strict_json({"version": 1, "lint": run_to_dict(run),
+                                           "verify": [{"path": path, **r.to_dict()} for path, r in results]}),
+                              indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         else:
             text = "".join(f"== {path}\n{format_text(r)}\n" for path, r in results)
-        _write_output(text, output, list(paths))
+        _write_output(text, output, list(paths) + [r.model.path for r in run.files],
+                      kind="json" if output_format == "json" else "verify")
     except (UsageError, DecoderError) as error:
         _fail(str(error))
 

@@ -9,16 +9,13 @@ from __future__ import annotations
 from auditor.engine import LintRun
 from auditor.formatters import formatter
 from auditor.formatters.text import summary_line
+from auditor.reporting.escape import workflow_data, workflow_property
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
-def escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(value: str) -> str:
-    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+escape_data = workflow_data  # @actions/core's escapeData / escapeProperty
+escape_property = workflow_property
 
 
 def annotation(finding) -> str:
@@ -41,5 +38,5 @@ def annotation(finding) -> str:
 def render(run: LintRun, quiet: bool = False, **_options) -> str:
     lines = [annotation(f) for f in run.findings]
     if not quiet:
-        lines.append(summary_line(run))
+        lines.append(escape_data(summary_line(run)))
     return "\n".join(lines) + "\n"

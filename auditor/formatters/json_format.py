@@ -7,6 +7,7 @@ import json
 from auditor import __version__
 from auditor.engine import LintRun
 from auditor.formatters import formatter
+from auditor.reporting.escape import strict_json
 
 JSON_FORMAT_VERSION = 1
 
@@ -25,6 +26,7 @@ def run_to_dict(run: LintRun) -> dict:
         "files": [result.to_dict() for result in run.files],
         "findings": [f.to_dict() for f in findings],
         "errors": [str(e) for e in run.errors],
+        "skipped": [str(e) for e in run.skipped],
         "summary": {
             "files": len(run.files),
             "sites": sum(len(r.model.sites) for r in run.files),
@@ -39,4 +41,5 @@ def run_to_dict(run: LintRun) -> dict:
 
 @formatter("json", "machine-readable, versioned (version 1)")
 def render(run: LintRun, **_options) -> str:
-    return json.dumps(run_to_dict(run), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(strict_json(run_to_dict(run)), indent=2, ensure_ascii=False,
+                      allow_nan=False) + "\n"

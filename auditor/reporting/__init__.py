@@ -1,0 +1,1 @@
+"""Reporting: formatters by name, one output writer, escaping for each sink."""
