@@ -19,6 +19,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from auditor.errors import TokenizerError
+from auditor.netpolicy import network_policy
 
 # Bumped whenever a converter below changes what it produces, so stale cache entries are ignored.
 CONVERTER_VERSION = 1
@@ -157,7 +158,13 @@ def _cached_conversion(source: Path, kind: str, convert) -> Tokenizer:
             return Tokenizer.from_file(str(target))
         except Exception:  # a corrupt entry is rebuilt below
             pass
-    tokenizer = convert()
+    try:
+        tokenizer = convert()
+    except TokenizerError:
+        raise
+    except Exception as exc:  # a fake or truncated .tiktoken/.gguf: one line, exit 2
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TokenizerError(f"{source}: not a readable {kind} tokenizer file ({first[:200]})") from None
     _atomic_write(target, tokenizer.to_str())
     return tokenizer
 
@@ -363,12 +370,14 @@ def _load_hub(repo_id: str, allow_download: bool) -> tuple[Tokenizer, str]:
 
         path = hf_hub_download(repo_id, "tokenizer.json")
     except Exception as exc:
-        raise TokenizerError(f"could not download tokenizer '{repo_id}': {exc}") from exc
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TokenizerError(f"could not download tokenizer '{repo_id}': {first}") from None
     return _load_json(Path(path)), f"hf-hub:{repo_id}"
 
 
 def load_tokenizer(spec: str, allow_download: bool = False) -> LoadedTokenizer:
     """Resolve SPEC: a built-in name, a path, or a Hugging Face hub id (cache only by default)."""
+    network_policy(allow_download)  # no request leaves without --allow-download
     name = ALIASES.get(spec.lower(), spec.lower())
     if name in BUILTINS:
         tok, source = BUILTINS[name]()
