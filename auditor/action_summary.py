@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -23,6 +24,11 @@ SEVERITY_ORDER = ("error", "warning", "info")
 def _cell(text: str) -> str:
     """Schema text in a table cell: literal, never HTML, a link or an image."""
     return markdown_text(text)
+
+
+def _sarif_plain(text) -> str:
+    """SARIF message text with its embedded-link escapes (`\\[`, `\\]`, `\\\\`) undone."""
+    return re.sub(r"\\([\\\[\]])", r"\1", str(text))
 
 
 def _rows(sarif: dict) -> list[dict]:
@@ -42,7 +48,7 @@ def _rows(sarif: dict) -> list[dict]:
                 "line": region.get("startLine", 1),
                 "column": region.get("startColumn", 1),
                 "tokenizer": properties.get("tokenizer", ""),
-                "message": result.get("message", {}).get("text", ""),
+                "message": _sarif_plain(result.get("message", {}).get("text", "")),
             })
     rows.sort(key=lambda r: (SEVERITY_ORDER.index(r["severity"]), r["path"], r["line"], r["column"]))
     return rows
