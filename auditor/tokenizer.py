@@ -367,7 +367,9 @@ def _load_hub(repo_id: str, allow_download: bool) -> tuple[Tokenizer, str]:
         )
     try:
         from huggingface_hub import hf_hub_download
+        from huggingface_hub.utils import logging as hf_logging
 
+        hf_logging.set_verbosity_error()  # its retry warnings would make a failure 12 lines long
         path = hf_hub_download(repo_id, "tokenizer.json")
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
