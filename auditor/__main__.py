@@ -1,4 +1,4 @@
-from auditor.cli import main
+from auditor.cli.main import main
 
 if __name__ == "__main__":
     main()

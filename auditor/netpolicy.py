@@ -44,4 +44,4 @@ def network_policy(allow_download: bool) -> bool:
 def _set_live(offline: bool) -> None:
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None:
-        constants.HF_HUB_OFFLINE = offline
+        constants.HF_HUB_OFFLINE = offline  # type: ignore[attr-defined]  # read by every request

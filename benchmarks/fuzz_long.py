@@ -30,14 +30,14 @@ def main() -> int:
     args = parser.parse_args()
 
     from click.testing import CliRunner
+    from fuzzing import check_property, documents
     from hypothesis import HealthCheck, given, seed, settings
 
-    import auditor.tokenizer
-    from auditor.cli import cli
-    from fuzzing import check_property, documents
+    import auditor.tokenizers.loader
+    from auditor.cli.main import cli
 
-    tokenizer = auditor.tokenizer.load_tokenizer("qwen2.5")
-    auditor.tokenizer.load_tokenizer = lambda spec, allow_download=False: tokenizer
+    tokenizer = auditor.tokenizers.loader.load_tokenizer("qwen2.5")
+    auditor.tokenizers.loader.load_tokenizer = lambda spec, allow_download=False: tokenizer
     os.environ["PCDLINT_CACHE_DIR"] = tempfile.mkdtemp(prefix="pcdlint-fuzz-cache-")
     runner = CliRunner()
     counts = {"examples": 0, "exit 0": 0, "exit 1": 0, "exit 2": 0}

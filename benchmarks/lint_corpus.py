@@ -44,9 +44,9 @@ def main() -> None:
 
     from tokenizers import Tokenizer
 
-    from auditor.engine import LintOptions, lint
-    from auditor.scoring import json_text
-    from auditor.tokenizer import load_tokenizer
+    from auditor.lint.engine import LintOptions, lint
+    from auditor.pcd.scoring import json_text
+    from auditor.tokenizers.loader import load_tokenizer
 
     # -- 2. tokenizer load
     start = time.perf_counter()

@@ -28,9 +28,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from auditor.decoder import load_model, load_preset_fields  # noqa: E402
+from auditor.decoder import load_fields, load_model  # noqa: E402
 from auditor.decoder.pcd import Scorer  # noqa: E402
-from auditor.decoder.prompt import build_prompt, encode, plan_field  # noqa: E402
+from auditor.decoder.prompt import build_prompt, plan_field  # noqa: E402
 from auditor.decoder.result import Ledger  # noqa: E402
 
 
@@ -89,10 +89,10 @@ def gib(value: int) -> str:
 def pcd_vs_generate(loaded, preset: Path) -> dict:
     import torch
 
-    fields, context = load_preset_fields(preset)
-    tokenizer = loaded.tokenizer
-    prompt_text = build_prompt(tokenizer, fields, context)
-    prompt_ids = encode(tokenizer, prompt_text)
+    fields, context = load_fields(preset)
+    tokenizer = loaded.linter_tokenizer
+    prompt_text = build_prompt(loaded.tokenizer, fields, context)
+    prompt_ids = tokenizer.encode(prompt_text)
     plans = [plan_field(tokenizer, spec, prompt_text, prompt_ids) for spec in fields]
     ledger = Ledger()
     scorer = Scorer(loaded, ledger)
@@ -106,17 +106,16 @@ def pcd_vs_generate(loaded, preset: Path) -> dict:
                 for plan, row in zip(plans, logits)
             }
     del cache
-    with PeakMemory(loaded.device) as gen_memory:
-        with torch.inference_mode():
-            output = loaded.model.generate(
-                torch.tensor([prompt_ids], device=scorer.device),
-                attention_mask=torch.ones(1, len(prompt_ids), dtype=torch.long, device=scorer.device),
-                max_new_tokens=40 * len(fields) + 64,
-                do_sample=False,
-                pad_token_id=tokenizer.eos_token_id,
-            )
+    with PeakMemory(loaded.device) as gen_memory, torch.inference_mode():
+        output = loaded.model.generate(
+            torch.tensor([prompt_ids], device=scorer.device),
+            attention_mask=torch.ones(1, len(prompt_ids), dtype=torch.long, device=scorer.device),
+            max_new_tokens=40 * len(fields) + 64,
+            do_sample=False,
+            pad_token_id=loaded.tokenizer.eos_token_id,
+        )
     new_tokens = output[0, len(prompt_ids) :].tolist()
-    text = "{" + tokenizer.decode(new_tokens, skip_special_tokens=True)
+    text = "{\n" + loaded.tokenizer.decode(new_tokens, skip_special_tokens=True)
     failure = None
     try:
         generated = json.JSONDecoder().raw_decode(text)[0]
@@ -129,7 +128,7 @@ def pcd_vs_generate(loaded, preset: Path) -> dict:
     # What a successful greedy run would have had to write: the object PCD decided, as the model
     # writes it (`{` is already in the prompt), plus the closing brace.
     decided = json.dumps(answers, indent=2, ensure_ascii=False)[1:]
-    needed_tokens = len(encode(tokenizer, decided))
+    needed_tokens = len(tokenizer.encode(decided))
     per_token = gen_memory.seconds / max(1, len(new_tokens))
     return {
         "fields": len(fields),
@@ -157,10 +156,10 @@ def pcd_vs_generate(loaded, preset: Path) -> dict:
 
 
 def rows_vs_tree(loaded, preset: Path, field_name: str = "customs_category") -> dict:
-    fields, context = load_preset_fields(preset)
-    tokenizer = loaded.tokenizer
-    prompt_text = build_prompt(tokenizer, fields, context)
-    prompt_ids = encode(tokenizer, prompt_text)
+    fields, context = load_fields(preset)
+    tokenizer = loaded.linter_tokenizer
+    prompt_text = build_prompt(loaded.tokenizer, fields, context)
+    prompt_ids = tokenizer.encode(prompt_text)
     (plan,) = [plan_field(tokenizer, s, prompt_text, prompt_ids) for s in fields if s.name == field_name]
     ledger = Ledger()
     scorer = Scorer(loaded, ledger)

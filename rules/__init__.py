@@ -1,1 +1,1 @@
-"""pcdlint's rules, one per module; discovered automatically (see auditor.registry)."""
+"""pcdlint's rules, one per module; discovered automatically (see auditor.lint.registry)."""

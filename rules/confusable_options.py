@@ -28,10 +28,7 @@ import json
 import unicodedata
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.ruletools import at_site
-from auditor.sites import FileModel
+from auditor.lint import FileModel, Finding, RuleContext, at_site, rule
 
 MAX_LISTED = 20
 TRANSFORMS = (

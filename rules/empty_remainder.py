@@ -27,11 +27,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.ruletools import at_site
-from auditor.scoring import json_text
-from auditor.sites import FileModel
+from auditor.lint import FileModel, Finding, RuleContext, at_site, rule
+from auditor.pcd import json_text
 
 
 @rule(code="PCD006", name="empty-remainder", severity="info", scope="file")

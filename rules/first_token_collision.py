@@ -34,9 +34,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.scoring import SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import SiteTokens
 
 MAX_RELATED = 50
 
@@ -81,7 +80,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
         message += f"; a single-letter remap (A–{slots.letters[n - 1]}) is viable"
         data["slot_table"] = slots.to_dict(options)
     if ctx.suggestions:
-        data["suggestions"] = tokens.suggestions
+        data["suggestions"] = ctx.suggest(tokens)
     first_bucket = collisions[0][1]
     yield ctx.finding(message, data=data, option=first_bucket[0],
                       related=first_bucket[1:MAX_RELATED + 1])

@@ -25,9 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.sites import FileModel
+from auditor.lint import FileModel, Finding, RuleContext, rule
 
 
 @rule(code="PCD000", name="invalid-schema", severity="error", scope="file")

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.scoring import SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import SiteTokens
 
 
 @rule(code="PCD008", name="json-escaped-option", severity="warning")
@@ -36,7 +35,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     for option in tokens.options:
         if not option.is_string or option.text == option.value:
             continue
-        raw_pieces = [tokenizer.piece(t) for t in tokenizer.encode(option.value)]
+        raw_pieces = [tokenizer.piece(t) for t in tokenizer.encode(str(option.value))]
         escaped_pieces = [tokenizer.piece(t) for t in tokenizer.encode(option.text)]
         message = (f"option {option.value!r} is typed as {option.text} inside JSON; scored tokens "
                    f"come from the escaped form ({' + '.join(map(repr, escaped_pieces))}), not the raw "

@@ -30,9 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.scoring import SLOT_LETTERS, SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import SLOT_LETTERS, SiteTokens
 
 
 @rule(code="PCD004", name="letter-remap-not-viable", severity="warning")

@@ -28,9 +28,8 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.scoring import SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import SiteTokens
 
 BYTE_PIECE = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
 
@@ -38,8 +37,8 @@ BYTE_PIECE = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
 @rule(code="PCD010", name="lossy-tokenization", severity="warning")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     tokenizer = tokens.tokenizer
-    strings = [o for o in tokens.options if o.is_string and o.value]
-    normal = [unicodedata.normalize("NFC", o.value) for o in strings]
+    strings = [o for o in tokens.options if isinstance(o.value, str) and o.value]
+    normal = [unicodedata.normalize("NFC", str(o.value)) for o in strings]
     for option, text, ids in zip(strings, normal, tokenizer.encode_batch(normal)):
         problems = []
         decoded = tokenizer.decode(ids)

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.scoring import SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import SiteTokens
 
 
 @rule(code="PCD002", name="multi-token-option", severity="warning")
@@ -51,5 +50,5 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
         ],
     }
     if ctx.suggestions:
-        data["suggestions"] = tokens.suggestions
+        data["suggestions"] = ctx.suggest(tokens)
     yield ctx.finding(message, data=data, option=first.index)

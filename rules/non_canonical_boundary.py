@@ -30,23 +30,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.scoring import SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import SiteTokens
 
 MAX_LISTED = 20
 
 
 def boundary_problem(tokens: SiteTokens, index: int) -> dict | None:
     """Canonical vs scored pieces of one string option, or None when they agree."""
+    if tokens.boundary_ok(index):
+        return None
     option = tokens.options[index]
     canonical = tokens.canonical[index]
-    position = canonical.start + len(tokens.prefix)  # where the scored remainder begins
-    at = canonical.token_at(position)
-    suffix_ids = tokens.suffix_ids
-    if (at is not None and canonical.ids[:at] == suffix_ids
-            and canonical.ids[at] == option.scored_id):
-        return None
+    at = canonical.token_at(canonical.start + len(tokens.prefix))
     piece = tokens.tokenizer.piece
     opening = canonical.start - 1  # the option's opening quote
     canonical_pieces = [piece(t) for t, (_, end) in zip(canonical.ids, canonical.offsets) if end > opening]
@@ -79,6 +75,6 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     data = {"prefix": tokens.prefix, "suffix": tokens.suffix,
             "options": [p for _, p in problems[:MAX_LISTED]], "count": len(problems)}
     if ctx.suggestions:
-        data["suggestions"] = tokens.suggestions
+        data["suggestions"] = ctx.suggest(tokens)
     yield ctx.finding(message, data=data, option=first_index,
                       related=[i for i, _ in problems[1:MAX_LISTED]])

@@ -27,10 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.ruletools import at_site
-from auditor.sites import FileModel
+from auditor.lint import FileModel, Finding, RuleContext, at_site, rule
 
 
 def _kind(value) -> str:

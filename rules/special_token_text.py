@@ -24,9 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.scoring import SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import SiteTokens
 
 
 @rule(code="PCD009", name="special-token-text", severity="error")

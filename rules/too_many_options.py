@@ -34,9 +34,8 @@ import math
 from collections.abc import Iterator
 from dataclasses import replace
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.scoring import SiteTokens
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import SiteTokens
 
 
 @rule(code="PCD003", name="too-many-options", severity="error", options={"max-options": 255},

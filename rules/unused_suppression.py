@@ -26,9 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.engine import Finding, RuleContext
-from auditor.registry import rule
-from auditor.suppressions import SuppressionUsage
+from auditor.lint import Finding, RuleContext, SuppressionUsage, rule
 
 
 @rule(code="PCD900", name="unused-suppression", severity="warning", scope="suppressions")

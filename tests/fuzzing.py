@@ -121,7 +121,7 @@ def _has_surrogate(value) -> bool:
 
 
 def _resolves(data, pointer: str) -> bool:
-    from auditor.documents import resolve_pointer
+    from auditor.schema.documents import resolve_pointer
 
     try:
         resolve_pointer(data, pointer)
@@ -135,7 +135,7 @@ def check_property(document: tuple[str, str], runner, cli, extra_args=(), json_r
 
     `json_report=False` reads the SARIF report instead (no verified suggestions: faster).
     """
-    from auditor.documents import parse_document, run_deep
+    from auditor.schema.documents import parse_document, run_deep
 
     suffix, text = document
     with tempfile.TemporaryDirectory() as folder:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from auditor.documents import load_document
-from auditor.engine import LintOptions, lint_model
-from auditor.registry import Rule
-from auditor.sites import analyse
-from auditor.tokenizer import builtin_available, load_tokenizer
+from auditor.lint.engine import LintOptions, lint_model
+from auditor.lint.registry import Rule
+from auditor.schema.documents import load_document
+from auditor.schema.sites import analyse
+from auditor.tokenizers.loader import builtin_available, load_tokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.action_summary import MAX_ROWS, render
+from auditor.reporting.action_summary import MAX_ROWS, render
 from support import REPO
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
@@ -22,7 +22,7 @@ CLEAN = '{"type": "object", "properties": {"risk": {"enum": ["low", "high"]}}}\n
 
 
 def _sarif_available() -> bool:
-    from auditor.formatters import formatters
+    from auditor.reporting import formatters
 
     return "sarif" in formatters()
 

@@ -138,8 +138,8 @@ def out_dev_full(tmp):
 def out_dev_stdout(tmp):
     schema = write(tmp / "s.json", CLEAN)
     return Case(["check", schema, "-o", "/dev/stdout"], 0, None, [schema],
-                lambda r, t: os.path.islink("/dev/stdout") or not os.path.isfile("/dev/stdout")
-                and b"0 findings" in r.stdout)
+                lambda r, t: os.path.islink("/dev/stdout") or (not os.path.isfile("/dev/stdout")
+                and b"0 findings" in r.stdout))
 
 
 def out_dash_is_stdout(tmp):

@@ -12,11 +12,11 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from auditor.cli import cli
-from auditor.cost import file_cost
-from auditor.documents import load_document
-from auditor.engine import LintOptions, lint
-from auditor.sites import analyse
+from auditor.cli.main import cli
+from auditor.lint.engine import LintOptions, lint
+from auditor.pcd.cost import file_cost
+from auditor.schema.documents import load_document
+from auditor.schema.sites import analyse
 from support import CORPUS, get_tokenizer
 
 PRESETS = CORPUS / "pcd-presets"

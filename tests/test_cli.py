@@ -59,7 +59,8 @@ def test_fail_on_threshold(write_schema):
 
 def test_select_and_ignore_by_code_prefix_and_name(write_schema):
     path = write_schema(BAD)
-    codes = lambda r: {m.group(1) for m in map(FINDING_LINE.match, r.stdout.splitlines()) if m}
+    def codes(r):
+        return {m.group(1) for m in map(FINDING_LINE.match, r.stdout.splitlines()) if m}
     assert codes(pcdlint("check", "--select", "PCD002", path)) == {"PCD002"}
     assert codes(pcdlint("check", "--ignore", "first-token-collision", path)) == {"PCD002"}
     # longest match wins: ignore the family, select one member back
@@ -154,8 +155,9 @@ def test_rules_and_explain():
     assert by_code.stdout.startswith("# PCD001 first-token-collision")
     for heading in ("## What it does", "## Why is this bad?", "## Example", "## Use instead"):
         assert heading in by_code.stdout
-    unknown = pcdlint("explain", "PCD999")
+    unknown = pcdlint("explain", "PCD998")
     assert unknown.returncode == EXIT_USAGE and "unknown rule" in unknown.stderr
+    assert pcdlint("explain", "internal-error").stdout.startswith("# PCD999 internal-error")
 
 
 @pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason="../shared/corpus not present")

@@ -9,7 +9,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from auditor.cli import cli
+from auditor.cli.main import cli
 
 # Under Qwen2.5: `category` has a first-token collision (PCD001, error) and multi-token options
 # (PCD002); `risk` has MEDIUM = M + EDIUM (PCD002, warning) and no collision.

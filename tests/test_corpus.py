@@ -17,7 +17,7 @@ import pytest
 from support import corpus_files
 
 FILES = corpus_files()
-pytestmark = pytest.mark.skipif(not FILES, reason="../shared/corpus not present")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not FILES, reason="../shared/corpus not present")]
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def independent_buckets(tokenizer, field: str, options: list) -> list[tuple[str,
 def test_engine_pcd001_equals_independent_computation(corpus_report):
     from tokenizers import Tokenizer
 
-    from auditor.tokenizer import load_tokenizer
+    from auditor.tokenizers.loader import load_tokenizer
 
     raw = Tokenizer.from_str(load_tokenizer("qwen2.5").hf.to_str())
     engine = {(f["path"], f["site"]): f for f in corpus_report["findings"] if f["code"] == "PCD001"}

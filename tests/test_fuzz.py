@@ -10,18 +10,17 @@ import os
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
-
 from fuzzing import check_property, documents
+from hypothesis import HealthCheck, given, settings
 
 EXAMPLES = int(os.environ.get("PCDLINT_FUZZ_EXAMPLES", "200"))
 
 
 @pytest.fixture
 def runner(qwen, monkeypatch, tmp_path):
-    import auditor.tokenizer
+    import auditor.tokenizers.loader
 
-    monkeypatch.setattr(auditor.tokenizer, "load_tokenizer", lambda spec, allow_download=False: qwen)
+    monkeypatch.setattr(auditor.tokenizers.loader, "load_tokenizer", lambda spec, allow_download=False: qwen)
     monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     return CliRunner()
@@ -32,6 +31,6 @@ def runner(qwen, monkeypatch, tmp_path):
                                  HealthCheck.data_too_large])
 @given(document=documents())
 def test_check_never_crashes_and_points_into_the_document(runner, document):
-    from auditor.cli import cli
+    from auditor.cli.main import cli
 
     check_property(document, runner, cli)

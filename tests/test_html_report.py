@@ -7,9 +7,9 @@ import re
 import pytest
 from markupsafe import escape
 
-from auditor.engine import LintOptions, lint
-from auditor.formatters.html import environment, render, report_view
-from auditor.scoring import SiteTokens
+from auditor.lint.engine import LintOptions, lint
+from auditor.pcd.scoring import SiteTokens
+from auditor.reporting.html import environment, render, report_view
 from support import CORPUS, corpus_files
 
 PRESETS = CORPUS / "pcd-presets"

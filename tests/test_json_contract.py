@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from auditor.cli import cli
+from auditor.cli.main import cli
 
 FINDING_KEYS = {"code", "name", "severity", "path", "pointer", "field", "line", "column",
                 "tokenizer", "message", "data"}
@@ -26,7 +26,7 @@ def test_json_report_shape(write_schema):
     assert [f["path"] for f in report["files"]] == [str(path)]
     assert {s["field"] for s in report["files"][0]["sites"]} == {"risk", "flag"}
     (finding,) = report["findings"]
-    assert FINDING_KEYS <= finding.keys()
+    assert finding.keys() >= FINDING_KEYS
     assert (finding["code"], finding["name"], finding["severity"]) == ("PCD002", "multi-token-option", "warning")
     assert finding["pointer"] == "/properties/risk/enum/1" and finding["field"] == "risk"
     assert isinstance(finding["line"], int) and isinstance(finding["column"], int)
@@ -46,8 +46,8 @@ def test_suggestions_only_when_an_output_shows_them(write_schema, tmp_path):
     again = next(f for f in json.loads(side.read_text())["findings"] if f["code"] == "PCD001")
     assert again["data"]["suggestions"] == collision["data"]["suggestions"]
 
-    from auditor.engine import LintOptions, lint
-    from auditor.tokenizer import load_tokenizer
+    from auditor.lint.engine import LintOptions, lint
+    from auditor.tokenizers.loader import load_tokenizer
 
     quiet = lint([str(path)], [load_tokenizer("qwen2.5")], LintOptions(suggestions=False))
     assert all("suggestions" not in f.data for f in quiet.findings)

@@ -8,8 +8,10 @@ import zipfile
 
 import pytest
 
-from auditor.registry import load_rules
+from auditor.lint.registry import load_rules
 from support import REPO
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,8 @@ import yaml
 
 from support import REPO
 
+pytestmark = pytest.mark.hook
+
 HOOKS_FILE = REPO / ".pre-commit-hooks.yaml"
 BAD = '{"type": "object", "properties": {"category": {"enum": ["CAT_000_Live", "CAT_001_Meat", "CAT_102_Fish"]}}}\n'
 CLEAN = '{"type": "object", "properties": {"risk": {"enum": ["low", "high"]}}}\n'

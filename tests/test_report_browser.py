@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from auditor.engine import lint
-from auditor.formatters.html import render
+from auditor.lint.engine import lint
+from auditor.reporting.html import render
 from support import CORPUS, REPO
 
 PRESETS = ("high_cardinality_255", "support_triage", "fintech_fraud", "code_security")
@@ -25,7 +25,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--enable-logging=stderr", "--v=0"]
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (CI installs it)")
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (CI installs it)")]
 
 
 def chromium(page: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

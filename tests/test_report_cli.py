@@ -6,10 +6,10 @@ import json
 
 from click.testing import CliRunner
 
-from auditor.cli import cli
-from auditor.engine import lint
-from auditor.formatters.github import escape_data, escape_property
-from auditor.formatters.text import render as render_text
+from auditor.cli.main import cli
+from auditor.lint.engine import lint
+from auditor.reporting.github import escape_data, escape_property
+from auditor.reporting.text import render as render_text
 
 RISK = {"type": "object", "properties": {"risk": {"enum": ["LOW", "MEDIUM", "MAYBE"]}}}
 
@@ -78,7 +78,7 @@ def test_colour_only_when_asked(write_schema, qwen):
 
 def test_cli_colours_text_on_a_terminal_only(write_schema, monkeypatch):
     path = str(write_schema(RISK))
-    monkeypatch.setattr("auditor.cli._color_stdout", lambda: True)
+    monkeypatch.setattr("auditor.cli.main.color_stdout", lambda: True)
     coloured = invoke(["check", path, "--format", "text"])
     assert "\033[1;33mwarning\033[0m" in coloured.output
     plain = invoke(["check", path, "--format", "json"])

@@ -9,9 +9,9 @@ from urllib.parse import unquote
 
 import pytest
 
-from auditor.engine import LintOptions, lint
-from auditor.formatters.sarif import run_to_sarif
-from auditor.registry import load_rules
+from auditor.lint.engine import LintOptions, lint
+from auditor.lint.registry import load_rules
+from auditor.reporting.sarif import run_to_sarif
 from support import CORPUS, FIXTURES, corpus_files
 
 PRESETS = CORPUS / "pcd-presets"
@@ -74,7 +74,7 @@ def check_location(location: dict) -> tuple[str, str]:
     # An option is a value (enum, choices) or a key (`questions: {q: {criteria: {option: …}}}`); a
     # field-level finding covers the field's key, or its declaration when it has no key.
     key = pointer.rsplit("/", 1)[1].replace("~1", "/").replace("~0", "~") if pointer != "/" else None
-    assert parsed == value or parsed == key, (path, pointer, text)
+    assert parsed in (value, key), (path, pointer, text)
     kind = "option" if not isinstance(value, (dict, list)) else "key" if parsed == key else "declaration"
     return kind, text
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from auditor.documents import load_document
-from auditor.sites import analyse
+from auditor.schema.documents import load_document
+from auditor.schema.sites import analyse
 
 
 def crawl(path):

@@ -9,7 +9,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from auditor.cli import cli
+from auditor.cli.main import cli
 
 COLLIDING = ["CAT_000_Live", "CAT_001_Meat", "CAT_102_Fish"]  # PCD001 + PCD002 under Qwen2.5
 MULTI = ["LOW", "MEDIUM", "HIGH"]  # PCD002 only (MEDIUM = M + EDIUM)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from auditor.errors import TokenizerError
-from auditor.tokenizer import cache_dir, load_tokenizer
+from auditor.tokenizers.loader import cache_dir, load_tokenizer
 
 
 def test_qwen25_known_ids(qwen):
@@ -67,12 +67,12 @@ def test_unknown_spec_is_one_actionable_line():
 
 def test_hub_id_cache_miss_without_download(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
-    with pytest.raises(TokenizerError, match="not in the local Hugging Face cache.*--allow-download"):
+    with pytest.raises(TokenizerError, match=r"not in the local Hugging Face cache.*--allow-download"):
         load_tokenizer("Qwen/Qwen2.5-1.5B-Instruct")
 
 
 def test_not_a_tokenizer_file(tmp_path):
     bad = tmp_path / "tokenizer.json"
     bad.write_text("{}", encoding="utf-8")
-    with pytest.raises(TokenizerError, match="not a tokenizer.json"):
+    with pytest.raises(TokenizerError, match=r"not a tokenizer\.json"):
         load_tokenizer(str(bad))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from auditor.documents import load_document
+from auditor.schema.documents import load_document
 
 SOURCE = """\
 schema:

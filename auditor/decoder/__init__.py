@@ -2,15 +2,14 @@
 
 ``verify_fields`` prefills the prompt once, broadcasts the cache to one row per field,
 scores every field's first token in one batched pass, and checks that against
-full-sequence and letter-slot scoring, with forward passes counted and timed.
+full-sequence and letter-slot scoring (every cut read off ``auditor.pcd``), with forward passes counted and timed.
 torch and transformers are imported only when a model is loaded.
 """
 
 from auditor.decoder.errors import DecoderError
-from auditor.decoder.fields import FieldSpec, load_preset_fields
 from auditor.decoder.model import LoadedModel, load_model
+from auditor.decoder.prompt import FieldSpec, load_fields, specs_for_sites
 from auditor.decoder.result import FieldResult, VerifyResult
-from auditor.decoder.verdict import format_text
 from auditor.decoder.verify import verify_fields
 
 __all__ = [
@@ -19,8 +18,8 @@ __all__ = [
     "FieldSpec",
     "LoadedModel",
     "VerifyResult",
-    "format_text",
+    "load_fields",
     "load_model",
-    "load_preset_fields",
+    "specs_for_sites",
     "verify_fields",
 ]

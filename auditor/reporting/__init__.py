@@ -1,1 +1,40 @@
-"""Reporting: formatters by name, one output writer, escaping for each sink."""
+"""Output formats by name. A formatter turns a finished LintRun into text; the CLI writes it
+through the one output writer (outputs.py), escaped for its sink (escape.py)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from auditor.lint.engine import LintRun
+
+
+@dataclass(frozen=True)
+class Formatter:
+    name: str
+    render: Callable[..., str]
+    description: str
+
+
+_FORMATTERS: dict[str, Formatter] = {}
+_MODULES = ("text", "json_format", "csv_format", "sarif", "github", "html")
+
+
+def formatter(name: str, description: str):
+    def register(render: Callable[..., str]) -> Callable[..., str]:
+        _FORMATTERS[name] = Formatter(name, render, description)
+        return render
+
+    return register
+
+
+def formatters() -> dict[str, Formatter]:
+    # import every module, even when one was imported directly first and registered alone
+    for module in _MODULES:
+        importlib.import_module(f"auditor.reporting.{module}")
+    return _FORMATTERS
+
+
+def render(name: str, run: LintRun, **options) -> str:
+    return formatters()[name].render(run, **options)

@@ -11,7 +11,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from auditor.cli import cli
+from auditor.cli.main import cli
+
+pytestmark = pytest.mark.model
 
 pytest.importorskip("torch")
 

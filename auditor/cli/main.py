@@ -1,0 +1,172 @@
+"""The `pcdlint` command line: check, rules, explain."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from auditor import __version__
+from auditor.cli.common import color_stdout, fail, split_values, write_output
+from auditor.cli.verify import attach_to_check, model_options
+from auditor.errors import UsageError
+from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
+from auditor.lint.registry import SEVERITIES, load_rules, severity_rank
+from auditor.lint.selection import find_rule
+from auditor.reporting.outputs import check_outputs, write_error, write_report, write_stdout
+
+SUGGESTION_FORMATS = {"json", "html"}  # outputs that show verified fix suggestions
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pcdlint")
+def cli() -> None:
+    """Lint enum schemas against LLM tokenizers before parallel constrained decoding runs."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option("-t", "--tokenizer", "tokenizers", multiple=True, metavar="SPEC",
+              help="Built-in name (qwen2.5, qwen3.6, smollm2), tokenizer.json, model dir, "
+                   ".gguf, .tiktoken or cached hub id. Repeatable. Default: qwen2.5.")
+@click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
+@click.option("-f", "--format", "output_format", default=None,
+              help="Output format: text, json, csv, sarif, html, github. Default: text "
+                   "(github when GITHUB_ACTIONS=true).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--output-sarif", type=click.Path(dir_okay=False), help="Also write SARIF 2.1.0 here.")
+@click.option("--output-html", type=click.Path(dir_okay=False), help="Also write the HTML report here.")
+@click.option("--output-json", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
+@click.option("--select", multiple=True, help="Rule codes, code prefixes or names to enable.")
+@click.option("--ignore", multiple=True, help="Rule codes, code prefixes or names to disable.")
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default="error", show_default=True,
+              help="Lowest severity that makes the exit code 1.")
+@click.option("-q", "--quiet", is_flag=True, help="Only findings and errors, no summary.")
+@click.option("--no-cache", is_flag=True, help="Re-parse every file (skip the analysis cache).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Config file (default: nearest .pcdlint.toml or pyproject.toml [tool.pcdlint]).")
+@click.option("--show-config", is_flag=True, help="Print the effective configuration and exit.")
+@click.option("--baseline", "baseline_file", metavar="FILE",
+              help="Report only findings not recorded in this baseline.")
+@click.option("--write-baseline", metavar="FILE", help="Record today's findings here; exit 0.")
+@click.option("--verify", "run_verify", is_flag=True,
+              help="Run the flagged fields through a real model (see `pcdlint verify`).")
+@model_options
+def check(paths, tokenizers, allow_download, output_format, output, output_sarif, output_html,
+          output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
+          baseline_file, write_baseline, run_verify, model_spec, context_arg, device, dtype,
+          coupling_arg, no_parity):
+    """Lint schema files (or directories of *.json, *.yaml, *.yml).
+
+    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage or input error.
+    """
+    from auditor.cli.config import load_config
+    from auditor.lint import baseline
+    from auditor.lint.engine import lint, validate_selectors
+    from auditor.reporting import formatters, render
+    from auditor.tokenizers.loader import load_tokenizers
+
+    extra = {"sarif": output_sarif, "html": output_html, "json": output_json}
+    try:
+        config = load_config(config_file)
+        source = click.get_current_context().get_parameter_source
+        for key, name, value in (("select", "select", split_values(select)), ("ignore", "ignore", split_values(ignore)),
+                                 ("tokenizers", "tokenizers", list(dict.fromkeys(tokenizers))),
+                                 ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format)):
+            if source(name) == click.core.ParameterSource.COMMANDLINE and value:
+                config.override(key, value, f"--{key.replace('tokenizers', 'tokenizer')}")
+        if (config.settings["format"].source == "default" and os.environ.get("GITHUB_ACTIONS") == "true"
+                and "github" in formatters()):
+            config.override("format", "github", "GITHUB_ACTIONS=true")
+        if show_config:
+            write_stdout(config.render(), "text")
+            sys.exit(EXIT_CLEAN)
+        if not paths:
+            raise UsageError("missing argument PATH... (files or directories to lint)")
+        outputs = [(flag, target) for flag, target in (
+            ("--output", output), ("--output-sarif", output_sarif), ("--output-html", output_html),
+            ("--output-json", output_json), ("--write-baseline", write_baseline)) if target]
+        check_outputs(outputs, list(paths))
+        output_format, fail_on = config.value("format"), config.value("fail-on")
+        if output_format not in formatters():
+            raise UsageError(f"--format: unknown format '{output_format}' "
+                             f"(choose from {', '.join(formatters())})")
+        options = config.lint_options()
+        shown = {output_format} | {name for name, target in extra.items() if target}
+        options.suggestions = bool(shown & SUGGESTION_FORMATS)
+        validate_selectors(split_values(select), "--select")
+        validate_selectors(split_values(ignore), "--ignore")
+        baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None
+        loaded = load_tokenizers(list(config.value("tokenizers")), allow_download=allow_download)
+        run = lint(list(paths), loaded, options, use_cache=not no_cache,
+                   max_bytes=config.value("max-file-bytes"), max_depth=config.value("max-depth"))
+        # files found inside linted directories are inputs too: never overwritten
+        inputs = list(paths) + [r.model.path for r in run.files]
+        if run_verify:
+            attach_to_check(run, model_spec, context_arg, device, dtype, coupling_arg, no_parity,
+                            allow_download)
+        if write_baseline:
+            text, count = baseline.baseline_text(run)
+            write_report(text, write_baseline, "--write-baseline", inputs)
+            write_error(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}")
+        if baseline_entries is not None:
+            applied = baseline.apply_baseline(run, baseline_entries)
+            write_error(f"pcdlint: baseline {baseline_file}: {applied.hidden} known finding(s) hidden; "
+                        f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
+                        "no longer occur")
+        color = output is None and output_format == "text" and color_stdout()
+        write_output(render(output_format, run, quiet=quiet, color=color), output, inputs, color,
+                     kind=output_format)
+        for name, target in extra.items():
+            if target is not None:
+                write_output(render(name, run), target, inputs, flag=f"--output-{name}", kind=name)
+    except UsageError as error:
+        fail(str(error))
+    for notice in run.skipped:
+        write_error(f"{notice.path}: note: {str(notice).removeprefix(notice.path + ': ')}")
+    for input_error in run.errors:
+        write_error(str(input_error))
+    if run.errors:
+        sys.exit(EXIT_USAGE)
+    if write_baseline:
+        sys.exit(EXIT_CLEAN)
+    worst = run.max_severity()
+    if worst is not None and severity_rank(worst) >= severity_rank(fail_on):
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_CLEAN)
+
+
+@cli.command("rules")
+def rules_command():
+    """List every rule: code, name, default severity and summary."""
+    for rule in load_rules().values():
+        click.echo(f"{rule.code}  {rule.name:<28} {rule.severity:<8} {rule.summary}")
+
+
+@cli.command()
+@click.argument("rule")
+def explain(rule):
+    """Print a rule's documentation (by code or name)."""
+    found = find_rule(rule)
+    if found is None:
+        fail(f"unknown rule '{rule}' (see `pcdlint rules`)")
+    click.echo(found.doc_markdown, nl=False)
+
+
+from auditor.cli.suggest import suggest  # noqa: E402  (subcommands in their own modules)
+from auditor.cli.verify import verify  # noqa: E402
+
+cli.add_command(suggest)
+cli.add_command(verify)
+
+
+def main() -> None:
+    try:
+        cli(prog_name="pcdlint")
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # a bug must still be one line; PCDLINT_DEBUG=1 shows the traceback
+        if os.environ.get("PCDLINT_DEBUG"):
+            raise
+        fail(f"internal error: {type(exc).__name__}: {exc} (rerun with PCDLINT_DEBUG=1 and report it)")

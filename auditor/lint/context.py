@@ -1,0 +1,122 @@
+"""What rules produce and what they get: findings, their locations, and the rule context.
+
+Rules only yield findings through their context; where a finding points (the site, or one option
+of it), its code, name, severity and tokenizer are stamped here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from auditor.lint.registry import Rule
+from auditor.pcd.scoring import SiteTokens
+from auditor.schema.documents import Span
+from auditor.schema.sites import FileModel, Site
+from auditor.tokenizers.loader import LoadedTokenizer
+
+
+@dataclass
+class Location:
+    pointer: str
+    span: Span
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    severity: str
+    path: str
+    pointer: str
+    field: str
+    span: Span
+    tokenizer: str | None
+    message: str
+    data: dict = dataclasses.field(default_factory=dict)
+    site_pointer: str = ""
+    related: list[Location] = dataclasses.field(default_factory=list)
+    verification: dict | None = None  # filled by `check --verify` / `pcdlint verify`
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable across edits that move lines: rule, file, site pointer, tokenizer."""
+        key = "\0".join([self.code, self.path, self.site_pointer or self.pointer, self.tokenizer or ""])
+        return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+    def to_dict(self) -> dict:
+        out = {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "path": self.path,
+            "pointer": self.pointer,
+            "site": self.site_pointer,
+            "field": self.field,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "tokenizer": self.tokenizer,
+            "message": self.message,
+            "data": self.data,
+            "fingerprint": self.fingerprint,
+        }
+        if self.verification is not None:
+            out["verification"] = self.verification
+        return out
+
+
+class RuleContext:
+    """What a rule's `check` gets besides its subject: options and a way to make findings."""
+
+    def __init__(self, rule: Rule, options: dict, file: FileModel, site: Site | None,
+                 tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True,
+                 suggester: Callable[[SiteTokens], list[dict]] | None = None):
+        self.rule, self.options, self.file, self.site = rule, options, file, site
+        self.tokenizer, self.severity = tokenizer, severity
+        self.suggestions = suggestions  # whether rules should attach verified fix suggestions
+        self._suggester = suggester
+
+    def suggest(self, tokens: SiteTokens) -> list[dict]:
+        """Verified renamings of this field (lint.suggest), computed once per tokenization."""
+        if self._suggester is None:
+            return []
+        if "suggestions" not in tokens.memo:
+            tokens.memo["suggestions"] = self._suggester(tokens)
+        return tokens.memo["suggestions"]
+
+    def finding(self, message: str, *, data: dict | None = None, option: int | None = None,
+                related: list[int] | tuple[int, ...] = (), severity: str | None = None,
+                pointer: str | None = None) -> Finding:
+        """A finding at the site (or at one option of it, or at an explicit pointer)."""
+        site, document = self.site, self.file.document
+        if pointer is None and site is not None:
+            pointer = site.option_pointers[option] if option is not None else site.pointer
+        pointer = pointer if pointer is not None else ""
+        if site is not None and option is not None:
+            span = site.option_spans[option]
+        elif site is not None and pointer == site.pointer:
+            span = site.span
+        else:
+            span = document.span(pointer)
+        related_locations = [
+            Location(site.option_pointers[i], site.option_spans[i]) for i in related
+        ] if site is not None else []
+        return Finding(
+            code=self.rule.code, name=self.rule.name, severity=severity or self.severity,
+            path=self.file.path, pointer=pointer, field=site.field if site else "",
+            span=span, tokenizer=self.tokenizer.id if self.tokenizer else None,
+            message=message, data=data or {}, site_pointer=site.pointer if site else pointer,
+            related=related_locations,
+        )

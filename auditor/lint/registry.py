@@ -1,0 +1,144 @@
+"""Rule metadata, validated when a rule module is imported, and automatic discovery.
+
+A rule is one module in `rules/` (installed as `auditor.rules`): its docstring is its
+documentation, with ruff's headings; `@rule(...)` on its `check` generator declares code, name,
+default severity and options. Everything else (`pcdlint rules`, `explain`, SARIF rule metadata,
+the HTML help) is derived from this registry, never listed by hand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+SEVERITIES = ("info", "warning", "error")
+REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
+CODE_PATTERN = re.compile(r"^PCD\d{3}$")
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+SECTION_PATTERN = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
+JSON_BLOCK = re.compile(r"```json\n(.*?)```", re.DOTALL)
+
+
+class RuleDefinitionError(Exception):
+    """A rule module is malformed; raised at import so a broken rule fails loudly."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: str
+    scope: str  # "site": one check per (site, tokenizer); "file": once per file;
+    # "suppressions": once per file after suppressions, given a suppressions.SuppressionUsage
+    options: dict
+    doc: str
+    check: Callable = field(compare=False, repr=False)
+    module: str = ""
+    example_options: dict = field(default_factory=dict)  # options the doc examples assume
+    internal: bool = False  # the engine's own code (PCD999), not a check in auditor.rules
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0].strip()
+
+    @property
+    def sections(self) -> dict[str, str]:
+        parts = SECTION_PATTERN.split(self.doc)
+        return {title: body.strip() for title, body in zip(parts[1::2], parts[2::2])}
+
+    def examples(self, section: str) -> list[str]:
+        return JSON_BLOCK.findall(self.sections.get(section, ""))
+
+    @property
+    def doc_markdown(self) -> str:
+        body = self.doc.strip().split("\n", 1)
+        rest = body[1].strip() if len(body) > 1 else ""
+        return f"# {self.code} {self.name}\n\n{self.summary}\n\n{rest}\n"
+
+
+_RULES: dict[str, Rule] = {}
+
+
+def rule(*, code: str, name: str, severity: str, options: dict | None = None, scope: str = "site",
+         example_options: dict | None = None):
+    """Register the decorated `check` generator as a rule, validating its metadata now."""
+
+    def register(check: Callable) -> Callable:
+        module = sys.modules.get(check.__module__)
+        doc = (module.__doc__ if module else None) or ""
+        where = check.__module__
+        if not CODE_PATTERN.match(code):
+            raise RuleDefinitionError(f"{where}: code {code!r} is not PCD + 3 digits")
+        if not NAME_PATTERN.match(name):
+            raise RuleDefinitionError(f"{where}: name {name!r} is not kebab-case")
+        if severity not in SEVERITIES:
+            raise RuleDefinitionError(f"{where}: severity {severity!r} not in {SEVERITIES}")
+        if scope not in ("site", "file", "suppressions"):
+            raise RuleDefinitionError(f"{where}: scope {scope!r} must be 'site', 'file' or 'suppressions'")
+        for other in _RULES.values():
+            if other.module != where and (other.code == code or other.name == name):
+                raise RuleDefinitionError(f"{where}: {code} {name} clashes with {other.module}")
+        headings = SECTION_PATTERN.findall(doc)
+        missing = [h for h in REQUIRED_SECTIONS if h not in headings]
+        if missing:
+            raise RuleDefinitionError(f"{where}: docstring lacks headings {missing}")
+        unknown = set(example_options or {}) - set(options or {})
+        if unknown:
+            raise RuleDefinitionError(f"{where}: example_options {sorted(unknown)} are not options")
+        _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
+                            dict(example_options or {}))
+        check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
+        return check
+
+    return register
+
+
+INTERNAL_ERROR = Rule(
+    code="PCD999",
+    name="internal-error",
+    severity="error",
+    scope="engine",
+    options={},
+    doc="""A rule raised an exception on this field; the rest of the run went on.
+
+## What it does
+When a rule's check raises, the engine records one finding at the field (or the file) with
+the exception's type and message, and runs every other rule as usual. Set `PCDLINT_DEBUG=1`
+to let the exception propagate with its traceback instead.
+
+## Why is this bad?
+The field was not fully checked: a gate that passed it would pass a file it did not read.
+This is a bug in pcdlint (or in a rule); please report it with the schema that triggers it.
+
+## Example
+Not reproducible by a schema on purpose: every known trigger is fixed.
+
+## Use instead
+Upgrade pcdlint, or report the finding's message and the field.
+""",
+    check=lambda subject, ctx: iter(()),
+    module="auditor.lint.registry",
+    internal=True,
+)
+
+_loaded = False
+
+
+def load_rules() -> dict[str, Rule]:
+    """Import every module of `auditor.rules` once; returns code → Rule, sorted by code."""
+    global _loaded
+    if not _loaded:
+        package = importlib.import_module("auditor.rules")  # discovery, not a layer edge
+        for info in pkgutil.iter_modules(package.__path__, "auditor.rules."):
+            importlib.import_module(info.name)
+        _RULES[INTERNAL_ERROR.code] = INTERNAL_ERROR
+        _loaded = True
+    return dict(sorted(_RULES.items()))
+
+
+def severity_rank(severity: str) -> int:
+    return SEVERITIES.index(severity)

@@ -1,0 +1,105 @@
+"""The GitHub Action's job summary: a Markdown table of a pcdlint SARIF report.
+
+`python -m auditor.reporting.action_summary [--exit-code N] [--fail-on SEVERITY] REPORT.sarif` prints
+Markdown for `$GITHUB_STEP_SUMMARY`. It reads standard SARIF 2.1.0 (results with ruleId, level,
+message and a physical location), so it only depends on the report, not on pcdlint internals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+from auditor.reporting.escape import markdown_code, markdown_text
+
+MAX_ROWS = 50
+LEVEL_TO_SEVERITY = {"error": "error", "warning": "warning", "note": "info", "none": "info"}
+SEVERITY_ORDER = ("error", "warning", "info")
+
+
+def _cell(text: str) -> str:
+    """Schema text in a table cell: literal, never HTML, a link or an image."""
+    return markdown_text(text)
+
+
+def _sarif_plain(text) -> str:
+    """SARIF message text with its embedded-link escapes (`\\[`, `\\]`, `\\\\`) undone."""
+    return re.sub(r"\\([\\\[\]])", r"\1", str(text))
+
+
+def _rows(sarif: dict) -> list[dict]:
+    rows = []
+    for run in sarif.get("runs", []):
+        rules = run.get("tool", {}).get("driver", {}).get("rules", [])
+        names = {r.get("id"): r.get("name", "") for r in rules if isinstance(r, dict)}
+        for result in run.get("results", []):
+            location = (result.get("locations") or [{}])[0].get("physicalLocation", {})
+            region = location.get("region", {})
+            properties = result.get("properties", {})
+            rule_id = result.get("ruleId", "")
+            rows.append({
+                "severity": LEVEL_TO_SEVERITY.get(result.get("level", "warning"), "warning"),
+                "rule": f"{rule_id} {names.get(rule_id, '')}".strip(),
+                "path": location.get("artifactLocation", {}).get("uri", ""),
+                "line": region.get("startLine", 1),
+                "column": region.get("startColumn", 1),
+                "tokenizer": properties.get("tokenizer", ""),
+                "message": _sarif_plain(result.get("message", {}).get("text", "")),
+            })
+    rows.sort(key=lambda r: (SEVERITY_ORDER.index(r["severity"]), r["path"], r["line"], r["column"]))
+    return rows
+
+
+def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "error") -> str:
+    lines = ["## pcdlint", ""]
+    if sarif is None:
+        lines.append(f"pcdlint did not produce a report (exit code {exit_code}): a usage or input "
+                     "error; see the step log.")
+        return "\n".join(lines) + "\n"
+    rows = _rows(sarif)
+    counts = Counter(r["severity"] for r in rows)
+    parts = ", ".join(f"{counts[s]} {s}" for s in SEVERITY_ORDER if counts[s])
+    verdict = {0: "passed", 1: f"failed (findings at or above `{fail_on}`)",
+               2: "failed (usage or input error)"}.get(exit_code, "") if exit_code is not None else ""
+    head = f"**{len(rows)} finding{'s' if len(rows) != 1 else ''}**" + (f" ({parts})" if parts else "")
+    lines.append(head + (f" — {verdict}" if verdict else ""))
+    if not rows:
+        return "\n".join(lines) + "\n"
+    lines += ["", "| Rule | Findings |", "|---|---:|"]
+    for rule, count in sorted(Counter(r["rule"] for r in rows).items()):
+        lines.append(f"| {_cell(rule)} | {count} |")
+    lines += ["", "| Severity | Rule | Location | Tokenizer | Message |", "|---|---|---|---|---|"]
+    for row in rows[:MAX_ROWS]:
+        where = markdown_code(f"{row['path']}:{row['line']}:{row['column']}")
+        lines.append(f"| {row['severity']} | {_cell(row['rule'])} | {where} | "
+                     f"{_cell(row['tokenizer'])} | {_cell(row['message'])} |")
+    if len(rows) > MAX_ROWS:
+        lines.append(f"\n… and {len(rows) - MAX_ROWS} more; see the SARIF report or the annotations.")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m auditor.reporting.action_summary")
+    parser.add_argument("sarif")
+    parser.add_argument("--exit-code", type=int)
+    parser.add_argument("--fail-on", default="error")
+    args = parser.parse_args(argv)
+    path = Path(args.sarif)
+    sarif = None
+    if path.is_file():
+        try:
+            sarif = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            print(f"pcdlint: error: {path}: cannot read SARIF ({exc})", file=sys.stderr)
+            return 2
+    sys.stdout.write(render(sarif, args.exit_code, args.fail_on).encode("utf-8", "backslashreplace")
+                     .decode("utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

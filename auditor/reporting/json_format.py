@@ -1,0 +1,45 @@
+"""JSON output, version 1: a documented contract (see README, "JSON output")."""
+
+from __future__ import annotations
+
+import json
+
+from auditor import __version__
+from auditor.lint.engine import LintRun
+from auditor.reporting import formatter
+from auditor.reporting.escape import strict_json
+
+JSON_FORMAT_VERSION = 1
+
+
+def run_to_dict(run: LintRun) -> dict:
+    findings = run.findings
+    by_code: dict[str, int] = {}
+    by_severity: dict[str, int] = {}
+    for finding in findings:
+        by_code[finding.code] = by_code.get(finding.code, 0) + 1
+        by_severity[finding.severity] = by_severity.get(finding.severity, 0) + 1
+    return {
+        "version": JSON_FORMAT_VERSION,
+        "tool": {"name": "pcdlint", "version": __version__},
+        "tokenizers": [t.describe() for t in run.tokenizers],
+        "files": [result.to_dict() for result in run.files],
+        "findings": [f.to_dict() for f in findings],
+        "errors": [str(e) for e in run.errors],
+        "skipped": [str(e) for e in run.skipped],
+        "summary": {
+            "files": len(run.files),
+            "sites": sum(len(r.model.sites) for r in run.files),
+            "findings": len(findings),
+            "by_code": dict(sorted(by_code.items())),
+            "by_severity": by_severity,
+            "suppressed": len(run.suppressed),
+            "cost": run.cost or {},
+        },
+    }
+
+
+@formatter("json", "machine-readable, versioned (version 1)")
+def render(run: LintRun, **_options) -> str:
+    return json.dumps(strict_json(run_to_dict(run)), indent=2, ensure_ascii=False,
+                      allow_nan=False) + "\n"

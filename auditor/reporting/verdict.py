@@ -1,0 +1,138 @@
+"""Verdict sentences for each field, and the plain-text report."""
+
+from __future__ import annotations
+
+import json
+
+from auditor.decoder.result import FieldResult, VerifyResult
+
+MAX_LISTED = 5
+
+
+def _show(option) -> str:
+    return json.dumps(option, ensure_ascii=False)
+
+
+def _listing(options: list) -> str:
+    shown = ", ".join(_show(option) for option in options[:MAX_LISTED])
+    return shown if len(options) <= MAX_LISTED else f"{shown}, … ({len(options)} options)"
+
+
+def _full(field: FieldResult, index: int) -> str:
+    return f"{_show(field.options[index])} (p={field.full_sequence_probs[index]:.3f})"
+
+
+def collision_verdict(field: FieldResult) -> str | None:
+    if not field.collision_groups:
+        if "PCD001" in field.flagged_codes:
+            return "PCD001 not reproduced: with this model's tokenizer every option has its own scored token"
+        return None
+    probs = field.first_token_probs
+    top = max(probs)
+    tied = [index for index, p in enumerate(probs) if p == top]
+    identical = "bit-identical" if field.ties_bit_identical else "NOT bit-identical (unexpected)"
+    full_pick = field.full_sequence_pick
+    if len(tied) > 1:
+        inside = "inside" if full_pick in tied else "outside"
+        return (
+            f"PCD001 confirmed: options {_listing([field.options[i] for i in tied])} got {identical} "
+            f"first-token scores (p={top:.3f} each); a plain gather returns {_show(field.options[field.first_token_pick])}; "
+            f"full-sequence scoring picks {_full(field, full_pick)}, {inside} the tie"
+        )
+    groups = "; ".join(_listing([field.options[i] for i in group]) for group in field.collision_groups)
+    return (
+        f"PCD001: collision present but harmless on this context: colliding options ({groups}) got {identical} "
+        f"scores and lose to {_show(field.options[field.first_token_pick])} (p={top:.3f})"
+    )
+
+
+def agreement_verdict(field: FieldResult) -> str:
+    first, full = field.first_token_pick, field.full_sequence_pick
+    p_first = field.first_token_probs[first]
+    if first == full:
+        ranked = sorted(field.full_sequence_probs, reverse=True)
+        margin = ranked[0] - ranked[1] if len(ranked) > 1 else ranked[0]
+        return (
+            f"PCD002: first-token and full-sequence argmax agree on {_show(field.options[first])} "
+            f"(first-token p={p_first:.3f}, full-sequence p={field.full_sequence_probs[full]:.3f}, "
+            f"margin over runner-up {margin:.3f})"
+        )
+    gap = field.full_sequence_probs[full] - field.full_sequence_probs[first]
+    return (
+        f"PCD002 confirmed: first-token picks {_show(field.options[first])} (p={p_first:.3f}) but full-sequence "
+        f"picks {_full(field, full)}; the first-token pick has full-sequence p={field.full_sequence_probs[first]:.3f} "
+        f"(gap {gap:.3f})"
+    )
+
+
+def remap_verdict(field: FieldResult) -> str | None:
+    if not field.letter_viable or field.letter_pick is None or field.letter_probs is None:
+        return None
+    letter = chr(ord("A") + field.letter_pick)
+    agree = "agrees" if field.letter_pick == field.full_sequence_pick else "disagrees"
+    return (
+        f"remap: letter scoring picks {letter} = {_show(field.options[field.letter_pick])} "
+        f"(p={field.letter_probs[field.letter_pick]:.3f}); {agree} with full-sequence {_full(field, field.full_sequence_pick)}"
+    )
+
+
+def field_verdicts(field: FieldResult) -> list[str]:
+    first, full = field.first_token_pick, field.full_sequence_pick
+    lines = [
+        f"first-token picks {_show(field.options[first])} (p={field.first_token_probs[first]:.3f}); "
+        f"full-sequence picks {_full(field, full)}"
+    ]
+    collision = collision_verdict(field)
+    if collision:
+        lines.append(collision)
+    if "PCD002" in field.flagged_codes or first != full:
+        lines.append(agreement_verdict(field))
+    remap = remap_verdict(field)
+    if remap:
+        lines.append(remap)
+    if not field.prompt_cut_ok or field.noncanonical_options:
+        lines.append(
+            f"warning: non-canonical cut for {len(field.noncanonical_options)} option(s)"
+            + ("" if field.prompt_cut_ok else " and at the prompt/suffix boundary")
+            + ": the scored tokens differ from the tokenization of the whole text"
+        )
+    return lines
+
+
+def format_text(result: VerifyResult) -> str:
+    """Human-readable report of a verify run."""
+    out = [
+        f"model: {result.model}",
+        f"tokenizer: {result.tokenizer} (the model's own; also used for linting)",
+        f"device: {result.device}, dtype: {result.dtype}, prompt: {result.prompt_tokens} tokens",
+        "forward passes: "
+        + ", ".join(f"{stage} {count}" for stage, count in result.passes.items())
+        + f" (total {sum(result.passes.values())})",
+        "wall time: " + ", ".join(f"{stage} {seconds:.2f}s" for stage, seconds in result.seconds.items()),
+    ]
+    parity = result.parity_max_abs_diff
+    if parity is not None:
+        out.append(f"parity (shared-cache batched vs fresh forward, max |Δlogit|): {parity:.2e}")
+    out.extend(f"note: {note}" for note in result.notes)
+    for field in result.fields:
+        flagged = f" [{', '.join(field.flagged_codes)}]" if field.flagged_codes else ""
+        out.append("")
+        out.append(f"{field.name}{flagged}: {len(field.options)} options")
+        out.extend(f"  {line}" for line in field.verdicts)
+        for flip in field.coupling_flips:
+            out.append(
+                f"  coupling: with {flip['given']}={_show(flip['value'])} written, answer flips "
+                f"{_show(flip['before'])} -> {_show(flip['after'])}"
+            )
+    if result.coupling:
+        flips = sum(len(entry["flips"]) for entry in result.coupling)
+        out.append("")
+        out.append(f"coupling: {len(result.coupling)} field(s) written in, {flips} flip(s)")
+    return "\n".join(out)
+
+
+def annotate(result: VerifyResult) -> VerifyResult:
+    """Fill each field's verdict sentences (what its measured scores say about its findings)."""
+    for field in result.fields:
+        field.verdicts = field_verdicts(field)
+    return result
