@@ -50,6 +50,9 @@ def main() -> int:
         code = check_property(document, runner, cli,
                               json_report=counts["examples"] % args.json_every == 0)
         counts[f"exit {code}"] += 1
+        if counts["examples"] % 500 == 0:
+            print(f"  … {counts['examples']} examples, 0 failures so far "
+                  f"({time.perf_counter() - started:.0f} s)", flush=True)
 
     if args.seed is not None:
         run = seed(args.seed)(run)

@@ -439,7 +439,7 @@ def injection_in_job_summary(tmp):
     sarif = tmp / "out.sarif"
 
     def check(result, tmp):
-        summary = subprocess.run([sys.executable, "-m", "auditor.action_summary", "--exit-code", "1",
+        summary = subprocess.run([sys.executable, "-m", "auditor.reporting.action_summary", "--exit-code", "1",
                                   sarif], capture_output=True, text=True, cwd=tmp, timeout=60)
         text = summary.stdout
         assert summary.returncode == 0 and "PCD001" in text
