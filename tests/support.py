@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from auditor.tokenizers.loader import builtin_available, load_tokenizer
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("PCDLINT_CORPUS") or REPO.parent / "shared" / "corpus")  # beside the clone
 RULE_TOKENIZERS = ("qwen2.5", "smollm2")
 
 _tokenizers: dict = {}
@@ -56,3 +57,28 @@ def subset(expected, actual) -> bool:
         return (isinstance(actual, list) and len(expected) == len(actual)
                 and all(subset(e, a) for e, a in zip(expected, actual)))
     return expected == actual
+
+
+def run_cli(*args, cwd: Path | None = None, env: dict | None = None):
+    """Run `pcdlint ARGS` in this process (click's runner): exit code, stdout and stderr, with an
+    uncaught exception written to stderr as the traceback a real process would print."""
+    import os
+    import traceback
+    from types import SimpleNamespace
+
+    from click.testing import CliRunner
+
+    from auditor.cli.main import cli
+
+    previous = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(cli, [str(a) for a in args], env=env, catch_exceptions=True)
+    finally:
+        os.chdir(previous)
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "Traceback (most recent call last):\n" + "".join(
+            traceback.format_exception(result.exception))
+    return SimpleNamespace(returncode=result.exit_code, stdout=result.stdout, stderr=stderr)

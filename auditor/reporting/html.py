@@ -21,6 +21,7 @@ from auditor.lint.engine import Finding, LintRun
 from auditor.lint.registry import load_rules
 from auditor.pcd.scoring import SiteTokens
 from auditor.reporting import formatter
+from auditor.reporting.matrix import CLEAN, matrix_dict
 
 BIG_FIELD = 40  # options; above this a card's groups start collapsed
 EXAMPLES = 8  # options per group drawn with token pieces in a big field; the rest as plain text
@@ -204,6 +205,22 @@ def file_view(result, tokenizers: dict) -> dict:
     }
 
 
+def _matrix_view(run: LintRun) -> dict | None:
+    """Field × tokenizer table for runs with several tokenizers (None otherwise)."""
+    if len(run.tokenizers) < 2:
+        return None
+    matrix = matrix_dict(run)
+    single_file = len({row["path"] for row in matrix["fields"]}) <= 1
+    return {
+        "tokenizers": matrix["tokenizers"],
+        "collisions": [matrix["colliding_fields"][i] for i in matrix["tokenizers"]],
+        "rows": [{"label": row["field"] if single_file else f"{row['path']} {row['field']}",
+                  "differs": row["differs"],
+                  "cells": [", ".join(row["codes"][i]) or CLEAN for i in matrix["tokenizers"]]}
+                 for row in matrix["fields"]],
+    }
+
+
 def report_view(run: LintRun) -> dict:
     findings = run.findings
     tokenizers = {t.id: t for t in run.tokenizers}
@@ -228,6 +245,7 @@ def report_view(run: LintRun) -> dict:
             "cost": _cost(run),
         },
         "errors": [str(e) for e in run.errors],
+        "matrix": _matrix_view(run),
         "files": [file_view(r, tokenizers) for r in run.files if r.findings],
         "clean_files": [r.model.path for r in run.files if not r.findings],
         "bucket_colours": list(range(BUCKET_COLOURS)),

@@ -8,6 +8,7 @@ from auditor import __version__
 from auditor.lint.engine import LintRun
 from auditor.reporting import formatter
 from auditor.reporting.escape import strict_json
+from auditor.reporting.matrix import matrix_dict
 
 JSON_FORMAT_VERSION = 1
 
@@ -26,6 +27,7 @@ def run_to_dict(run: LintRun) -> dict:
         "files": [result.to_dict() for result in run.files],
         "findings": [f.to_dict() for f in findings],
         "errors": [str(e) for e in run.errors],
+        "matrix": matrix_dict(run),
         "skipped": [str(e) for e in run.skipped],
         "summary": {
             "files": len(run.files),

@@ -7,6 +7,7 @@ finding under any tokenizer makes that visible at a glance. pandas is imported o
 from __future__ import annotations
 
 CLEAN = "ok"
+COLLISION_CODE = "PCD001"
 
 
 def matrix_rows(run) -> tuple[list[str], dict[tuple[str, str], dict[str, list[str]]]]:
@@ -20,6 +21,24 @@ def matrix_rows(run) -> tuple[list[str], dict[tuple[str, str], dict[str, list[st
         if finding.code not in cells[finding.tokenizer]:
             cells[finding.tokenizer].append(finding.code)
     return ids, rows
+
+
+def colliding_fields(run) -> dict[str, int]:
+    """Tokenizer id → number of fields with a first-token collision (PCD001) under it."""
+    ids, rows = matrix_rows(run)
+    return {i: sum(1 for cells in rows.values() if COLLISION_CODE in cells[i]) for i in ids}
+
+
+def matrix_dict(run) -> dict:
+    """The matrix for JSON and HTML: one row per field with a tokenizer-bound finding."""
+    ids, rows = matrix_rows(run)
+    return {
+        "tokenizers": ids,
+        "colliding_fields": colliding_fields(run),
+        "fields": [{"path": path, "field": field, "codes": {i: sorted(cells[i]) for i in ids},
+                    "differs": len({tuple(sorted(c)) for c in cells.values()}) > 1}
+                   for (path, field), cells in rows.items()],
+    }
 
 
 def matrix_table(run) -> str:
@@ -41,5 +60,7 @@ def matrix_table(run) -> str:
     with pd.option_context("display.max_rows", None, "display.max_columns", None,
                            "display.width", 200, "display.max_colwidth", 80):
         table = frame.to_string()
+    collisions = ", ".join(f"{i} {n}" for i, n in colliding_fields(run).items())
     return (f"tokenizer matrix ({len(rows)} fields with findings, {differ} differ between "
-            f"tokenizers):\n{table}")
+            f"tokenizers):\n{table}\nfields with a first-token collision ({COLLISION_CODE}) per "
+            f"tokenizer: {collisions}")

@@ -1,0 +1,79 @@
+"""The converted-tokenizer cache: tokenizer.json files keyed by the sha256 of their source.
+
+Converting a vocabulary (tiktoken ranks, SentencePiece, GGUF, Tekken) costs seconds; loading the
+cached tokenizer.json with `Tokenizer.from_file` costs a fraction of that. A stale or corrupt entry
+is rebuilt, and a read-only cache only costs speed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+from auditor.cachedir import cache_dir
+from auditor.errors import TokenizerError
+
+# Bumped whenever a converter changes what it produces, so stale cache entries are ignored.
+CONVERTER_VERSION = 2
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, memoised by (path, size, mtime) so a warm run does not re-hash a model."""
+    stat = path.stat()
+    key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    memo = cache_dir() / "sha256" / (hashlib.sha1(key.encode()).hexdigest() + ".txt")
+    try:
+        return memo.read_text().strip()
+    except OSError:
+        pass
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    value = digest.hexdigest()
+    atomic_write(memo, value)
+    return value
+
+
+def atomic_write(target: Path, text: str) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except OSError:
+        # A read-only cache only costs speed; the converted tokenizer is still used.
+        pass
+
+
+def cache_entry(source: Path, kind: str, variant: str = "") -> Path:
+    """Where the conversion of SOURCE by converter KIND (with an option VARIANT) is cached."""
+    digest = file_sha256(source)
+    if variant:
+        digest = hashlib.sha256(f"{digest}|{variant}".encode()).hexdigest()
+    return cache_dir() / f"{kind}-v{CONVERTER_VERSION}-{digest[:32]}.json"
+
+
+def cached_conversion(source: Path, kind: str, convert: Callable[[], Tokenizer],
+                      variant: str = "") -> Tokenizer:
+    target = cache_entry(source, kind, variant)
+    if target.is_file():
+        try:
+            return Tokenizer.from_file(str(target))
+        except Exception:  # a corrupt entry is rebuilt below
+            pass
+    try:
+        tokenizer = convert()
+    except TokenizerError:
+        raise
+    except Exception as exc:  # a fake or truncated .tiktoken/.gguf: one line, exit 2
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TokenizerError(f"{source}: not a readable {kind} tokenizer file ({first[:200]})") from None
+    atomic_write(target, tokenizer.to_str())
+    return tokenizer
