@@ -360,7 +360,7 @@ def fake_tiktoken(tmp):
     schema = write(tmp / "s.json", CLEAN)
     fake = tmp / "fake.tiktoken"
     fake.write_text("not a tiktoken file\n")
-    return Case(["check", "-t", fake, schema], 2, "fake.tiktoken: not a readable tiktoken", [schema, fake])
+    return Case(["check", "-t", fake, schema], 2, "fake.tiktoken: not a", [schema, fake])
 
 
 def fake_gguf_tokenizer(tmp):
