@@ -37,7 +37,7 @@ def main() -> int:
     from auditor.cli.main import cli
 
     tokenizer = auditor.tokenizers.loader.load_tokenizer("qwen2.5")
-    auditor.tokenizers.loader.load_tokenizer = lambda spec, allow_download=False: tokenizer
+    auditor.tokenizers.loader.load_tokenizer = lambda *args, **kwargs: tokenizer
     os.environ["PCDLINT_CACHE_DIR"] = tempfile.mkdtemp(prefix="pcdlint-fuzz-cache-")
     runner = CliRunner()
     counts = {"examples": 0, "exit 0": 0, "exit 1": 0, "exit 2": 0}

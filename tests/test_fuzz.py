@@ -20,7 +20,7 @@ EXAMPLES = int(os.environ.get("PCDLINT_FUZZ_EXAMPLES", "200"))
 def runner(qwen, monkeypatch, tmp_path):
     import auditor.tokenizers.loader
 
-    monkeypatch.setattr(auditor.tokenizers.loader, "load_tokenizer", lambda spec, allow_download=False: qwen)
+    monkeypatch.setattr(auditor.tokenizers.loader, "load_tokenizer", lambda *args, **kwargs: qwen)
     monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     return CliRunner()
