@@ -5,10 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-import click
-
 from auditor.exitcodes import EXIT_USAGE
-from auditor.reporting.outputs import write_report
+from auditor.reporting.outputs import write_error, write_report, write_stdout
 
 
 def split_values(values: tuple[str, ...]) -> list[str]:
@@ -17,18 +15,20 @@ def split_values(values: tuple[str, ...]) -> list[str]:
 
 
 def write_output(text: str, output: str | None, inputs: list[str], color: bool = False,
-                  flag: str = "--output") -> None:
+                 flag: str = "--output", kind: str = "text") -> None:
+    """The final sink of every report: escaped for `kind` (auditor.reporting.escape), written
+    by the one output writer (auditor.reporting.outputs)."""
     if output is None:
-        click.echo(text, nl=False, color=True if color else None)
+        write_stdout(text, kind, color)
         return
-    write_report(text, output, flag, inputs)
+    write_report(text, output, flag, inputs, kind, color)
 
 
 def color_stdout() -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return sys.stdout is not None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 def fail(message: str) -> None:
-    click.echo(f"pcdlint: error: {message}", err=True)
+    write_error(f"pcdlint: error: {message}")
     sys.exit(EXIT_USAGE)

@@ -23,7 +23,8 @@ from auditor.lint.registry import SEVERITIES, Rule, default_codes, load_rules
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
 LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers", "engine")
-KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", "rules")
+LIMIT_KEYS = ("max-file-bytes", "max-depth")  # input limits (auditor.schema.documents)
+KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", *LIMIT_KEYS, "rules")
 DEFAULTS: dict[str, object] = {
     "select": None,  # the default rule set: every rule whose @rule(default=...) is True
     "extend-select": [],
@@ -34,6 +35,8 @@ DEFAULTS: dict[str, object] = {
     "format": "text",
     "allow-unrecognized": False,  # a named file with no schema in it: listed, not an error
     "per-file-ignores": {},
+    "max-file-bytes": 20_000_000,
+    "max-depth": 1_000,
 }
 
 
@@ -257,6 +260,9 @@ def _from_table(path: Path, prefix: str, table) -> Config:
                 fail(key, f"must be true or false, not {value!r}")
         elif key == "per-file-ignores":
             value = _per_file_ignores(value, lambda m, key=key: fail(key, m))
+        elif key in LIMIT_KEYS:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                fail(key, f"must be a positive integer, not {value!r}")
         elif key == "rules":
             config.rule_settings = _rules(value, source, lambda k, m: fail(f"rules.{k}", m))
             continue
@@ -308,5 +314,8 @@ def _rules(value, source: str, fail) -> dict[str, dict[str, Setting]]:
                 if isinstance(option_value, bool) != isinstance(default, bool) or not isinstance(
                         option_value, type(default)):
                     fail(f"{name}.{option}", f"must be {type(default).__name__}, not {option_value!r}")
+                if isinstance(default, (int, float)) and not isinstance(default, bool) and not (
+                        option_value > 0):  # counts and ratios: 0, negatives and NaN mean nothing
+                    fail(f"{name}.{option}", f"must be a positive number, not {option_value!r}")
             settings[option] = Setting(option_value, source)
     return out

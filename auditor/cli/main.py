@@ -14,7 +14,7 @@ from auditor.errors import UsageError
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from auditor.lint.registry import SEVERITIES, load_rules, severity_rank
 from auditor.lint.selection import find_rule
-from auditor.reporting.outputs import write_report
+from auditor.reporting.outputs import check_outputs, write_error, write_report, write_stdout
 
 SUGGESTION_FORMATS = {"json", "html"}  # outputs that show verified fix suggestions
 
@@ -106,10 +106,14 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, output_f
                 and "github" in formatters()):
             config.override("format", "github", "GITHUB_ACTIONS=true")
         if show_config:
-            click.echo(config.render(), nl=False)
+            write_stdout(config.render(), "text")
             sys.exit(EXIT_CLEAN)
         if not paths:
             raise UsageError("missing argument PATH... (files or directories to lint)")
+        outputs = [(flag, target) for flag, target in (
+            ("--output", output), ("--output-sarif", output_sarif), ("--output-html", output_html),
+            ("--output-json", output_json), ("--write-baseline", write_baseline)) if target]
+        check_outputs(outputs, list(paths))
         output_format, fail_on = config.value("format"), config.value("fail-on")
         if output_format not in formatters():
             raise UsageError(f"--format: unknown format '{output_format}' "
@@ -124,33 +128,38 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, output_f
         loaded = load_tokenizers(list(config.value("tokenizers")), allow_download, tiktoken_pattern)
         if list(paths).count("-") > 1:
             raise UsageError("'-' (standard input) can be named only once")
-        run = lint(list(paths), loaded, options, use_cache=not no_cache, stdin_filename=stdin_filename)
+        run = lint(list(paths), loaded, options, use_cache=not no_cache, stdin_filename=stdin_filename,
+                   max_bytes=config.value("max-file-bytes"), max_depth=config.value("max-depth"))
+        # files found inside linted directories are inputs too: never overwritten
+        inputs = list(paths) + [r.model.path for r in run.files]
         if run_verify:
             attach_to_check(run, verify_opts, allow_download, quiet)
         if write_baseline:
             text, count = baseline.baseline_text(run)
-            write_report(text, write_baseline, "--write-baseline", list(paths))
-            click.echo(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}", err=True)
+            write_report(text, write_baseline, "--write-baseline", inputs)
+            write_error(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}")
         if baseline_entries is not None:
             applied = baseline.apply_baseline(run, baseline_entries)
-            click.echo(f"pcdlint: baseline {baseline_file}: {applied.hidden} known finding(s) hidden; "
-                       f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
-                       "no longer occur", err=True)
+            write_error(f"pcdlint: baseline {baseline_file}: {applied.hidden} known finding(s) hidden; "
+                        f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
+                        "no longer occur")
         color = output is None and output_format == "text" and color_stdout()
         show_info = show_info or fail_on == "info"
         text = render(output_format, run, quiet=quiet, color=color, show_info=show_info,
                       cost=show_cost, statistics=statistics)
-        write_output(text, output, list(paths), color)
+        write_output(text, output, inputs, color, kind=output_format)
         for name, target in extra.items():
             if target is not None:
-                write_output(render(name, run), target, list(paths), flag=f"--output-{name}")
+                write_output(render(name, run), target, inputs, flag=f"--output-{name}", kind=name)
     except UsageError as error:
         fail(str(error))
+    for notice in run.skipped:
+        write_error(f"{notice.path}: note: {str(notice).removeprefix(notice.path + ': ')}")
     for input_error in run.errors:
-        click.echo(f"{input_error}", err=True)
+        write_error(str(input_error))
     unrecognized_error = run.unrecognized_error(bool(config.value("allow-unrecognized")))
     if unrecognized_error:
-        click.echo(f"pcdlint: error: {unrecognized_error}", err=True)
+        write_error(f"pcdlint: error: {unrecognized_error}")
     if run.errors or unrecognized_error:
         sys.exit(EXIT_USAGE)
     if write_baseline or exit_zero:

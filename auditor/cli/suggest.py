@@ -108,6 +108,8 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     """
     from auditor.errors import UsageError
     from auditor.lint.engine import LintOptions, lint
+    from auditor.reporting.escape import strict_json
+    from auditor.reporting.outputs import write_error, write_stdout
     from auditor.tokenizers.loader import DEFAULT_TOKENIZER, load_tokenizers
 
     try:
@@ -124,22 +126,23 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
         written = None
         if (write_to or in_place) and run.files:
             written = write_fixed(run, entries, write_to or paths[0], in_place)
+        if run.errors and not run.files:
+            pass  # nothing was read: only the error lines below
+        elif output_format == "json":
+            write_stdout(json.dumps(strict_json(entries), indent=2, ensure_ascii=False,
+                                    allow_nan=False) + "\n", "json")
+        else:
+            write_stdout(format_text(entries), "suggest")
     except UsageError as error:
-        click.echo(f"pcdlint: error: {error}", err=True)
+        write_error(f"pcdlint: error: {error}")
         sys.exit(2)
-    if run.errors and not run.files:
-        pass  # nothing was read: only the error lines below
-    elif output_format == "json":
-        click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
-    else:
-        click.echo(format_text(entries), nl=False)
     if written is not None:
         target, legend, count = written
-        click.echo(f"pcdlint: wrote {target} with {count} field{'s' if count != 1 else ''} renamed"
-                   + (f" and the letter-slot legend {legend}" if legend else "")
-                   + "; update the code that reads these values", err=True)
+        write_error(f"pcdlint: wrote {target} with {count} field{'s' if count != 1 else ''} renamed"
+                    + (f" and the letter-slot legend {legend}" if legend else "")
+                    + "; update the code that reads these values")
     for input_error in run.errors:
-        click.echo(f"{input_error}", err=True)
+        write_error(str(input_error))
     if run.errors:
         sys.exit(2)
     sys.exit(1 if any(not e["suggestions"] for e in entries) else 0)

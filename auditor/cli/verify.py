@@ -203,11 +203,15 @@ def verify(paths, verify_opts, allow_download, output_format, output, quiet):
     from auditor.decoder.progress import Progress
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
     from auditor.lint.engine import LintOptions, lint
+    from auditor.reporting.escape import strict_json
     from auditor.reporting.json_format import run_to_dict
+    from auditor.reporting.outputs import check_outputs
     from auditor.reporting.verdict import format_text
 
     progress = Progress(False if quiet else None)
     try:
+        if output:
+            check_outputs([("--output", output)], list(paths))
         context = read_context(verify_opts["context_arg"])
         backend = _load(verify_opts, allow_download, progress)
         tokenizer = backend.linter_tokenizer
@@ -217,12 +221,13 @@ def verify(paths, verify_opts, allow_download, output_format, output, quiet):
         results = verify_run(run, backend, context=context, coupling=coupling_value(verify_opts["coupling_arg"]),
                              parity=_parity(verify_opts), only_flagged=False, progress=progress)
         if output_format == "json":
-            text = json.dumps({"version": 1, "lint": run_to_dict(run),
-                               "verify": [{"path": path, **r.to_dict()} for path, r in results]},
-                              indent=2, ensure_ascii=False) + "\n"
+            text = json.dumps(strict_json({"version": 1, "lint": run_to_dict(run),
+                                           "verify": [{"path": path, **r.to_dict()} for path, r in results]}),
+                              indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         else:
             text = "".join(f"== {path}\n{format_text(r)}\n" for path, r in results)
-        write_output(text, output, list(paths))
+        write_output(text, output, list(paths) + [r.model.path for r in run.files],
+                     kind="json" if output_format == "json" else "verify")
     except (UsageError, DecoderError) as error:
         fail(str(error))
     sys.exit(EXIT_FINDINGS if any(r.deciding for _path, r in results) else EXIT_CLEAN)

@@ -268,6 +268,10 @@ def load_model(
     """Load (once per process) the model named by ``spec`` with its own tokenizer."""
     import time
 
+    from auditor.netpolicy import network_policy
+
+    network_policy(allow_download)  # offline mode unless --allow-download
+
     require_torch()  # a clear DecoderError when torch is missing
     try:
         import transformers  # noqa: F401
@@ -293,7 +297,13 @@ def load_model(
         if spec.endswith(".gguf"):
             if not path.is_file():
                 raise DecoderError(f"model file not found: {spec}")
-            model, tokenizer = _load_gguf(path, torch_dtype, notes, progress)
+            try:
+                model, tokenizer = _load_gguf(path, torch_dtype, notes, progress)
+            except DecoderError:
+                raise
+            except Exception as exc:  # a fake or truncated .gguf: one line, exit 2
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise DecoderError(f"{spec}: not a loadable GGUF model ({first[:200]})") from None
         elif path.is_dir():
             if not (path / "config.json").is_file():
                 raise DecoderError(f"{spec} is not a Hugging Face model directory (no config.json)")

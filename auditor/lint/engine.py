@@ -70,6 +70,8 @@ class LintRun:
     tokenizers: list[LoadedTokenizer]
     files: list[FileResult] = field(default_factory=list)
     errors: list[InputFileError] = field(default_factory=list)
+    # files inside linted directories passed over (FIFOs, devices, links leaving the tree)
+    skipped: list[InputFileError] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)
     cost: dict | None = None  # the cost model per tokenizer (auditor.pcd.cost), set by lint()
     engines: list[EngineProfile] = field(default_factory=lambda: [get_engine(DEFAULT_ENGINE)])
@@ -128,21 +130,25 @@ def selected_rules(options: LintOptions) -> list[Rule]:
 
 def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptions | None = None,
          use_cache: bool = True, stdin_filename: str | None = None,
-         stdin: bytes | None = None) -> LintRun:
-    """Lint files, directories, `-` (stdin) and `pkg.module:Name` objects (auditor.schema.inputs)."""
+         stdin: bytes | None = None, max_bytes: int | None = None,
+         max_depth: int | None = None) -> LintRun:
+    """Lint files, directories, `-` (stdin) and `pkg.module:Name` objects (auditor.schema.inputs),
+    within the input limits (auditor.schema.documents)."""
     from auditor.schema.inputs import expand_inputs
 
-    inputs, empty_dirs = expand_inputs(paths, stdin_filename, stdin)
+    skipped: list[InputFileError] = []
+    inputs, empty_dirs = expand_inputs(paths, stdin_filename, stdin, skipped, max_bytes)
 
     def models():
         for item in inputs:
             try:
-                yield item.load(use_cache), item.named
+                yield item.load(use_cache, max_bytes, max_depth), item.named
             except InputFileError as error:
                 yield error, item.named
 
     run = lint_models(models(), tokenizers, options)
     run.empty_dirs = empty_dirs
+    run.skipped = skipped
     return run
 
 

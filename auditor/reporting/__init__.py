@@ -1,4 +1,5 @@
-"""Output formats by name. A formatter turns a finished LintRun into text; the CLI writes it."""
+"""Output formats by name. A formatter turns a finished LintRun into text; the CLI writes it
+through the one output writer (outputs.py), escaped for its sink (escape.py)."""
 
 from __future__ import annotations
 

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
+
+from auditor.reporting.escape import markdown_code, markdown_text
 
 MAX_ROWS = 50
 LEVEL_TO_SEVERITY = {"error": "error", "warning": "warning", "note": "info", "none": "info"}
@@ -23,7 +26,13 @@ SEVERITY_ORDER = ("error", "warning", "info")
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Schema text in a table cell: literal, never HTML, a link or an image."""
+    return markdown_text(text)
+
+
+def _sarif_plain(text) -> str:
+    """SARIF message text with its embedded-link escapes (`\\[`, `\\]`, `\\\\`) undone."""
+    return re.sub(r"\\([\\\[\]])", r"\1", str(text))
 
 
 def _rows(sarif: dict) -> list[dict]:
@@ -46,7 +55,7 @@ def _rows(sarif: dict) -> list[dict]:
                 "tokenizer": properties.get("tokenizer") or "",
                 "field": properties.get("field") or "",
                 "site": properties.get("fieldPointer") or properties.get("pointer") or "",
-                "message": result.get("message", {}).get("text", ""),
+                "message": _sarif_plain(result.get("message", {}).get("text", "")),
             })
     rows.sort(key=lambda r: (SEVERITY_ORDER.index(r["severity"]), r["path"], r["line"], r["column"]))
     return rows
@@ -68,7 +77,7 @@ def _field_table(groups: list[dict]) -> list[str]:
     for group in groups[:MAX_ROWS]:
         first = group["first"]
         codes = ", ".join(dict.fromkeys(f"{r['code']} {r['severity']}" for r in group["rows"]))
-        where = f"`{first['path']}:{first['line']}:{first['column']}`"
+        where = markdown_code(f"{first['path']}:{first['line']}:{first['column']}")
         lines.append(f"| {_cell(first['field'] or '(file)')} | {where} | {_cell(first['tokenizer'])} | "
                      f"{_cell(codes)} | {_cell(first['message'].removeprefix(first['field'] + ': '))} |")
     if len(groups) > MAX_ROWS:
@@ -125,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             print(f"pcdlint: error: {path}: cannot read SARIF ({exc})", file=sys.stderr)
             return 2
-    sys.stdout.write(render(sarif, args.exit_code, args.fail_on))
+    sys.stdout.write(render(sarif, args.exit_code, args.fail_on).encode("utf-8", "backslashreplace")
+                     .decode("utf-8"))
     return 0
 
 

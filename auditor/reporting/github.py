@@ -12,18 +12,15 @@ from __future__ import annotations
 
 from auditor.lint.engine import LintRun
 from auditor.reporting import formatter
+from auditor.reporting.escape import workflow_data, workflow_property
 from auditor.reporting.fields import FieldGroup, field_groups, verdict
 from auditor.reporting.text import summary_line
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
-def escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(value: str) -> str:
-    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+escape_data = workflow_data  # @actions/core's escapeData / escapeProperty
+escape_property = workflow_property
 
 
 def annotation(finding) -> str:
@@ -64,6 +61,6 @@ def group_annotation(group: FieldGroup) -> str:
 def render(run: LintRun, quiet: bool = False, show_info: bool = False, **_options) -> str:
     lines = [group_annotation(g) for g in field_groups(run, show_info)]
     if not quiet:
-        lines.append(summary_line(run, show_info))
-        lines.append(verdict(run, show_info).next_step())
+        lines.append(escape_data(summary_line(run, show_info)))
+        lines.append(escape_data(verdict(run, show_info).next_step()))
     return "\n".join(lines) + "\n"

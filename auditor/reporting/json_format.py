@@ -7,6 +7,7 @@ import json
 from auditor import __version__
 from auditor.lint.engine import LintRun
 from auditor.reporting import formatter
+from auditor.reporting.escape import strict_json
 from auditor.reporting.matrix import matrix_dict
 
 JSON_FORMAT_VERSION = 1
@@ -28,6 +29,7 @@ def run_to_dict(run: LintRun) -> dict:
         "findings": [f.to_dict() for f in findings],
         "errors": [str(e) for e in run.errors],
         "matrix": matrix_dict(run),
+        "skipped": [str(e) for e in run.skipped],
         "summary": {
             "files": len(run.files),
             "sites": sum(len(r.model.sites) for r in run.files),
@@ -43,4 +45,5 @@ def run_to_dict(run: LintRun) -> dict:
 
 @formatter("json", "machine-readable, versioned (version 1)")
 def render(run: LintRun, **_options) -> str:
-    return json.dumps(run_to_dict(run), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(strict_json(run_to_dict(run)), indent=2, ensure_ascii=False,
+                      allow_nan=False) + "\n"

@@ -1,23 +1,187 @@
-"""Writing reports and baselines: atomic, and never over a file the user asked us to lint."""
+"""The one output writer: reports, baselines and stdout, escaped for their sink.
+
+- `-` (and /dev/stdout, /dev/fd/1) is standard output.
+- Anything that exists and is not a regular file (a device such as /dev/null or /dev/full, a
+  FIFO, a terminal) is written through: opened without creating or truncating, never replaced.
+- A regular file (or a new one) is written to a temp file made with tempfile.mkstemp in the
+  target's own directory, then os.replace'd over it: readers never see half a report, and no
+  predictable temp name exists to plant a symlink on. A symlink is followed: its target is
+  replaced and the link kept. The file keeps its mode (new files get 0666 & ~umask).
+- An output equal to an input of the run, or to another output of the same run, is refused
+  (exit 2) before anything is linted; a write error (ENOSPC from /dev/full, EBADF from a
+  read-only stdout) is a one-line usage error, exit 2.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
+import sys
+import tempfile
 from pathlib import Path
 
 from auditor.errors import UsageError
+from auditor.reporting import escape
+
+STDOUT_NAMES = {"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"}
+PLAIN_KINDS = {"text", "suggest", "verify"}  # human text: terminal escaping
 
 
-def write_report(text: str, target: str, flag: str, inputs: list[str]) -> None:
-    """Write `text` to `target` atomically; `flag` names the option in error messages."""
-    path = Path(target)
-    resolved = path.resolve()
-    if any(Path(p).resolve() == resolved for p in inputs):
-        raise UsageError(f"{flag} {target}: refusing to overwrite an input file")
+def sink_text(text: str, kind: str, colour: bool = False) -> str:
+    """Escape a rendered report for where it goes (see auditor.reporting.escape)."""
+    if kind in PLAIN_KINDS:
+        return escape.terminal(text, colour)
+    if kind == "github":
+        # every interpolated value is already workflow-escaped; controls still never reach the log
+        return escape.terminal(text, commands=False)
+    return text
+
+
+def _encode(text: str) -> bytes:
+    # A lone surrogate (an undecodable file name) becomes `\udcff`: readable, and in JSON a
+    # valid escape; never an encoding crash.
+    return text.encode("utf-8", "backslashreplace")
+
+
+def _identity(path: Path) -> tuple | None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+def _replaceable(target: str) -> bool:
+    """Whether the target is (or would become) a regular file we replace."""
+    if target in STDOUT_NAMES:
+        return False
+    try:
+        return stat.S_ISREG(Path(target).stat().st_mode)
+    except OSError:
+        return True  # does not exist yet: it will be a new regular file
+
+
+def _same(a: str, b: str) -> bool:
+    ida, idb = _identity(Path(a)), _identity(Path(b))
+    if ida is not None and ida == idb:
+        return True
+    return Path(a).resolve() == Path(b).resolve()
+
+
+def check_outputs(outputs: list[tuple[str, str]], inputs: list[str]) -> None:
+    """Refuse an output (flag, path) that is an input or another output of the same run."""
+    seen: list[tuple[str, str]] = []
+    for flag, target in outputs:
+        if not _replaceable(target):
+            continue
+        for given in inputs:
+            if _same(target, given):
+                raise UsageError(f"{flag} {target}: refusing to overwrite an input file")
+        for other_flag, other in seen:
+            if _same(target, other):
+                raise UsageError(f"{flag} {target}: same file as {other_flag}; "
+                                 "each output needs its own path")
+        seen.append((flag, target))
+
+
+def write_stdout(text: str, kind: str = "text", colour: bool = False) -> None:
+    """Print to standard output; a closed, read-only or full stdout is a usage error."""
+    data = _encode(sink_text(text, kind, colour))
+    stream = sys.stdout
+    if stream is None:
+        raise UsageError("standard output is closed; use -o FILE")
+    try:
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:
+            stream.write(data.decode("utf-8"))
+            stream.flush()
+    except OSError as exc:
+        _silence_stdout()
+        raise UsageError(f"standard output: cannot write ({exc.strerror or exc})") from None
+
+
+def _silence_stdout() -> None:
+    """After a failed write, point fd 1 at /dev/null so the exit-time flush cannot fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def write_error(message: str) -> None:
+    """One line on stderr: control characters (CR/LF included) escaped, never a command."""
+    line = _encode(escape.one_line(message)).decode("utf-8") + "\n"
+    try:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # nowhere left to report to
+
+
+def write_report(text: str, target: str, flag: str, inputs: list[str], kind: str = "json",
+                 colour: bool = False) -> None:
+    """Write `text` to `target` (see the module docstring); `flag` names the option in errors."""
+    if target in STDOUT_NAMES:
+        write_stdout(text, kind, colour)
+        return
+    check_outputs([(flag, target)], inputs)
+    data = _encode(sink_text(text, kind, colour))
+    path = Path(target)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        info = None
     except OSError as exc:
         raise UsageError(f"{flag} {target}: cannot write ({exc.strerror or exc})") from None
+    try:
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise UsageError(f"{flag} {target}: is a directory")
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            _write_through(path, data)
+        else:
+            _replace(path.resolve(), data, info)
+    except OSError as exc:
+        raise UsageError(f"{flag} {target}: cannot write ({exc.strerror or exc})") from None
+
+
+def _write_through(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
+
+
+def _replace(real: Path, data: bytes, info: os.stat_result | None) -> None:
+    real.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+    try:
+        if info is not None:
+            mode = stat.S_IMODE(info.st_mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            fd = -1
+            handle.write(data)
+        os.replace(tmp, real)
+        tmp = ""
+    finally:
+        if fd != -1:
+            os.close(fd)
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

@@ -9,6 +9,9 @@ code points (`run.columnKind`), end columns are exclusive, as in SARIF.
 GitHub's upload limits (25,000 results per run, 1,000 related locations per result, 10 MB
 gzipped) are respected by summarising: results past the cap are dropped and a tool execution
 notification says how many.
+
+Message texts are plain text with SARIF's embedded-link syntax escaped (`\\[`, `\\]`), so
+schema text cannot become a link; non-finite numbers are written as strings (strict JSON).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from auditor import __version__
 from auditor.lint.engine import Finding, LintRun
 from auditor.lint.registry import Rule, load_rules
 from auditor.reporting import formatter
+from auditor.reporting.escape import sarif_text, strict_json
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/pcdlint/pcdlint"
@@ -77,7 +81,7 @@ def _location(path: str, span, pointer: str, message: str | None = None) -> dict
         "logicalLocations": [{"fullyQualifiedName": pointer or "/", "kind": "element"}],
     }
     if message:
-        location["message"] = {"text": message}
+        location["message"] = {"text": sarif_text(message)}
     return location
 
 
@@ -87,7 +91,8 @@ def result_for(finding: Finding, rule_index: dict[str, int]) -> dict:
         "ruleId": finding.code,
         "ruleIndex": rule_index[finding.code],
         "level": LEVELS[finding.severity],
-        "message": {"text": f"{finding.field}: {finding.message}" if finding.field else finding.message},
+        "message": {"text": sarif_text(f"{finding.field}: {finding.message}" if finding.field
+                                       else finding.message)},
         "locations": [location],
         "partialFingerprints": {"pcdlintFinding/v1": finding.fingerprint},
         "properties": {
@@ -114,13 +119,13 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
     findings = run.findings
     kept = findings[:max_results]
     notifications: list[dict] = [
-        {"level": "error", "message": {"text": str(error)}} for error in run.errors
+        {"level": "error", "message": {"text": sarif_text(str(error))}} for error in run.errors
     ]
     for result in run.unrecognized:  # read but not linted: said, never silent
         notifications.append({
             "level": "note",
-            "message": {"text": f"{result.model.path}: no schema found (not a JSON Schema, PCD "
-                                "preset or known wrapper); not linted"},
+            "message": {"text": sarif_text(f"{result.model.path}: no schema found (not a JSON "
+                                           "Schema, PCD preset or known wrapper); not linted")},
             "locations": [{"physicalLocation": {"artifactLocation": {
                 "uri": artifact_uri(result.model.path), "uriBaseId": SRCROOT}}}],
         })
@@ -159,4 +164,5 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
 
 @formatter("sarif", "SARIF 2.1.0 for code scanning")
 def render(run: LintRun, **_options) -> str:
-    return json.dumps(run_to_sarif(run), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(strict_json(run_to_sarif(run)), indent=2, ensure_ascii=False,
+                      allow_nan=False) + "\n"

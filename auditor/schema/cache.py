@@ -2,67 +2,178 @@
 
 Parsing with source positions and checking a schema against its draft's meta-schema cost far
 more than tokenizing its options. Both depend only on the file's bytes and on pcdlint's own
-parsing code, so the resulting FileModel is pickled under the user cache directory, keyed by the
+parsing code, so the resulting FileModel is stored under the user cache directory, keyed by the
 sha256 of the bytes, the file suffix, and a digest of the modules that produce it (an edit to
-the crawler invalidates every entry). Entries are written atomically; a broken or unreadable
-entry is ignored and rebuilt.
+the crawler invalidates every entry).
+
+An entry holds data only: one JSON header line (format name, version, key, sha256 and length of
+the payload) and a JSON payload. Nothing in it is ever executed — CI caches are restored from
+other branches, so an entry is untrusted input. A missing, truncated, foreign, tampered or
+unreadable entry (wrong format, version, key or checksum, bad JSON, wrong shapes) is ignored
+and rebuilt. Entries are written atomically (tempfile.mkstemp + os.replace).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 import tempfile
 from functools import lru_cache
 from pathlib import Path
 
 from auditor import __version__
 from auditor.cachedir import cache_dir
-from auditor.schema.documents import parse_document, read_source
-from auditor.schema.sites import FileModel, analyse
+from auditor.errors import InputFileError
+from auditor.schema.documents import Document, Span, parse_document, read_source, run_deep
+from auditor.schema.sites import FileModel, SchemaProblem, Site, analyse
+
+CACHE_FORMAT = "pcdlint-analysis"
+CACHE_VERSION = 2  # 1 was a pickle; never read again
 
 
 @lru_cache(maxsize=1)
 def _code_key() -> str:
     from importlib.metadata import version
 
-    digest = hashlib.sha256(f"{__version__}|{version('jsonschema')}".encode())
+    digest = hashlib.sha256(f"{__version__}|{version('jsonschema')}|{CACHE_VERSION}".encode())
     for source in sorted(Path(__file__).parent.glob("*.py")):  # every module of auditor.schema
         digest.update(source.name.encode() + source.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def analyse_file(path: Path, display: str, use_cache: bool = True) -> FileModel:
-    raw = read_source(path, display)
-    if not use_cache:
-        return analyse(parse_document(raw, path.suffix, display))
-    key = hashlib.sha256(raw + path.suffix.lower().encode() + _code_key().encode()).hexdigest()
-    entry = cache_dir() / "analysis" / f"{key[:40]}.pickle"
+def analyse_file(path: Path, display: str, use_cache: bool = True,
+                 max_bytes: int | None = None, max_depth: int | None = None) -> FileModel:
+    """The file's model; any problem with the file is an InputFileError naming it."""
+    raw = read_source(path, display, max_bytes)
     try:
-        with entry.open("rb") as handle:
-            model = pickle.load(handle)
-        _rebind(model, display)
+        return run_deep(_analyse, path, raw, display, use_cache, max_depth)
+    except RecursionError:
+        raise InputFileError(display, "nested too deeply to analyse (config key max-depth)") from None
+    except InputFileError:
+        raise
+    except Exception as exc:  # a bug on one file must not lose the others' findings
+        if os.environ.get("PCDLINT_DEBUG"):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise InputFileError(display, f"internal error while analysing this file: "
+                                      f"{type(exc).__name__}: {first} (rerun with PCDLINT_DEBUG=1 "
+                                      "and report it)") from None
+
+
+def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: int | None) -> FileModel:
+    if not use_cache:
+        return analyse(parse_document(raw, path.suffix, display, max_depth))
+    key = hashlib.sha256(raw + path.suffix.lower().encode() + _code_key().encode()
+                         + f"|{max_depth}".encode()).hexdigest()
+    entry = cache_dir() / "analysis" / f"{key[:40]}.json"
+    model = load_entry(entry, key, display)
+    if model is not None:
         return model
-    except Exception:  # missing, truncated or from another Python: rebuild it
-        pass
-    model = analyse(parse_document(raw, path.suffix, display))
-    _store(entry, model)
+    model = analyse(parse_document(raw, path.suffix, display, max_depth))
+    store_entry(entry, key, model)
     return model
 
 
-def _rebind(model: FileModel, display: str) -> None:
-    model.document.path = display
-    for site in model.sites:
-        site.path = display
+# --------------------------------------------------------------------------- entry format
 
 
-def _store(entry: Path, model: FileModel) -> None:
+def _span(value) -> Span:
+    line, column, end_line, end_column = value
+    if not all(type(v) is int for v in value):
+        raise ValueError("span")
+    return Span(line, column, end_line, end_column)
+
+
+def _spans(mapping) -> dict[str, Span]:
+    if not isinstance(mapping, dict):
+        raise ValueError("spans")
+    return {str(k): _span(v) for k, v in mapping.items()}
+
+
+def _model_to_data(model: FileModel) -> dict:
+    doc = model.document
+    span = lambda s: [s.line, s.column, s.end_line, s.end_column]  # noqa: E731
+    return {
+        "document": {
+            "data": doc.data,
+            "text": doc.text,
+            "value_spans": {p: span(s) for p, s in doc.value_spans.items()},
+            "key_spans": {p: span(s) for p, s in doc.key_spans.items()},
+        },
+        "format": model.format,
+        "sites": [{
+            "pointer": s.pointer, "field": s.field, "name": s.name, "options": s.options,
+            "option_pointers": s.option_pointers, "span": span(s.span),
+            "option_spans": [span(o) for o in s.option_spans], "kind": s.kind,
+            "description": s.description, "suppressed": sorted(s.suppressed),
+            "suppression_pointers": list(s.suppression_pointers),
+        } for s in model.sites],
+        "schema_problems": [[p.pointer, p.message] for p in model.schema_problems],
+        "remote_refs": model.remote_refs,
+        "suppressions": {p: sorted(codes) for p, codes in model.suppressions.items()},
+    }
+
+
+def _model_from_data(data: dict, display: str) -> FileModel:
+    d = data["document"]
+    if not isinstance(d["text"], str):
+        raise ValueError("text")
+    document = Document(display, d["data"], d["text"], _spans(d["value_spans"]), _spans(d["key_spans"]))
+    sites = []
+    for s in data["sites"]:
+        options, pointers = list(s["options"]), [str(p) for p in s["option_pointers"]]
+        spans = [_span(o) for o in s["option_spans"]]
+        if len(options) != len(pointers) or len(options) != len(spans):
+            raise ValueError("site")
+        sites.append(Site(display, str(s["pointer"]), str(s["field"]), str(s["name"]), options,
+                          pointers, _span(s["span"]), spans, str(s["kind"]), str(s["description"]),
+                          frozenset(str(c) for c in s["suppressed"]),
+                          tuple(str(p) for p in s["suppression_pointers"])))
+    problems = [SchemaProblem(str(p), str(m)) for p, m in data["schema_problems"]]
+    suppressions = {str(p): frozenset(str(c) for c in codes)
+                    for p, codes in data["suppressions"].items()}
+    return FileModel(document, str(data["format"]), sites, problems,
+                     [str(r) for r in data["remote_refs"]], suppressions)
+
+
+def load_entry(entry: Path, key: str, display: str) -> FileModel | None:
+    """The cached model, or None when the entry is missing or not a valid entry for `key`."""
+    try:
+        with entry.open("rb") as handle:
+            header = json.loads(handle.readline())
+            payload = handle.read()
+        if (not isinstance(header, dict) or header.get("format") != CACHE_FORMAT
+                or header.get("version") != CACHE_VERSION or header.get("key") != key
+                or header.get("bytes") != len(payload)
+                or header.get("sha256") != hashlib.sha256(payload).hexdigest()):
+            return None
+        return _model_from_data(json.loads(payload), display)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None  # missing, truncated, foreign or tampered with: rebuilt by the caller
+
+
+def store_entry(entry: Path, key: str, model: FileModel) -> None:
+    try:
+        # ensure_ascii: lone surrogates in a schema round-trip as \\udXXX escapes
+        payload = json.dumps(_model_to_data(model), ensure_ascii=True, separators=(",", ":")).encode()
+    except (ValueError, TypeError, RecursionError):
+        return  # not representable: simply not cached
+    header = json.dumps({"format": CACHE_FORMAT, "version": CACHE_VERSION, "key": key,
+                         "bytes": len(payload), "sha256": hashlib.sha256(payload).hexdigest()})
+    tmp = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".pickle")
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump(model, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            handle.write(header.encode() + b"\n" + payload)
         os.replace(tmp, entry)
+        tmp = None
     except OSError:
         pass  # a read-only cache only costs speed
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

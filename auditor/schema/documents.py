@@ -8,10 +8,22 @@ Unicode code points, which is what SARIF's `unicodeCodePoints` column kind means
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import InputFileError
+
+# Input limits (config keys `max-file-bytes`, `max-depth`; see README "Security and limits").
+MAX_FILE_BYTES = 20_000_000
+MAX_DEPTH = 1_000  # nesting of objects/arrays; real schemas stay far below
+MAX_INT_DIGITS = 4_300  # Python's own int/str conversion limit
+# A YAML document expands to at most this many nodes per byte of text (plus a floor): without
+# aliases a document cannot exceed it, so only alias bombs ("billion laughs") are refused.
+YAML_NODES_PER_BYTE = 2
+YAML_NODES_FLOOR = 10_000
 
 YAML_SUFFIXES = {".yaml", ".yml"}
 JSON_SUFFIXES = {".json"}
@@ -65,23 +77,60 @@ def resolve_pointer(data, pointer: str):
     return node
 
 
-def read_source(path: Path, display: str) -> bytes:
+def read_source(path: Path, display: str, max_bytes: int | None = None) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`; anything else is an input error.
+
+    FIFOs, devices and sockets are never opened (a FIFO blocks, /dev/zero never ends); the file
+    is opened without following a FIFO swapped in after the check (O_NONBLOCK) and read only up
+    to the limit, so a file that grows cannot exhaust memory either.
+    """
+    limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
     try:
-        return path.read_bytes()
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise InputFileError(display, "is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise InputFileError(display, f"not a regular file ({_kind(info.st_mode)}); skipped")
+        if info.st_size > limit:
+            raise InputFileError(display, f"file is {info.st_size:,} bytes, over the limit of "
+                                          f"{limit:,} (config key max-file-bytes)")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise InputFileError(display, "not a regular file; skipped")
+            raw = handle.read(limit + 1)
     except IsADirectoryError:
         raise InputFileError(display, "is a directory") from None
     except OSError as exc:
         raise InputFileError(display, f"cannot read file ({exc.strerror or exc})") from None
+    if len(raw) > limit:
+        raise InputFileError(display, f"file is over the limit of {limit:,} bytes "
+                                      "(config key max-file-bytes)")
+    return raw
 
 
-def parse_document(raw: bytes, suffix: str, display: str) -> Document:
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def parse_document(raw: bytes, suffix: str, display: str, max_depth: int | None = None) -> Document:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputFileError(display, f"not UTF-8 text (byte {exc.start})") from None
+    limit = MAX_DEPTH if max_depth is None else max_depth
     if suffix.lower() in YAML_SUFFIXES:
-        return _load_yaml(text, display)
-    return _load_json(text, display)
+        document = _load_yaml(text, display, limit)
+    else:
+        document = _load_json(text, display, limit)
+    check_depth(document.data, display, limit)
+    if _SURROGATE_ESCAPE.search(text):
+        check_unicode(document.data, display)
+    return document
 
 
 def load_document(path: Path, display: str | None = None) -> Document:
@@ -89,21 +138,89 @@ def load_document(path: Path, display: str | None = None) -> Document:
     return parse_document(read_source(path, display), path.suffix, display)
 
 
+def nesting_depth(data) -> int:
+    """Deepest nesting of objects and arrays, counted without recursion."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children = list(node.values())
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\[uU][dD][89a-fA-F]")  # only an escape can write one
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_unicode(data, display: str) -> None:
+    """Refuse strings holding a lone surrogate (`"\\ud800"`): not text any tokenizer can encode."""
+    stack = [(data, "")]
+    while stack:
+        node, pointer = stack.pop()
+        if isinstance(node, dict):
+            items = list(node.items())
+        elif isinstance(node, list):
+            items = list(enumerate(node))
+        else:
+            continue
+        for key, value in items:
+            child = f"{pointer}/{escape_token(str(key))}"
+            for text in (key, value):
+                if isinstance(text, str):
+                    found = _LONE_SURROGATE.search(text)
+                    if found:
+                        raise InputFileError(display, f"lone surrogate U+{ord(found.group()):04X} in "
+                                                      f"a string at {child or '/'}: not Unicode text")
+            stack.append((value, child))
+
+
+def check_depth(data, display: str, limit: int) -> None:
+    depth = nesting_depth(data)
+    if depth > limit:
+        raise InputFileError(display, f"nested {depth} levels deep, over the limit of {limit} "
+                                      "(config key max-depth)")
+
+
+def _too_deep(display: str, limit: int) -> InputFileError:
+    return InputFileError(display, f"nested more than {limit} levels deep (config key max-depth)")
+
+
+def _int_or_refuse(display: str):
+    def parse_int(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+            raise InputFileError(display, f"integer literal with {len(digits.lstrip('-')):,} digits "
+                                          f"(limit {MAX_INT_DIGITS:,})")
+        return int(digits)
+
+    return parse_int
+
+
 # --------------------------------------------------------------------------- JSON
 
 
-def _load_json(text: str, display: str) -> Document:
+def _load_json(text: str, display: str, max_depth: int = MAX_DEPTH) -> Document:
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_int_or_refuse(display))
     except json.JSONDecodeError as exc:
         raise InputFileError(display, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
-        raise InputFileError(display, "invalid JSON: nested too deeply") from None
+        raise _too_deep(display, max_depth) from None
+    check_depth(data, display, max_depth)  # before the recursive position mapper sees it
     from json_source_map import calculate
 
     values: dict[str, Span] = {}
     keys: dict[str, Span] = {}
-    for pointer, entry in _escaped(calculate(text), data).items():
+    try:
+        positions = calculate(text)
+    except RecursionError:
+        raise _too_deep(display, max_depth) from None
+    for pointer, entry in _escaped(positions, data).items():
         start, end = entry.value_start, entry.value_end
         values[pointer] = Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
         if entry.key_start is not None:
@@ -146,13 +263,17 @@ def _keys(node):
 # --------------------------------------------------------------------------- YAML
 
 
-def _load_yaml(text: str, display: str) -> Document:
+def _load_yaml(text: str, display: str, max_depth: int = MAX_DEPTH) -> Document:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     yaml = YAML(typ="rt")  # YAML 1.2, keeps line/column records
     try:
         tree = yaml.load(text)
+    except RecursionError:
+        raise _too_deep(display, max_depth) from None
+    except ValueError as exc:  # e.g. an integer past Python's digit limit
+        raise InputFileError(display, f"invalid YAML value: {str(exc).split(';')[0]}") from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -165,8 +286,27 @@ def _load_yaml(text: str, display: str) -> Document:
     lines = text.splitlines()
     values: dict[str, Span] = {"": Span(1, 1, len(lines) + 1, 1)}
     keys: dict[str, Span] = {}
-    data = _walk_yaml(tree, "", lines, values, keys)
+    budget = _NodeBudget(display, YAML_NODES_FLOOR + YAML_NODES_PER_BYTE * len(text), max_depth)
+    try:
+        data = _walk_yaml(tree, "", lines, values, keys, budget, 1)
+    except RecursionError:
+        raise _too_deep(display, max_depth) from None
     return Document(display, data, text, values, keys)
+
+
+class _NodeBudget:
+    """Counts the nodes the YAML walk produces: aliases can make them exponential."""
+
+    def __init__(self, display: str, limit: int, max_depth: int):
+        self.display, self.limit, self.max_depth, self.used = display, limit, max_depth, 0
+
+    def spend(self, depth: int, container: bool) -> None:
+        self.used += 1
+        if self.used > self.limit:
+            raise InputFileError(self.display, f"YAML aliases expand to more than {self.limit:,} "
+                                               "nodes (an alias bomb?); refused")
+        if container and depth > self.max_depth:
+            raise _too_deep(self.display, self.max_depth)
 
 
 def _scalar_end(lines: list[str], line0: int, col0: int, flow: bool = False) -> tuple[int, int]:
@@ -216,9 +356,10 @@ def _is_flow(node) -> bool:
         return False
 
 
-def _walk_yaml(node, pointer: str, lines, values, keys):
+def _walk_yaml(node, pointer: str, lines, values, keys, budget: _NodeBudget, depth: int):
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+    budget.spend(depth, isinstance(node, (CommentedMap, CommentedSeq)))
     if isinstance(node, CommentedMap):
         out = {}
         for key, value in node.items():
@@ -230,7 +371,7 @@ def _walk_yaml(node, pointer: str, lines, values, keys):
             except (KeyError, TypeError, AttributeError):
                 pass
             out[str(key) if not isinstance(key, (str, int, float, bool)) else key] = _walk_yaml(
-                value, child, lines, values, keys
+                value, child, lines, values, keys, budget, depth + 1
             )
         return {str(k): v for k, v in out.items()}
     if isinstance(node, CommentedSeq):
@@ -242,7 +383,7 @@ def _walk_yaml(node, pointer: str, lines, values, keys):
                 values[child] = _span_at(lines, line, col, _is_flow(node))
             except (KeyError, TypeError, AttributeError):
                 pass
-            out_list.append(_walk_yaml(value, child, lines, values, keys))
+            out_list.append(_walk_yaml(value, child, lines, values, keys, budget, depth + 1))
         return out_list
     return _plain_scalar(node)
 
@@ -258,3 +399,46 @@ def _plain_scalar(value):
     if isinstance(value, str):
         return str(value)
     return str(value)  # dates and other YAML-only types: their text
+
+
+# --------------------------------------------------------------------------- deep inputs
+
+DEEP_STACK_BYTES = 512 * 1024 * 1024  # address space reserved for the worker's stack, not memory
+DEEP_RECURSION_LIMIT = 60_000
+
+
+def run_deep(function, *args):
+    """Run `function(*args)` where nesting up to MAX_DEPTH cannot overflow the stack.
+
+    The parsers, the position mapper and the meta-schema validator recurse once (or several
+    times) per nesting level; Python's default limit (1,000 frames) breaks a clean schema 100
+    levels deep. So analysis runs in a worker thread with a large stack and a raised recursion
+    limit (restored afterwards; the caller waits, so nothing else runs meanwhile).
+    """
+    import sys
+    import threading
+
+    outcome: dict = {}
+
+    def work():
+        try:
+            outcome["value"] = function(*args)
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+
+    previous_limit = sys.getrecursionlimit()
+    previous_stack = threading.stack_size()
+    try:
+        threading.stack_size(DEEP_STACK_BYTES)
+        worker = threading.Thread(target=work, name="pcdlint-analysis", daemon=True)
+    finally:
+        threading.stack_size(previous_stack)
+    sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
+    try:
+        worker.start()
+        worker.join()
+    finally:
+        sys.setrecursionlimit(previous_limit)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

@@ -14,10 +14,12 @@ it is an error (unless allowed), one met in a directory walk is only listed.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.errors import InputFileError
 from auditor.schema.cache import analyse_file
 from auditor.schema.documents import LINTABLE_SUFFIXES, parse_document
 from auditor.schema.python_source import is_python_ref, load_python_ref
@@ -35,13 +37,17 @@ class Input:
     raw: bytes | None = None  # stdin's bytes
     python: str | None = None  # "pkg.module:Name"
 
-    def load(self, use_cache: bool = True) -> FileModel:
+    def load(self, use_cache: bool = True, max_bytes: int | None = None,
+             max_depth: int | None = None) -> FileModel:
         if self.python is not None:
             return analyse(load_python_ref(self.python))
         if self.raw is not None:
-            return analyse(parse_document(self.raw, _suffix_for(self.display, self.raw), self.display))
+            if max_bytes is not None and len(self.raw) > max_bytes:
+                raise InputFileError(self.display, f"larger than max-file-bytes ({max_bytes} bytes)")
+            return analyse(parse_document(self.raw, _suffix_for(self.display, self.raw), self.display,
+                                          max_depth))
         assert self.path is not None
-        return analyse_file(self.path, self.display, use_cache)
+        return analyse_file(self.path, self.display, use_cache, max_bytes, max_depth)
 
 
 def _suffix_for(display: str, raw: bytes) -> str:
@@ -53,19 +59,21 @@ def _suffix_for(display: str, raw: bytes) -> str:
 
 
 def expand_inputs(args: list[str], stdin_filename: str | None = None,
-                  stdin: bytes | None = None) -> tuple[list[Input], list[str]]:
-    """(inputs in a stable order, directories that held no JSON or YAML file)."""
+                  stdin: bytes | None = None, notices: list | None = None,
+                  max_bytes: int | None = None) -> tuple[list[Input], list[str]]:
+    """(inputs in a stable order, directories that held no JSON or YAML file); what a directory
+    walk passes over (FIFOs, devices, links leaving the tree) is appended to `notices`."""
     out: list[Input] = []
     empty: list[str] = []
     for given in args:
         if given == STDIN:
-            if stdin is None:
-                stdin = sys.stdin.buffer.read()
+            if stdin is None:  # never more than the limit (and one byte to tell it was over)
+                stdin = sys.stdin.buffer.read(-1 if max_bytes is None else max_bytes + 1)
             out.append(Input(stdin_filename or STDIN_DISPLAY, True, raw=stdin))
             continue
         path = Path(given)
         if path.is_dir():
-            found = [Input(str(child), False, path=child) for child in _walk(path)]
+            found = [Input(str(child), False, path=child) for child in _walk(path, notices)]
             if not found:
                 empty.append(given)
             out.extend(found)
@@ -76,10 +84,35 @@ def expand_inputs(args: list[str], stdin_filename: str | None = None,
     return out, empty
 
 
-def _walk(path: Path) -> list[Path]:
+def _walk(path: Path, notices: list | None = None) -> list[Path]:
+    """*.json/*.yaml/*.yml under a directory, in a stable order. Only regular files are taken,
+    and a symlink only when it stays inside the directory named on the command line; what is
+    passed over goes to `notices` as an InputFileError. Directory symlinks are not descended."""
     files: list[Path] = []
+    top = path.resolve()
     for root, dirs, names in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        files.extend(Path(root) / name for name in sorted(names)
-                     if Path(name).suffix.lower() in LINTABLE_SUFFIXES)
+        for name in sorted(names):
+            if Path(name).suffix.lower() not in LINTABLE_SUFFIXES:
+                continue
+            child = Path(root) / name
+            skipped = _skip_reason(child, top)
+            if skipped is None:
+                files.append(child)
+            elif notices is not None:
+                notices.append(InputFileError(str(child), skipped))
     return files
+
+
+def _skip_reason(child: Path, top: Path) -> str | None:
+    try:
+        if child.is_symlink():
+            target = child.resolve()
+            if not target.is_relative_to(top):
+                return "symlink leaves the linted directory; skipped (name it to lint it)"
+        mode = child.stat().st_mode
+    except (OSError, RuntimeError) as exc:  # a dangling or looping link
+        return f"cannot read file ({getattr(exc, 'strerror', None) or exc}); skipped"
+    if not stat.S_ISREG(mode):
+        return "not a regular file; skipped"
+    return None

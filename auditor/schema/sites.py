@@ -290,12 +290,17 @@ class _JsonSchemaCrawler:
         if not isinstance(schema, (dict, bool)):
             self.model.schema_problems.append(SchemaProblem(located.pointer, "a schema must be an object"))
             return
+        declared = schema.get("$schema") if isinstance(schema, dict) else None
         if located.dialect in ("openapi-3.0", "swagger-2.0"):
             cls = validators.Draft4Validator  # their Schema Objects extend draft 4 / wright-00
-        else:
+        elif declared is None or isinstance(declared, str):
             cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+        else:  # `"$schema": 5`: the meta-schema check below reports it
+            cls = validators.Draft202012Validator
         try:
             errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(e.path))
+        except RecursionError:
+            raise  # the file is nested too deeply: an input error, not a schema problem
         except Exception as exc:  # a broken meta-schema lookup must not crash the lint
             self.model.schema_problems.append(SchemaProblem(located.pointer, f"meta-schema check failed: {exc}"))
             return

@@ -16,6 +16,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from auditor.cachedir import cache_dir
+from auditor.errors import TokenizerError
 
 # Bumped whenever a converter changes what it produces, so stale cache entries are ignored.
 CONVERTER_VERSION = 2
@@ -67,6 +68,12 @@ def cached_conversion(source: Path, kind: str, convert: Callable[[], Tokenizer],
             return Tokenizer.from_file(str(target))
         except Exception:  # a corrupt entry is rebuilt below
             pass
-    tokenizer = convert()
+    try:
+        tokenizer = convert()
+    except TokenizerError:
+        raise
+    except Exception as exc:  # a fake or truncated .tiktoken/.gguf: one line, exit 2
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TokenizerError(f"{source}: not a readable {kind} tokenizer file ({first[:200]})") from None
     atomic_write(target, tokenizer.to_str())
     return tokenizer

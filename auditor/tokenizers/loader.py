@@ -17,6 +17,7 @@ from tokenizers import Tokenizer
 
 from auditor.cachedir import cache_dir  # noqa: F401  (re-exported)
 from auditor.errors import TokenizerError
+from auditor.netpolicy import network_policy
 from auditor.tokenizers import convert
 from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     ALIASES,
@@ -164,10 +165,13 @@ def _load_hub(repo_id: str, allow_download: bool) -> tuple[Tokenizer, str]:
         )
     try:
         from huggingface_hub import hf_hub_download
+        from huggingface_hub.utils import logging as hf_logging
 
+        hf_logging.set_verbosity_error()  # its retry warnings would make a failure 12 lines long
         path = hf_hub_download(repo_id, "tokenizer.json")
     except Exception as exc:
-        raise TokenizerError(f"could not download tokenizer '{repo_id}': {exc}") from exc
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TokenizerError(f"could not download tokenizer '{repo_id}': {first}") from None
     return _load_json(Path(path)), f"hf-hub:{repo_id}"
 
 
@@ -183,6 +187,7 @@ def load_tokenizer(spec: str, allow_download: bool = False,
     TIKTOKEN_PATTERN (cl100k, o200k, qwen2 or a regex) applies to `.tiktoken` paths; without it
     the split regex is chosen from the file's size (see `convert.default_tiktoken_pattern`).
     """
+    network_policy(allow_download)  # no request leaves without --allow-download
     name = canonical_name(spec)
     if name is not None:
         tok, source = BUILTINS[name].load()

@@ -1,0 +1,514 @@
+"""The bad-input table (issue 13): one row per class of hostile input, file or cache.
+
+Every row runs the real CLI in a subprocess and asserts the exact exit code, that a usage
+error is one line naming the offending file (never a traceback, never "internal error"), and
+that every input's bytes are unchanged afterwards. Rows needing something this machine cannot
+make (root for /dev writes) skip with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import re
+import stat
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+CLEAN = {"type": "object", "properties": {"sentiment": {"enum": ["positive", "negative"]}}}
+BAD = {"type": "object", "properties": {"code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}}
+INJECT = "\n::error file=x.json::forged\r\x1b[2J\x07\u202eevil"
+
+
+def run(args, cwd: Path, env: dict | None = None, stdout=subprocess.PIPE, timeout: int = 120,
+        **kwargs) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(cwd / ".cache"),
+                **(env or {})}
+    full_env.pop("GITHUB_ACTIONS", None)
+    full_env.pop("PCDLINT_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "auditor", *map(os.fsdecode, args)], cwd=cwd,
+                          env=full_env, stdout=stdout, stderr=subprocess.PIPE, timeout=timeout,
+                          **kwargs)
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else f"<{path.lstat().st_mode:o}>"
+
+
+def write(path: Path, value) -> Path:
+    path.write_text(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False),
+                    encoding="utf-8")
+    return path
+
+
+@dataclass
+class Case:
+    args: list
+    code: int
+    message: str | None = None  # stderr holds exactly one error line, containing this
+    inputs: list = field(default_factory=list)  # paths whose bytes must not change
+    check: object = None  # extra assertion: check(result, tmp)
+    env: dict = field(default_factory=dict)
+    stdout: object = subprocess.PIPE
+
+
+def _nest(levels: int, keyword: str = "properties") -> str:
+    if keyword == "properties":
+        opening, closing = '{"type":"object","properties":{"x":', "}}"
+    elif keyword == "items":
+        opening, closing = '{"type":"array","items":', "}"
+    else:
+        opening, closing = '{"allOf":[', "]}"
+    return opening * levels + '{"enum":["alpha","beta"]}' + closing * levels
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def caches_pickle_never_executed(tmp):
+    schema = write(tmp / "s.json", BAD)
+    first = run(["check", schema, "-f", "json"], tmp)
+    entries = sorted((tmp / ".cache" / "analysis").glob("*.json"))
+    assert entries and first.returncode == 1
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, (f"touch {tmp / 'pwned'}",))
+
+    for entry in entries:  # a planted pickle under the entry's own name, and a legacy one
+        entry.write_bytes(pickle.dumps(Boom()))
+        entry.with_suffix(".pickle").write_bytes(pickle.dumps(Boom()))
+
+    def check(result, tmp):
+        assert not (tmp / "pwned").exists(), "the cache executed code"
+        assert json.loads(result.stdout)["findings"] == json.loads(first.stdout)["findings"]
+        header = json.loads(entries[0].read_bytes().splitlines()[0])  # rebuilt, as data
+        assert header["format"] == "pcdlint-analysis"
+    return Case(["check", schema, "-f", "json"], 1, None, [schema], check)
+
+
+def cache_corrupt_or_tampered(tmp):
+    schema = write(tmp / "s.json", BAD)
+    assert run(["check", schema], tmp).returncode == 1
+    entry = next((tmp / ".cache" / "analysis").glob("*.json"))
+    header, payload = entry.read_bytes().split(b"\n", 1)
+    # same checksum header, payload edited to drop every site: must be refused, not believed
+    data = json.loads(payload)
+    data["sites"] = []
+    entry.write_bytes(header + b"\n" + json.dumps(data).encode())
+    return Case(["check", schema], 1, None, [schema],
+                lambda r, t: " PCD001 " in r.stdout.decode())
+
+
+def cache_truncated(tmp):
+    schema = write(tmp / "s.json", BAD)
+    assert run(["check", schema], tmp).returncode == 1
+    entry = next((tmp / ".cache" / "analysis").glob("*.json"))
+    entry.write_bytes(entry.read_bytes()[:50])
+    return Case(["check", schema], 1, None, [schema], lambda r, t: " PCD001 " in r.stdout.decode())
+
+
+def _needs_writable(path: str):
+    if not os.access(path, os.W_OK):
+        pytest.skip(f"{path} is not writable here")
+
+
+def out_dev_null(tmp):
+    _needs_writable("/dev/null")
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", schema, "-o", "/dev/null", "--output-html", "/dev/null"], 0, None, [schema],
+                lambda r, t: stat.S_ISCHR(os.stat("/dev/null").st_mode))
+
+
+def out_dev_full(tmp):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", schema, "-o", "/dev/full"], 2, "--output /dev/full: cannot write", [schema],
+                lambda r, t: stat.S_ISCHR(os.stat("/dev/full").st_mode))
+
+
+def out_dev_stdout(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", schema, "-o", "/dev/stdout"], 0, None, [schema],
+                lambda r, t: os.path.islink("/dev/stdout") or (not os.path.isfile("/dev/stdout")
+                and b"0 findings" in r.stdout))
+
+
+def out_dash_is_stdout(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", schema, "-o", "-", "-f", "json"], 0, None, [schema],
+                lambda r, t: not (t / "-").exists() and json.loads(r.stdout)["version"] == 1)
+
+
+def out_fifo_written_through(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    fifo = tmp / "report.fifo"
+    os.mkfifo(fifo)
+    received = []
+
+    def reader():
+        with open(fifo, "rb") as handle:
+            received.append(handle.read())
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+
+    def check(result, tmp):
+        thread.join(10)
+        return stat.S_ISFIFO(os.lstat(fifo).st_mode) and b"0 findings" in received[0]
+    return Case(["check", schema, "-o", fifo], 0, None, [schema], check)
+
+
+def out_symlink_keeps_link(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    (tmp / "real.txt").write_text("old")
+    (tmp / "link.txt").symlink_to("real.txt")
+    return Case(["check", schema, "-o", "link.txt"], 0, None, [schema],
+                lambda r, t: (t / "link.txt").is_symlink()
+                and "0 findings" in (t / "real.txt").read_text())
+
+
+def out_planted_temp_symlink(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    victim = write(tmp / "victim.json", {"keep": "me"})
+    (tmp / ".report.txt.tmp").symlink_to(victim)  # the old predictable temp name
+    return Case(["check", schema, "-o", "report.txt"], 0, None, [schema, victim],
+                lambda r, t: "0 findings" in (t / "report.txt").read_text())
+
+
+def out_is_input(tmp):
+    schema = write(tmp / "s.json", BAD)
+    return Case(["check", schema, "-o", schema], 2, "refusing to overwrite an input file", [schema])
+
+
+def out_html_is_input(tmp):
+    schema = write(tmp / "s.json", BAD)
+    return Case(["check", schema, "--output-html", schema], 2, "refusing to overwrite an input", [schema])
+
+
+def baseline_is_input(tmp):
+    schema = write(tmp / "s.json", BAD)
+    return Case(["check", schema, "--write-baseline", schema], 2, "refusing to overwrite an input", [schema])
+
+
+def out_is_input_inside_directory(tmp):
+    (tmp / "d").mkdir()
+    schema = write(tmp / "d" / "s.json", BAD)
+    return Case(["check", "d", "-o", "d/s.json"], 2, "refusing to overwrite an input file", [schema])
+
+
+def out_same_path_twice(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", schema, "-o", "r.html", "--output-html", "r.html"], 2,
+                "--output-html r.html: same file as --output", [schema],
+                lambda r, t: not (t / "r.html").exists())
+
+
+def stdout_full(tmp):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", schema], 2, "standard output: cannot write", [schema],
+                stdout=open("/dev/full", "wb"))
+
+
+def stdout_read_only(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", schema], 2, "standard output: cannot write", [schema],
+                stdout=open(os.devnull, "rb"))
+
+
+def yaml_alias_bomb(tmp):
+    text = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    for i in range(1, 9):
+        text += f"{chr(97 + i)}: &{chr(97 + i)} [" + ",".join([f"*{chr(96 + i)}"] * 9) + "]\n"
+    bomb = write(tmp / "bomb.yaml", text)
+    return Case(["check", bomb], 2, "bomb.yaml: YAML aliases expand to more than", [bomb])
+
+
+def fifo_input_named(tmp):
+    fifo = tmp / "in.json"
+    os.mkfifo(fifo)
+    return Case(["check", fifo], 2, "in.json: not a regular file (a FIFO)", [fifo])
+
+
+def fifo_in_directory_skipped(tmp):
+    (tmp / "d").mkdir()
+    schema = write(tmp / "d" / "a.json", CLEAN)
+    os.mkfifo(tmp / "d" / "b.json")
+    return Case(["check", "d"], 0, "b.json: note: not a regular file; skipped", [schema],
+                lambda r, t: "1 file" in r.stdout.decode())
+
+
+def symlink_leaving_directory(tmp):
+    (tmp / "d").mkdir()
+    outside = write(tmp / "outside.json", BAD)
+    (tmp / "d" / "link.json").symlink_to(outside)
+    (tmp / "d" / "zero.json").symlink_to("/dev/zero")
+    schema = write(tmp / "d" / "a.json", CLEAN)
+    return Case(["check", "d"], 0, None, [schema, outside],
+                lambda r, t: "0 findings in 1 file" in r.stdout.decode()
+                and r.stderr.decode().count("symlink leaves the linted directory") == 2)
+
+
+def dev_zero_input(tmp):
+    return Case(["check", "/dev/zero"], 2, "/dev/zero: not a regular file (a character device)")
+
+
+def file_too_big(tmp):
+    big = tmp / "big.json"
+    with big.open("wb") as handle:
+        handle.write(b'{"enum": ["a", "b"], "pad": "')
+        handle.write(b"x" * 21_000_000)
+        handle.write(b'"}')
+    return Case(["check", big], 2, "big.json: file is 21,000,031 bytes, over the limit of 20,000,000",
+                [big])
+
+
+def file_over_configured_limit(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    (tmp / ".pcdlint.toml").write_text("max-file-bytes = 50\n")
+    return Case(["check", schema], 2, "over the limit of 50 (config key max-file-bytes)", [schema])
+
+
+def deep_json(tmp):
+    deep = write(tmp / "deep.json", "[" * 5000 + "]" * 5000)
+    other = write(tmp / "other.json", BAD)  # still linted: the failure is per file
+    return Case(["check", deep, other], 2, "deep.json: nested", [deep, other],
+                lambda r, t: " PCD001 " in r.stdout.decode())
+
+
+def deep_yaml(tmp):
+    deep = write(tmp / "deep.yaml", _nest(700))
+    return Case(["check", deep], 2, "deep.yaml: nested", [deep])
+
+
+def deep_schema(tmp, keyword="properties"):
+    deep = write(tmp / "deep.json", _nest(1200, keyword))
+    return Case(["check", deep], 2, "deep.json: nested", [deep])
+
+
+def deep_clean_schema_lints_clean(tmp):
+    clean = write(tmp / "clean100.json", _nest(100))
+    items = write(tmp / "items300.json", _nest(300, "items"))
+    return Case(["check", clean, items, "--no-cache"], 0, None, [clean, items],
+                lambda r, t: "0 findings in 2 files" in r.stdout.decode())
+
+
+def lone_surrogate_option(tmp):
+    bad = write(tmp / "sur.json", '{"enum": ["\\ud800x", "b"]}')
+    return Case(["check", bad], 2, "sur.json: lone surrogate U+D800 in a string at /enum/0", [bad])
+
+
+def reversed_surrogate_key(tmp):
+    bad = write(tmp / "sur.json", '{"properties": {"\\udc00\\ud800": {"enum": ["a", "b"]}}}')
+    return Case(["check", bad], 2, "sur.json: lone surrogate U+DC00", [bad])
+
+
+def schema_keyword_not_string(tmp):
+    bad = write(tmp / "s5.json", {"$schema": 5, "enum": ["alpha", "beta"]})
+    return Case(["check", bad], 1, None, [bad],
+                lambda r, t: "s5.json:1:" in r.stdout.decode() and "PCD000" in r.stdout.decode())
+
+
+def huge_integer(tmp):
+    bad = write(tmp / "int.json", '{"enum": [' + "9" * 5000 + ', 1]}')
+    return Case(["check", bad], 2, "int.json: integer literal with 5,000 digits", [bad])
+
+
+def huge_integer_yaml(tmp):
+    bad = write(tmp / "int.yaml", "enum: [" + "9" * 5000 + ", 1]\n")
+    return Case(["check", bad], 2, "int.yaml: invalid YAML value", [bad])
+
+
+def config_not_utf8(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    (tmp / ".pcdlint.toml").write_bytes(b"select = ['\xff\xfe']\n")
+    return Case(["check", schema], 2, ".pcdlint.toml: config is not UTF-8", [schema, tmp / ".pcdlint.toml"])
+
+
+def file_name_not_utf8(tmp):
+    name = os.fsencode(tmp) + b"/bad\xff\n::error::x.json"
+    try:
+        with open(name, "w", encoding="utf-8") as handle:
+            json.dump(BAD, handle)
+    except OSError:
+        pytest.skip("this file system refuses undecodable names")
+
+    def check(result, tmp):
+        out, err = result.stdout.decode(), result.stderr.decode()
+        assert "bad\\udcff" in out  # shown escaped, not a crash
+        assert not any(line.lstrip().startswith("::") for line in (out + err).splitlines())
+    return Case(["check", tmp], 1, None, [Path(os.fsdecode(name))], check)
+
+
+def file_name_injection_on_stderr(tmp):
+    name = tmp / "x\n::error::forged.json"
+    write(name, "{not json")
+    return Case(["check", name, "-f", "github"], 2, "x\\x0a::error::forged.json:1:2: invalid JSON", [name])
+
+
+def fake_tiktoken(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    fake = tmp / "fake.tiktoken"
+    fake.write_text("not a tiktoken file\n")
+    return Case(["check", "-t", fake, schema], 2, "fake.tiktoken: not a", [schema, fake])
+
+
+def fake_gguf_tokenizer(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    fake = tmp / "fake.gguf"
+    fake.write_bytes(b"GGUF" + b"\0" * 60)
+    return Case(["check", "-t", fake, schema], 2, "fake.gguf: not a readable GGUF", [schema, fake])
+
+
+def fake_gguf_model(tmp):
+    pytest.importorskip("torch")
+    schema = write(tmp / "s.json", CLEAN)
+    fake = tmp / "fake.gguf"
+    fake.write_bytes(b"GGUF" + b"\0" * 60)
+    return Case(["verify", "--model", fake, schema], 2, "fake.gguf: not a loadable GGUF model",
+                [schema, fake])
+
+
+def max_options_zero(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    (tmp / ".pcdlint.toml").write_text("[rules.too-many-options]\nmax-options = 0\n")
+    return Case(["check", schema], 2, "rules.too-many-options.max-options: must be a positive number",
+                [schema])
+
+
+def ratio_negative(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    (tmp / ".pcdlint.toml").write_text("[rules.length-skew]\nratio = -3\n")
+    return Case(["check", schema], 2, "rules.length-skew.ratio: must be a positive number", [schema])
+
+
+def injection_in_text(tmp):
+    bad = write(tmp / "inj.json", {"type": "object", "properties": {
+        f"key{INJECT}": {"enum": [f"Cat{INJECT}", "Dog"]}}})
+
+    def check(result, tmp):
+        out, err = result.stdout.decode(), result.stderr.decode()
+        for line in (out + err).splitlines():
+            assert not line.lstrip().startswith("::"), line
+        for raw in ("\x1b", "\x07", "\r", "\u202e"):
+            assert raw not in out + err
+        assert "\\u202e" in out
+    return Case(["check", bad], 0, None, [bad], check)
+
+
+def injection_in_suggest(tmp):
+    bad = write(tmp / "inj.json", {"type": "object", "properties": {
+        f"k{INJECT}": {"enum": [f"CAT_001{INJECT}", "CAT_002", "CAT_103"]}}})
+
+    def check(result, tmp):
+        out = result.stdout.decode()
+        assert out and not any(line.lstrip().startswith("::") for line in out.splitlines())
+        assert "\x1b" not in out and "\u202e" not in out
+    return Case(["suggest", bad], 0, None, [bad], check)
+
+
+def injection_in_github_format(tmp):
+    bad = write(tmp / "inj.json", {"type": "object", "properties": {
+        f"k{INJECT}": {"enum": [f"CAT_001{INJECT}", "CAT_002", "CAT_103"]}}})
+
+    def check(result, tmp):
+        lines = result.stdout.decode().splitlines()
+        commands = [line for line in lines if line.startswith("::")]
+        assert len(commands) == len(lines) - 1  # one per finding, then the summary
+        assert all(line.startswith(("::error file=", "::warning file=", "::notice file="))
+                   for line in commands)
+        assert "%0A::error" in result.stdout.decode() and "\x1b" not in result.stdout.decode()
+    return Case(["check", bad, "-f", "github"], 1, None, [bad], check)
+
+
+def injection_in_job_summary(tmp):
+    hostile = ('<script>alert(1)</script><img src=x onerror=alert(1)><svg onload=alert(1)>'
+               '[click](javascript:alert(1)) ![i](https://evil/x.png) | cell')
+    bad = write(tmp / "inj.json", {"type": "object", "properties": {
+        hostile: {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}})
+    sarif = tmp / "out.sarif"
+
+    def check(result, tmp):
+        summary = subprocess.run([sys.executable, "-m", "auditor.reporting.action_summary", "--exit-code", "1",
+                                  sarif], capture_output=True, text=True, cwd=tmp, timeout=60)
+        text = summary.stdout
+        assert summary.returncode == 0 and "PCD001" in text
+        for raw in ("<script", "<img", "<svg"):
+            assert raw not in text, raw
+        assert not re.search(r"(?<!\\)[\[\]]", text.split("| Message |", 1)[1]), text  # no live link
+        assert "&lt;script&gt;" in text and "\\[click\\](javascript:alert(1))" in text
+        results = json.loads(sarif.read_text())["runs"][0]["results"]
+        assert all("[click](" not in r["message"]["text"] for r in results)
+        assert any("\\[click\\](javascript" in r["message"]["text"] for r in results)
+    return Case(["check", bad, "--output-sarif", sarif], 1, None, [bad], check)
+
+
+def non_finite_numbers_strict_json(tmp):
+    bad = write(tmp / "nan.json", '{"enum": [NaN, Infinity, -Infinity, 1e999, "a"], "default": NaN}')
+
+    def check(result, tmp):
+        def refuse(constant):
+            raise AssertionError(f"non-standard JSON constant {constant}")
+        report = json.loads(result.stdout, parse_constant=refuse)
+        assert '"Infinity"' in result.stdout.decode() or report["findings"]
+    return Case(["check", bad, "-f", "json"], 1, None, [bad], check)
+
+
+def html_template_text_in_file_name(tmp):
+    name = write(tmp / "{{ 7*7 }}.json", "{not json")
+    out = tmp / "r.html"
+    return Case(["check", name, "--output-html", out], 2, "{{ 7*7 }}.json:1:2: invalid JSON", [name],
+                lambda r, t: "{{ 7*7 }}" in out.read_text() and ">49<" not in out.read_text())
+
+
+ROWS = [
+    caches_pickle_never_executed, cache_corrupt_or_tampered, cache_truncated,
+    out_dev_null, out_dev_full, out_dev_stdout, out_dash_is_stdout, out_fifo_written_through,
+    out_symlink_keeps_link, out_planted_temp_symlink, out_is_input, out_html_is_input,
+    baseline_is_input, out_is_input_inside_directory, out_same_path_twice, stdout_full,
+    stdout_read_only, yaml_alias_bomb, fifo_input_named, fifo_in_directory_skipped,
+    symlink_leaving_directory, dev_zero_input, file_too_big, file_over_configured_limit,
+    deep_json, deep_yaml, deep_schema, deep_clean_schema_lints_clean, lone_surrogate_option,
+    reversed_surrogate_key, schema_keyword_not_string, huge_integer, huge_integer_yaml,
+    config_not_utf8, file_name_not_utf8, file_name_injection_on_stderr, fake_tiktoken,
+    fake_gguf_tokenizer, fake_gguf_model, max_options_zero, ratio_negative, injection_in_text,
+    injection_in_suggest, injection_in_github_format, injection_in_job_summary,
+    non_finite_numbers_strict_json, html_template_text_in_file_name,
+]
+
+
+def _assert_case(case: Case, tmp: Path) -> None:
+    before = {str(p): digest(Path(p)) for p in case.inputs}
+    result = run(case.args, tmp, case.env, stdout=case.stdout)
+    err = result.stderr.decode("utf-8", "replace")
+    out = result.stdout.decode("utf-8", "replace") if result.stdout is not None else ""
+    assert "Traceback" not in err + out and "internal error" not in err + out, err
+    assert result.returncode == case.code, (result.returncode, err, out[-2000:])
+    if case.message is not None:
+        errors = [line for line in err.splitlines() if case.message in line]
+        assert len(errors) == 1, err  # one line, naming the file (or the flag)
+        assert len(err.splitlines()) <= 3, err  # no multi-line dumps
+    if case.check is not None:
+        assert case.check(result, tmp) is not False
+    after = {str(p): digest(Path(p)) for p in case.inputs}
+    assert after == before, "an input changed"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.__name__ for r in ROWS])
+def test_bad_input(row, tmp_path):
+    _assert_case(row(tmp_path), tmp_path)
+
+
+@pytest.mark.parametrize("keyword", ["items", "allOf"])
+def test_deep_schema_keywords(keyword, tmp_path):
+    _assert_case(deep_schema(tmp_path, keyword), tmp_path)
