@@ -104,7 +104,10 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     shown = "; ".join(_bucket_text(piece(t), [options[i] for i in idx], gather) for t, idx in largest)
     more = "; …" if len(collisions) > SHOWN_BUCKETS else ""
     message = f"{n} {scored} collapse into {distinct} first-token buckets{after}: {shown}{more}"
-    message += "; " + consequence(engine, plan, losses, colliding - len(collisions) - tied_lost)
+    # under gather "X always wins" already says what is lost; other engines (and refusals, and
+    # losses other than ties) get their own sentence
+    if not gather or plan.refused is not None or any(loss.reason != TIE for loss in losses):
+        message += "; " + consequence(engine, plan, losses, colliding - len(collisions) - tied_lost)
     data = {
         "engine": engine.name,
         "prefix": prefix,
