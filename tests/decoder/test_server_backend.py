@@ -3,10 +3,12 @@
 The server serves the same SmolLM2 GGUF the in-process backend loads; both score the same
 fields, and the picks and log-probs must agree. They are not bit-identical: llama.cpp runs
 the Q4_1 weights with its own quantized kernels, the in-process model runs them de-quantized
-in float32. Measured on this machine (README, "Server backend"): first-token and full-sequence
-picks equal on every field, max |Δ log-prob| LOGPROB_TOLERANCE or less per scored token.
+in float32. The tolerance LOGPROB_TOLERANCE per scored token is a first guess, not a measured
+figure: these tests do not pass yet (README, "Server backend": the server's text tokenization
+differs from pcdlint's cut at the seed boundary).
 
-.ci/run builds and installs llama-cpp-python[server]; outside CI a missing package skips.
+Opt-in: `PCDLINT_SERVER_TESTS=1 bash .ci/run` builds and installs llama-cpp-python[server] and
+requires it; otherwise a missing package skips.
 """
 
 from __future__ import annotations
