@@ -15,6 +15,7 @@ and rebuilt. Entries are written atomically (tempfile.mkstemp + os.replace).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -26,10 +27,11 @@ from auditor import __version__
 from auditor.cachedir import cache_dir
 from auditor.errors import InputFileError
 from auditor.schema.documents import Document, Span, parse_document, read_source, run_deep
+from auditor.schema.locate import LocatedSchema
 from auditor.schema.sites import FileModel, SchemaProblem, Site, analyse
 
 CACHE_FORMAT = "pcdlint-analysis"
-CACHE_VERSION = 2  # 1 was a pickle; never read again
+CACHE_VERSION = 3  # 1 was a pickle; 2 lacked schemas and array depths; never read again
 
 
 @lru_cache(maxsize=1)
@@ -107,8 +109,9 @@ def _model_to_data(model: FileModel) -> dict:
             "option_pointers": s.option_pointers, "span": span(s.span),
             "option_spans": [span(o) for o in s.option_spans], "kind": s.kind,
             "description": s.description, "suppressed": sorted(s.suppressed),
-            "suppression_pointers": list(s.suppression_pointers),
+            "suppression_pointers": list(s.suppression_pointers), "array_depth": s.array_depth,
         } for s in model.sites],
+        "schemas": [dataclasses.asdict(located) for located in model.schemas],
         "schema_problems": [[p.pointer, p.message] for p in model.schema_problems],
         "remote_refs": model.remote_refs,
         "suppressions": {p: sorted(codes) for p, codes in model.suppressions.items()},
@@ -129,12 +132,13 @@ def _model_from_data(data: dict, display: str) -> FileModel:
         sites.append(Site(display, str(s["pointer"]), str(s["field"]), str(s["name"]), options,
                           pointers, _span(s["span"]), spans, str(s["kind"]), str(s["description"]),
                           frozenset(str(c) for c in s["suppressed"]),
-                          tuple(str(p) for p in s["suppression_pointers"])))
+                          tuple(str(p) for p in s["suppression_pointers"]), int(s["array_depth"])))
     problems = [SchemaProblem(str(p), str(m)) for p, m in data["schema_problems"]]
     suppressions = {str(p): frozenset(str(c) for c in codes)
                     for p, codes in data["suppressions"].items()}
+    schemas = [LocatedSchema(**{k: str(v) for k, v in located.items()}) for located in data["schemas"]]
     return FileModel(document, str(data["format"]), sites, problems,
-                     [str(r) for r in data["remote_refs"]], suppressions)
+                     [str(r) for r in data["remote_refs"]], suppressions, schemas)
 
 
 def load_entry(entry: Path, key: str, display: str) -> FileModel | None:
