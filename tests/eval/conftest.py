@@ -14,15 +14,8 @@ SUBSET = slice(0, 16, 2)
 
 
 @pytest.fixture(scope="session")
-def eval_model():
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    from auditor.decoder import DecoderError, load_model
-
-    try:
-        return load_model(device="cpu", dtype="float32", progress=False)
-    except DecoderError as exc:
-        pytest.skip(f"default model unavailable: {exc}")
+def eval_model(smollm2_model):
+    return smollm2_model
 
 
 @pytest.fixture(scope="session")
