@@ -12,8 +12,8 @@ server refuses token-id prompts, so pcdlint sends text and the server tokenizes 
   server sees ``\n  `` as one token where PCD feeds two, so the contexts differ; the picks must
   still agree and the backend must report the cut difference, not a tokenizer mismatch.
 
-Opt-in: `PCDLINT_SERVER_TESTS=1 bash .ci/run` builds and installs llama-cpp-python[server] and
-requires it; otherwise a missing package skips.
+`.ci/run` builds (once, cached) and installs llama-cpp-python[server] and sets
+PCDLINT_SERVER_TESTS=1, which makes a missing package a failure; elsewhere it skips.
 """
 
 from __future__ import annotations
