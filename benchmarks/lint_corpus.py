@@ -63,7 +63,7 @@ def main() -> None:
     lint_cold = time.perf_counter() - start
     options = [json_text(o) for r in run.files for s in r.model.sites for o in s.options]
     def fresh_lint(options=None, **kwargs):
-        tok._memo.clear()  # no help from strings encoded by an earlier run in this process
+        tok.forget()  # no help from strings encoded by an earlier run in this process
         return lint(files, [tok], options, **kwargs)
 
     lint_nocache = best_of(1, lambda: fresh_lint(use_cache=False))

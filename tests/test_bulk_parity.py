@@ -45,7 +45,7 @@ def corpus_digests(tokenizer_names, options: dict) -> dict[str, str]:
     files = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.json"))
     tokenizers = [get_tokenizer(name) for name in tokenizer_names]
     for tokenizer in tokenizers:
-        tokenizer._memo.clear()  # nothing left over from another test's run
+        tokenizer.forget()  # nothing left over from another test's run
     run = lint(files, tokenizers, LintOptions(**options))
     document = strict_json(run_to_dict(run))
     document.pop("tool")

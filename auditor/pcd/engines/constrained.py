@@ -17,7 +17,7 @@ from auditor.pcd.scoring import SiteTokens, field_head
 
 def trie_plan(tokens: SiteTokens) -> FieldPlan:
     texts = tuple(rendered(o) for o in tokens.site.options)
-    sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch(list(texts)))
+    sequences = tuple(tuple(ids) for ids in tokens.tokenizer.ids_many(list(texts)))
     return FieldPlan(field_head(tokens.site.name, tokens.array_depth), sequences, texts)
 
 
@@ -43,6 +43,9 @@ def walk(plan: FieldPlan, wanted: tuple[int, ...]) -> int | None:
 class Constrained(EngineProfile):
     def plan(self, tokens):
         return trie_plan(tokens)
+
+    def plan_texts(self, site):
+        return [rendered(o) for o in site.options]
 
     def pick(self, plan, tokens, k):
         returned = walk(plan, plan.sequences[k])

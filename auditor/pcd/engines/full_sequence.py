@@ -18,7 +18,7 @@ from auditor.pcd.scoring import SiteTokens, field_head, json_text
 def sequence_plan(tokens: SiteTokens) -> FieldPlan:
     options = tokens.site.options
     texts = tuple(json_text(o) for o in options)
-    sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch(list(texts)))
+    sequences = tuple(tuple(ids) for ids in tokens.tokenizer.ids_many(list(texts)))
     strings = all(isinstance(o, str) for o in options)
     return FieldPlan(field_head(tokens.site.name, tokens.array_depth) + ('"' if strings else ""), sequences, texts)
 
@@ -26,6 +26,9 @@ def sequence_plan(tokens: SiteTokens) -> FieldPlan:
 class FullSequence(EngineProfile):
     def plan(self, tokens):
         return sequence_plan(tokens)
+
+    def plan_texts(self, site):
+        return [json_text(o) for o in site.options]
 
     def pick(self, plan, tokens, k):
         wanted = plan.sequences[k]
