@@ -16,7 +16,7 @@ from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rule
 from auditor.lint.suggest import SUGGESTING, prefetch_suggestions, verified_suggestions
 from auditor.pcd.cost import run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
-from auditor.pcd.scoring import TEXT_GROUPS, SiteTokens, letter_probe_texts, prefetch
+from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
 
@@ -200,7 +200,7 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
         names = dict.fromkeys(t.site.name for t in site_tokens if t.collisions or t.multi_token)
         tokenizer.prefill([text for name in names for text in letter_probe_texts(name)])
     if options.suggestions and codes & set(SUGGESTING):
-        prefetch_suggestions(site_tokens, tokenizer, engines, TEXT_GROUPS, "PCD005" in codes)
+        prefetch_suggestions(site_tokens, tokenizer, engines, ("core",), "PCD005" in codes)
 
 
 def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[Rule],

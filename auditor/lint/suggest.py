@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import replace
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
@@ -29,6 +30,7 @@ def _words(option: str) -> list[str]:
     return WORD.findall(option)
 
 
+@lru_cache(maxsize=65536)  # the same words come back in every candidate of a field
 def _fold(value: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", value).casefold().split())
 
@@ -71,12 +73,13 @@ def _candidates(options: list[str], slot_letters: tuple[str, ...]) -> list[tuple
     return out
 
 
-def _word_set(option: str) -> set[str]:
-    return {_fold(w) for w in _words(option)}
+@lru_cache(maxsize=65536)
+def _word_set(option: str) -> frozenset[str]:
+    return frozenset(_fold(w) for w in _words(option))
 
 
 def drops_distinguishing_word(options: list[str], renamed: list[str],
-                              sets: list[set[str]] | None = None) -> str | None:
+                              sets: list[frozenset[str]] | None = None) -> str | None:
     """The first word a renaming drops that tells its option apart from a sibling, or None.
 
     A word may go only when every sibling has it too (it says nothing), or when it is a
@@ -173,9 +176,11 @@ def kept_candidates(tokens, letters: str) -> list[tuple[str, str, list[str]]]:
 
 
 def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonical: bool) -> None:
-    """One batch for the texts the suggestion re-lints read (every group: a re-lint runs every
-    site rule), for each field whose finding will ask for suggestions: a first-token collision,
-    a multi-token option, or (`canonical`: PCD005 runs) a non-canonical option."""
+    """One batch for the texts every suggestion re-lint reads (`groups`: the scoring texts and
+    the engines' plans; a re-lint stops at its first warning, so the texts only a clean
+    candidate's later rules read are left to the memo on demand), for each field whose finding
+    will ask for suggestions: a first-token collision, a multi-token option, or (`canonical`:
+    PCD005 runs) a non-canonical option."""
     needing = [t for t in site_tokens
                if t.collisions or t.multi_token or (canonical and t.noncanonical_options)]
     names = dict.fromkeys(t.site.name for t in needing)
