@@ -18,7 +18,7 @@ from tokenizers import Tokenizer
 from auditor.cachedir import cache_dir  # noqa: F401  (re-exported)
 from auditor.errors import TokenizerError
 from auditor.netpolicy import network_policy
-from auditor.tokenizers import convert
+from auditor.tokenizers import convert, fast
 from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     ALIASES,
     BUILTINS,
@@ -48,6 +48,12 @@ class LoadedTokenizer:
     _offsets: dict[str, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
     # tables higher layers derive once per tokenizer (a rule's piece table), by their own key
     derived: dict = field(default_factory=dict, repr=False)
+    # tiktoken-native built-ins: where the exact fast encoder's ranks come from (fast.py)
+    rank_source: fast.RankSource | None = field(default=None, repr=False)
+
+    @cached_property
+    def fast_encoder(self) -> fast.FastEncoder | None:
+        return fast.build(self.rank_source, self.special_tokens)
 
     @cached_property
     def vocab_size(self) -> int:
@@ -86,6 +92,14 @@ class LoadedTokenizer:
         if len(memo) + len(missing) > MEMO_LIMIT:
             memo.clear()
             spans.clear()
+        if len(missing) >= fast.FAST_MIN_TEXTS and self.rank_source is not None and self.fast_encoder is not None:
+            encoder = self.fast_encoder
+            ascii_texts = [t for t in missing if t.isascii()]
+            for text in ascii_texts:
+                ids = memo[text] = encoder.encode(text)
+                if text in want:
+                    spans[text] = encoder.ascii_offsets(ids)
+            missing = [t for t in missing if not t.isascii()]
         encode_batch = self.hf.encode_batch
         for begin in range(0, len(missing), PREFILL_CHUNK):
             chunk = missing[begin:begin + PREFILL_CHUNK]
@@ -240,8 +254,9 @@ def load_tokenizer(spec: str, allow_download: bool = False,
     network_policy(allow_download)  # no request leaves without --allow-download
     name = canonical_name(spec)
     if name is not None:
-        tok, source = BUILTINS[name].load()
-        return LoadedTokenizer(id=name, source=source, hf=tok)
+        builtin = BUILTINS[name]
+        tok, source = builtin.load()
+        return LoadedTokenizer(id=name, source=source, hf=tok, rank_source=builtin.rank_source())
     path = Path(spec).expanduser()
     if path.exists():
         return LoadedTokenizer(id=path.name or spec, source=str(path),
