@@ -41,7 +41,7 @@ def boundary_problem(tokens: SiteTokens, index: int) -> dict | None:
     if tokens.boundary_ok(index):
         return None
     option = tokens.options[index]
-    canonical = tokens.canonical[index]
+    canonical = tokens.canonical_at(index)
     at = canonical.token_at(canonical.start + len(tokens.prefix))
     piece = tokens.tokenizer.piece
     opening = canonical.start - 1  # the option's opening quote

@@ -12,12 +12,13 @@ whole text cuts (booleans as ` true`, numbers after the space token). The engine
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import string
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Generic, Protocol, TypeVar
 
@@ -65,6 +66,19 @@ def split_options(site: FieldLike):
     result = strings, literals, texts, prefix, [t[len(prefix):] for t in texts]
     site.__dict__["_split"] = result
     return result
+
+
+def option_windows(n: int, limit: int) -> list[tuple[int, int]]:
+    """(start, end) of balanced windows of at most `limit` options over `n` (PCD003's split)."""
+    count = math.ceil(n / limit)
+    size = math.ceil(n / count)
+    return [(start, min(start + size, n)) for start in range(0, n, size)]
+
+
+def window_sites(site, limit: int) -> list:
+    """The site cut into option_windows, each a site of its own (its own common prefix)."""
+    return [replace(site, options=site.options[a:b], option_pointers=site.option_pointers[a:b],
+                    option_spans=site.option_spans[a:b]) for a, b in option_windows(len(site.options), limit)]
 
 
 def canonical_text(head: str, text: str) -> str:
@@ -301,17 +315,24 @@ class SiteTokens(Generic[F]):
         if not option.is_string:
             return True
         text = canonical_text(field_head(self.site.name, self.array_depth), option.text)
-        return self._cuts_at_suffix(option, self.tokenizer.ids(text), self.tokenizer.offsets(text))
+        return self._cuts_at_suffix(option, text)
 
-    def _cuts_at_suffix(self, option: ScoredOption, ids: list[int], offsets) -> bool:
+    def _cuts_at_suffix(self, option: ScoredOption, text: str) -> bool:
         # the first token starting where the remainder begins (len(suffix): the canonical text
         # starts with the suffix) must follow exactly the suffix's tokens and be the scored one
         suffix = self.suffix_ids
         n = len(suffix)
+        ids = self.tokenizer.ids(text)
         if len(ids) <= n or ids[n] != option.scored_id or tuple(ids[:n]) != suffix:
             return False
-        char = len(self.suffix)
-        return next((k for k, (begin, _) in enumerate(offsets) if begin == char), None) == n
+        return self.tokenizer.token_begins_at(text, n, len(self.suffix))
+
+    def canonical_at(self, index: int) -> CanonicalText:
+        """`canonical[index]`, computed for this option alone."""
+        head = field_head(self.site.name, self.array_depth)
+        text = canonical_text(head, self.options[index].text)
+        tokenizer = self.tokenizer
+        return CanonicalText(text, tuple(tokenizer.ids(text)), tuple(tokenizer.offsets(text)), len(head) + 1)
 
     @cached_property
     def noncanonical_options(self) -> list[int]:
@@ -319,11 +340,8 @@ class SiteTokens(Generic[F]):
         head = field_head(self.site.name, self.array_depth)
         strings = [o for o in self.options if o.is_string]
         texts = [canonical_text(head, o.text) for o in strings]
-        tokenizer = self.tokenizer
-        tokenizer.prefill(texts, texts)
-        ids, offsets = tokenizer.ids, tokenizer.offsets
-        return [o.index for o, text in zip(strings, texts)
-                if not self._cuts_at_suffix(o, ids(text), offsets(text))]
+        self.tokenizer.prefill(texts, texts)
+        return [o.index for o, text in zip(strings, texts) if not self._cuts_at_suffix(o, text)]
 
     @cached_property
     def option_lengths(self) -> list[int]:

@@ -40,6 +40,11 @@ class FastEncoder:
     def encode(self, text: str) -> list[int]:
         return self._encoding.encode(text, allowed_special="all")
 
+    def begin(self, ids: list[int], index: int) -> int:
+        """Where token `index` of an ASCII text begins (its characters before it)."""
+        lengths = self._lengths
+        return sum(lengths[t] for t in ids[:index])
+
     def ascii_offsets(self, ids: list[int]) -> list[tuple[int, int]]:
         """Character offsets of the tokens of an ASCII text (one byte, one character)."""
         lengths = self._lengths

@@ -86,19 +86,19 @@ class LoadedTokenizer:
         `with_offsets` are texts whose character offsets are kept too (see `offsets`)."""
         memo, spans = self._memo, self._offsets
         want = set(with_offsets)
-        missing = [t for t in dict.fromkeys(texts) if t not in memo or (t in want and t not in spans)]
+        derived = self._fast_ready  # ASCII offsets then follow from the ids (see `offsets`)
+        missing = [t for t in dict.fromkeys(texts) if t not in memo or (
+            t in want and t not in spans and not (derived and t.isascii()))]
         if not missing:
             return
         if len(memo) + len(missing) > MEMO_LIMIT:
             memo.clear()
             spans.clear()
         if len(missing) >= fast.FAST_MIN_TEXTS and self.rank_source is not None and self.fast_encoder is not None:
-            encoder = self.fast_encoder
-            ascii_texts = [t for t in missing if t.isascii()]
-            for text in ascii_texts:
-                ids = memo[text] = encoder.encode(text)
-                if text in want:
-                    spans[text] = encoder.ascii_offsets(ids)
+            encode = self.fast_encoder.encode
+            for text in missing:
+                if text.isascii():
+                    memo[text] = encode(text)
             missing = [t for t in missing if not t.isascii()]
         encode_batch = self.hf.encode_batch
         for begin in range(0, len(missing), PREFILL_CHUNK):
@@ -124,14 +124,33 @@ class LoadedTokenizer:
             out = [self.ids(t) for t in texts]
         return out  # type: ignore[return-value]
 
+    @property
+    def _fast_ready(self) -> bool:
+        """Whether the fast encoder is built (never builds it: small runs do not pay for it)."""
+        return self.__dict__.get("fast_encoder") is not None
+
     def offsets(self, text: str) -> list[tuple[int, int]]:
-        """Character offsets of each token of `text` (kept when prefilled `with_offsets`)."""
+        """Character offsets of each token of `text` (kept when prefilled `with_offsets`; for
+        ASCII text with the fast encoder built, summed from the tokens' byte lengths)."""
         spans = self._offsets.get(text)
         if spans is None:
+            if self._fast_ready and text.isascii():
+                return self.fast_encoder.ascii_offsets(self.ids(text))  # type: ignore[union-attr]
             enc = self.hf.encode(text, add_special_tokens=False)
             self._memo.setdefault(text, enc.ids)
             spans = self._offsets[text] = enc.offsets
         return spans
+
+    def token_begins_at(self, text: str, index: int, char: int) -> bool:
+        """Whether token `index` is the first token of `text` that begins at character `char`."""
+        ids = self.ids(text)
+        if index >= len(ids):
+            return False
+        if self._fast_ready and text.isascii():
+            # one byte per character and every token at least one byte: beginnings strictly
+            # increase, so only token `index` can begin there
+            return self.fast_encoder.begin(ids, index) == char  # type: ignore[union-attr]
+        return next((k for k, (begin, _) in enumerate(self.offsets(text)) if begin == char), None) == index
 
     def pieces(self, ids) -> list[str]:
         """`piece` of each token id."""
