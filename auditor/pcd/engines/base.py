@@ -48,6 +48,14 @@ class FieldPlan:
         return groups
 
     @cached_property
+    def first_with(self) -> dict[tuple[int, ...], int]:
+        """sequence → the lowest index of an option with exactly that sequence."""
+        out: dict[tuple[int, ...], int] = {}
+        for index, sequence in enumerate(self.sequences):
+            out.setdefault(sequence, index)
+        return out
+
+    @cached_property
     def has_collision(self) -> bool:
         return any(len(b) > 1 for b in self.buckets.values())
 

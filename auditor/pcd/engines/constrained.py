@@ -48,7 +48,9 @@ class Constrained(EngineProfile):
         return [rendered(o) for o in site.options]
 
     def pick(self, plan, tokens, k):
-        returned = walk(plan, plan.sequences[k])
+        # walk(plan, plan.sequences[k]) without the walk: option k's own tokens are always in
+        # the mask, so it ends on the lowest index whose sequence equals option k's
+        returned = plan.first_with[plan.sequences[k]]
         return returned, "mask", "the token mask leaves no path to it"
 
     def extra_passes(self, tokens):

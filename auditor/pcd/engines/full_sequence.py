@@ -35,8 +35,9 @@ class FullSequence(EngineProfile):
         # every other option scores -inf at its first token that differs from the oracle's;
         # those that are token prefixes of option k score len × log(1 − ε): the shortest wins
         # (an empty option scores 0, the most there is: it is a prefix of every option)
-        prefixes = [i for i, s in enumerate(plan.sequences) if wanted[:len(s)] == s]
-        best = min(prefixes, key=lambda i: (len(plan.sequences[i]), i))
+        # (the shortest token prefix of option k's that is an option, lowest index first)
+        first_with = plan.first_with
+        best = next(first_with[wanted[:n]] for n in range(len(wanted) + 1) if wanted[:n] in first_with)
         return best, SEQUENCE_PREFIX, (f"its tokens start with all of {plan.texts[best]!r}'s, "
                                        "whose shorter sum of log-probs always scores higher")
 
