@@ -94,8 +94,10 @@ class LoadedTokenizer:
         if len(memo) + len(missing) > MEMO_LIMIT:
             memo.clear()
             spans.clear()
-        if len(missing) >= fast.FAST_MIN_TEXTS and self.rank_source is not None and self.fast_encoder is not None:
-            encode = self.fast_encoder.encode
+        # the fast encoder once built serves every batch; building it pays off for a large one
+        if derived or (len(missing) >= fast.FAST_MIN_TEXTS and self.rank_source is not None
+                       and self.fast_encoder is not None):
+            encode = self.fast_encoder.encode  # type: ignore[union-attr]
             for text in missing:
                 if text.isascii():
                     memo[text] = encode(text)
@@ -112,7 +114,10 @@ class LoadedTokenizer:
         """The memoised ids of `text` (encoded on a miss). Shared: callers must not change it."""
         ids = self._memo.get(text)
         if ids is None:
-            ids = self._memo[text] = self.hf.encode(text, add_special_tokens=False).ids
+            if self._fast_ready and text.isascii():
+                ids = self._memo[text] = self.fast_encoder.encode(text)  # type: ignore[union-attr]
+            else:
+                ids = self._memo[text] = self.hf.encode(text, add_special_tokens=False).ids
         return ids
 
     def ids_many(self, texts: list[str]) -> list[list[int]]:
