@@ -1,8 +1,8 @@
 """The tiktoken fast path (auditor.tokenizers.fast) gives the ids and offsets of `tokenizers`.
 
-For every installed tiktoken-native built-in: every text a whole-corpus run encodes (each
-scoring text group of every site, the letter probes, the engines' plan texts) plus texts
-around the vocabulary's special tokens, encoded through the fast encoder and through the
+For every installed tiktoken-native built-in: every text a whole-corpus run asks the fast
+encoder for (every engine profile, verified suggestions on), each scoring text group of every
+site, and texts around the vocabulary's special tokens, encoded through the fast encoder and through the
 `tokenizers` build, must agree exactly: ids for all, character offsets for all. Only ASCII texts
 take the fast path; the test also checks that non-ASCII texts are left to `tokenizers`.
 """
@@ -27,14 +27,24 @@ pytestmark = [pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def corpus_texts() -> list[str]:
-    files = sorted(str(p) for p in CORPUS.rglob("*.json"))
-    run = lint(files, [get_tokenizer("qwen2.5")], LintOptions(select=["PCD000"], suggestions=False))
-    texts: list[str] = []
+    """Every text a whole-corpus run asks the fast encoder for (every engine, suggestions on,
+    so the re-linted candidates are in), plus each scoring text group of every site."""
+    base = get_tokenizer("qwen2.5")
+    tokenizer = LoadedTokenizer(id="qwen2.5", source="", hf=base.hf, rank_source=base.rank_source)
+    asked: list[str] = []
+    real = fast.FastEncoder.encode
+    fast.FastEncoder.encode = lambda self, text: asked.append(text) or real(self, text)  # type: ignore[method-assign]
+    try:
+        files = sorted(str(p) for p in CORPUS.rglob("*.json"))
+        run = lint(files, [tokenizer], LintOptions(engines=list(ENGINES)))
+    finally:
+        fast.FastEncoder.encode = real  # type: ignore[method-assign]
+    assert len(asked) > 20_000, "the run must have taken the fast path"
+    texts = list(asked)
     for result in run.files:
         for site in result.model.sites:
             more, spans = site_texts(site, TEXT_GROUPS)
             texts += more + spans
-            texts += [t for engine in ENGINES.values() for t in engine.plan_texts(site)]
     return list(dict.fromkeys(texts))
 
 
