@@ -19,10 +19,12 @@ import os
 
 import pytest
 
+from auditor.lint import engine
 from auditor.lint.engine import LintOptions, lint
 from auditor.pcd.engines import ENGINES
 from auditor.reporting.escape import strict_json
 from auditor.reporting.json_format import run_to_dict
+from auditor.tokenizers.loader import LoadedTokenizer
 from support import CORPUS, FIXTURES, get_tokenizer
 
 DIGESTS = FIXTURES / "corpus_findings_digest.json"
@@ -73,3 +75,45 @@ def test_corpus_json_equals_recorded_digest(config, monkeypatch):
     assert int(got["<findings>"]) > 100, "the corpus must produce findings for this to mean anything"
     changed = sorted(k for k in expected.keys() | got.keys() if expected.get(k) != got.get(k))
     assert not changed, f"output changed for: {changed}"
+
+
+class CountingTokenizer:
+    """A `tokenizers.Tokenizer` that counts its native encode calls and the texts they carry."""
+
+    def __init__(self, real):
+        self._real = real
+        self.batches: list[int] = []  # texts per encode_batch call
+        self.singles = 0
+
+    def encode_batch(self, texts, **kwargs):
+        self.batches.append(len(texts))
+        return self._real.encode_batch(texts, **kwargs)
+
+    def encode(self, text, **kwargs):
+        self.singles += 1
+        return self._real.encode(text, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+def test_rules_read_the_bulk_batch(monkeypatch):
+    """Tokenize once, in bulk: the engine's tokenize_run encodes nearly every text of a corpus
+    run in its batches; rules and the cost model then read the memo (a few texts, such as one
+    object per file for the cost model, stay single calls)."""
+    monkeypatch.chdir(CORPUS)
+    files = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.json"))
+    counting = CountingTokenizer(get_tokenizer("qwen2.5").hf)
+    tokenizer = LoadedTokenizer(id="qwen2.5", source="", hf=counting)  # type: ignore[arg-type]
+    bulk: list[int] = []
+    real = engine.tokenize_run
+
+    def counted(*args):
+        real(*args)
+        bulk.append(sum(counting.batches) + counting.singles)
+
+    monkeypatch.setattr(engine, "tokenize_run", counted)
+    lint(files, [tokenizer], LintOptions(suggestions=False))
+    later = sum(counting.batches) + counting.singles - bulk[0]
+    assert bulk[0] > 40_000
+    assert later <= 2 * len(files), (counting.batches[-10:], counting.singles)  # 36 texts today
