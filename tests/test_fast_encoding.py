@@ -9,6 +9,8 @@ take the fast path; the test also checks that non-ASCII texts are left to `token
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from auditor.lint.engine import LintOptions, lint
@@ -48,6 +50,15 @@ def corpus_texts() -> list[str]:
     return list(dict.fromkeys(texts))
 
 
+def random_ascii(count: int = 5000) -> list[str]:
+    """Seeded ASCII strings heavy in what split regexes treat apart: whitespace runs, CR/LF,
+    digit runs, contractions, quotes and punctuation runs."""
+    rng = random.Random(17)
+    pieces = [" ", "  ", "\t", "\n", "\r\n", "\n\n ", "'s", "'T", "'ll", "\"", '"', "\\", "123", "4567",
+              "a", "Zz", "word", "_", "-", "--", ".", "...", "!?", "{", "}", "[", "]", ":", ",", "~", "\x00", "\x7f"]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(count)]
+
+
 def test_fast_path_covers_the_tiktoken_native_builtins():
     assert {"qwen2.5", "cl100k", "o200k", "llama3"} <= set(FAST_BUILTINS)
     assert BUILTINS["smollm2"].ranks is None  # a GGUF vocabulary: tokenizers only
@@ -59,7 +70,8 @@ def test_fast_ids_and_offsets_equal_tokenizers(name, corpus_texts):
     encoder = tokenizer.fast_encoder
     assert encoder is not None
     specials = [t for t in tokenizer.special_tokens if t.isascii()][:40]
-    texts = corpus_texts + [f'  "x": "a{s}b"' for s in specials] + [f"{s}{s} {s}" for s in specials[:5]]
+    texts = (corpus_texts + [f'  "x": "a{s}b"' for s in specials] + [f"{s}{s} {s}" for s in specials[:5]]
+             + random_ascii())
     ascii_texts = [t for t in texts if t.isascii()]
     assert len(ascii_texts) > 20_000
     native = tokenizer.hf.encode_batch(ascii_texts, add_special_tokens=False)
