@@ -151,11 +151,17 @@ def test_letter_slot_and_agreement_verdicts(small_result):
     assert any(line.startswith("remap:") for line in risk.verdicts)
 
 
-def test_customs_subset(loaded, customs_subset):
+@pytest.fixture(scope="session")
+def customs_result(loaded, customs_subset):
+    """One verify of the customs subset (tree mode, fast parity), shared by the tests below."""
     from auditor.decoder import verify_fields
 
     field, context = customs_subset
-    result = annotate(verify_fields([field], context, model=loaded, progress=False, coupling=False))
+    return annotate(verify_fields([field], context, model=loaded, progress=False, coupling=False))
+
+
+def test_customs_subset(customs_result):
+    result = customs_result
     assert result.passes == declared_passes(1, letters=result.fields[0].letter_viable)
     assert result.parity_max_abs_diff <= PARITY_TOLERANCE
     (customs,) = result.fields
@@ -168,13 +174,12 @@ def test_customs_subset(loaded, customs_subset):
     assert customs.verdicts[1].startswith("PCD001")
 
 
-def test_tree_matches_one_row_per_option(loaded, customs_subset):
+def test_tree_matches_one_row_per_option(loaded, customs_subset, customs_result):
     from auditor.decoder import verify_fields
 
     field, context = customs_subset
-    common = {"model": loaded, "progress": False, "parity": False}
-    tree = verify_fields([field], context, full_sequence_mode="tree", **common)
-    rows = verify_fields([field], context, full_sequence_mode="rows", **common)
+    rows = verify_fields([field], context, full_sequence_mode="rows", model=loaded, progress=False, parity=False)
+    tree = customs_result
     diffs = [abs(a - b) for a, b in zip(tree.fields[0].full_sequence_logprob_sum, rows.fields[0].full_sequence_logprob_sum)]
     assert max(diffs) <= PARITY_TOLERANCE
     assert tree.passes["teacher_forced"] == 1
