@@ -36,9 +36,13 @@ CACHE_VERSION = 3  # 1 was a pickle; 2 lacked schemas and array depths; never re
 
 @lru_cache(maxsize=1)
 def _code_key() -> str:
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    digest = hashlib.sha256(f"{__version__}|{version('jsonschema')}|{CACHE_VERSION}".encode())
+    try:
+        compiled = version("jsonschema-rs")
+    except PackageNotFoundError:
+        compiled = "-"
+    digest = hashlib.sha256(f"{__version__}|{version('jsonschema')}|{compiled}|{CACHE_VERSION}".encode())
     for source in sorted(Path(__file__).parent.glob("*.py")):  # every module of auditor.schema
         digest.update(source.name.encode() + source.read_bytes())
     return digest.hexdigest()[:16]
