@@ -36,16 +36,27 @@ CACHE_VERSION = 3  # 1 was a pickle; 2 lacked schemas and array depths; never re
 
 @lru_cache(maxsize=1)
 def _code_key() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        compiled = version("jsonschema-rs")
-    except PackageNotFoundError:
-        compiled = "-"
-    digest = hashlib.sha256(f"{__version__}|{version('jsonschema')}|{compiled}|{CACHE_VERSION}".encode())
+    digest = hashlib.sha256(f"{__version__}|{CACHE_VERSION}".encode())
+    for package in ("jsonschema", "jsonschema_rs"):  # the meta-schema check's code
+        digest.update(f"|{_installed(package)}".encode())
     for source in sorted(Path(__file__).parent.glob("*.py")):  # every module of auditor.schema
         digest.update(source.name.encode() + source.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _installed(package: str) -> str:
+    """Which copy of a package is installed: its file, size and mtime (another version or a
+    reinstall changes them). Found without importing it, or importlib.metadata (25 ms)."""
+    from importlib.util import find_spec
+
+    spec = find_spec(package)
+    if spec is None or not spec.origin:
+        return "-"
+    try:
+        info = os.stat(spec.origin)
+    except OSError:
+        return spec.origin
+    return f"{spec.origin}:{info.st_size}:{info.st_mtime_ns}"
 
 
 def analyse_file(path: Path, display: str, use_cache: bool = True,
