@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from auditor.errors import InputFileError, UsageError
 from auditor.lint import selection, suppressions
 from auditor.lint.context import Finding, RuleContext
+from auditor.lint.pool import map_chunks, pool_size
 from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rules, severity_rank
 from auditor.lint.suggest import verified_suggestions
 from auditor.pcd.cost import run_cost
@@ -32,6 +33,8 @@ class LintOptions:
     # shows them (JSON, HTML, SARIF); the CLI turns them off for text, github and csv.
     suggestions: bool = True
     engines: list[str] = field(default_factory=lambda: [DEFAULT_ENGINE])  # profiles, by name
+    # worker processes over files (auditor.lint.pool): None = one per core from 16 files on
+    jobs: int | None = None
 
     def engine_profiles(self) -> list[EngineProfile]:
         try:
@@ -47,6 +50,8 @@ class FileResult:
     named: bool = False  # named on the command line / passed to the API, not found by a walk
     # (site pointer, tokenizer id) → the tokenization the rules saw; reports reuse it
     tokens: dict[tuple[str, str], SiteTokens] = field(default_factory=dict, repr=False)
+    # tokenizer id → this file's cost (auditor.pcd.cost), when a pool worker linted it
+    costs: dict[str, dict | None] = field(default_factory=dict, repr=False)
 
     def site_tokens(self, site: Site, tokenizer: LoadedTokenizer) -> SiteTokens:
         key = (site.pointer, tokenizer.id)
@@ -139,16 +144,42 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
     skipped: list[InputFileError] = []
     inputs, empty_dirs = expand_inputs(paths, stdin_filename, stdin, skipped, max_bytes)
 
-    def models():
-        for item in inputs:
+    def models(items):
+        for item in items:
             try:
                 yield item.load(use_cache, max_bytes, max_depth), item.named
             except InputFileError as error:
                 yield error, item.named
 
-    run = lint_models(models(), tokenizers, options)
+    workers = pool_size(len(inputs), options.jobs if options else None)
+    if workers > 1:  # many files: forked workers run the serial path on chunks of them
+        run = _merged(map_chunks(lambda items: _worker_part(lint_models(models(items), tokenizers, options)),
+                                 inputs, workers), tokenizers, options)
+    else:
+        run = lint_models(models(inputs), tokenizers, options)
     run.empty_dirs = empty_dirs
     run.skipped = skipped
+    return run
+
+
+def _worker_part(part: LintRun) -> tuple[list[FileResult], list[InputFileError], list[Finding]]:
+    """What a pool worker sends back: each file's cost kept, its tokenizations (they hold the
+    tokenizer) dropped."""
+    for result in part.files:
+        for tokenizer in part.tokenizers:
+            result.costs[tokenizer.id] = (part.cost or {})[tokenizer.id]["files"].get(result.model.path)
+        result.tokens = {}
+    return part.files, part.errors, part.suppressed
+
+
+def _merged(parts: list, tokenizers: list[LoadedTokenizer], options: LintOptions | None) -> LintRun:
+    """The workers' parts, in input order, as one run: what lint_models gives for all of them."""
+    run = LintRun(tokenizers=tokenizers, engines=(options or LintOptions()).engine_profiles())
+    for files, errors, suppressed in parts:
+        run.files.extend(files)
+        run.errors.extend(errors)
+        run.suppressed.extend(suppressed)
+    run.cost = run_cost(run)  # from the files' own costs (FileResult.costs)
     return run
 
 
