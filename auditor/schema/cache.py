@@ -97,9 +97,9 @@ def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: i
 
 def _span(value) -> Span:
     line, column, end_line, end_column = value
-    if not all(type(v) is int for v in value):
-        raise ValueError("span")
-    return Span(line, column, end_line, end_column)
+    if type(line) is int and type(column) is int and type(end_line) is int and type(end_column) is int:
+        return Span(line, column, end_line, end_column)
+    raise ValueError("span")
 
 
 def _spans(mapping) -> dict[str, Span]:

@@ -32,7 +32,7 @@ JSON_SUFFIXES = {".json"}
 LINTABLE_SUFFIXES = YAML_SUFFIXES | JSON_SUFFIXES
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """A region of the source: start inclusive, end exclusive (1-based lines and columns)."""
 
@@ -72,6 +72,14 @@ class Document:
             self._locate(pointer)
         return self.key_spans.get(pointer) or self.span(pointer)
 
+    def spans(self, pointers: list[str]) -> list[Span]:
+        """span() of each pointer, found together (each parent once)."""
+        if self.positions is not None:
+            missing = [p for p in pointers if p not in self.value_spans and p not in self._absent]
+            for pointer, entry in zip(missing, self.positions.locate_many(missing)):
+                self._store(pointer, entry)
+        return [self.value_spans.get(p) or self.span(p) for p in pointers]
+
     def settle_spans(self, pointers) -> None:
         """Find the spans of these pointers now, then stop finding any others."""
         if self.positions is not None:
@@ -85,7 +93,10 @@ class Document:
         assert self.positions is not None
         if pointer in self._absent:
             return None
-        entry = self.positions.locate(pointer)
+        return self._store(pointer, self.positions.locate(pointer))
+
+    def _store(self, pointer: str, entry) -> Span | None:
+        assert self.positions is not None
         if entry is None:
             self._absent.add(pointer)
             return None

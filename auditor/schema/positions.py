@@ -37,7 +37,7 @@ class JsonPositions:
         self._root: Entry = (-1, -1, start, len(text.rstrip(" \t\n\r")))
         self._objects: dict[int, dict[str, Entry]] = {}  # object's offset → its members
         self._arrays: dict[int, list[Entry]] = {}  # array's offset → its elements
-        self._found: dict[str, Entry] = {"": self._root}  # pointer → entry, for every node reached
+        self._found: dict[str, Entry] = {"": self._root}  # pointer → entry of containers reached
         self._newlines: list[int] | None = None
 
     def locate(self, pointer: str) -> Entry | None:
@@ -45,31 +45,47 @@ class JsonPositions:
         known = self._found.get(pointer)
         if known is not None:
             return known
-        # Start from the nearest ancestor already reached (an enum's options share their parent).
+        # Start from the nearest container already reached (a site's options share their parent).
         base, tokens = pointer, []
         while base not in self._found:
             if "/" not in base:  # not a pointer ("a/b"): no node
                 return None
             base, token = base.rsplit("/", 1)
             tokens.append(token)
-        entry = self._found[base]
+        entry: Entry | None = self._found[base]
         for token in reversed(tokens):
-            start = entry[2]
-            opening = self.text[start]
-            found: Entry | None
-            if opening == "{":
-                found = self._object(start).get(token.replace("~1", "/").replace("~0", "~"))
-            elif opening == "[" and _INDEX.match(token):
-                elements, index = self._array(start), int(token)
-                found = elements[index] if index < len(elements) else None
-            else:
+            entry = self._child(entry, token)  # type: ignore[arg-type]
+            if entry is None:
                 return None
-            if found is None:
-                return None
-            entry = found
             base = f"{base}/{token}"
-            self._found[base] = entry
+            if self.text[entry[2]] in "{[":
+                self._found[base] = entry  # containers only: leaves are asked about once
         return entry
+
+    def locate_many(self, pointers: list[str]) -> list[Entry | None]:
+        """locate() of each pointer, each parent found once (100,000 options of one enum)."""
+        parents: dict[str, Entry | None] = {}
+        out: list[Entry | None] = []
+        for pointer in pointers:
+            parent, slash, token = pointer.rpartition("/")
+            if not slash:
+                out.append(self.locate(pointer))
+                continue
+            if parent not in parents:
+                parents[parent] = self.locate(parent)
+            entry = parents[parent]
+            out.append(None if entry is None else self._child(entry, token))
+        return out
+
+    def _child(self, entry: Entry, token: str) -> Entry | None:
+        start = entry[2]
+        opening = self.text[start]
+        if opening == "{":
+            return self._object(start).get(token.replace("~1", "/").replace("~0", "~"))
+        if opening == "[" and _INDEX.match(token):
+            elements, index = self._array(start), int(token)
+            return elements[index] if index < len(elements) else None
+        return None
 
     def line_column(self, offset: int) -> tuple[int, int]:
         """1-based line and column of an offset (only `\\n` ends a line, as in json-source-map)."""

@@ -202,7 +202,7 @@ def _preset_field(document, model, spec, pointer, name, inherited, holders) -> N
     if isinstance(choices, list) and len(choices) >= 2:
         pointers = [f"{pointer}/choices/{i}" for i in range(len(choices))]
         kind = "preset-" + str(spec.get("type", "enum"))
-        spans = [document.span(p) for p in pointers]
+        spans = document.spans(pointers)
         options = choices
     elif spec.get("type") == "boolean":
         pointers = [f"{pointer}/type", f"{pointer}/type"]
@@ -442,7 +442,7 @@ class _JsonSchemaCrawler:
         field_name = f"{label} › {shown}" if label and shown else (label or shown)
         self.model.sites.append(Site(
             self.document.path, pointer, field_name, name or "value",
-            list(options), pointers, span, [self.document.span(p) for p in pointers], kind,
+            list(options), pointers, span, self.document.spans(pointers), kind,
             str(description), suppressed, holders, _array_depth(field_path),
         ))
 
