@@ -69,7 +69,7 @@ def test_many_small_files_with_errors_and_suppressions_give_the_serial_output(tm
     (folder / "broken.json").write_text('{"type": "object",')  # an input error, mid-list
     (folder / "other.yaml").write_text("just: text\n")  # no schema: listed
     (folder / "preset.yaml").write_bytes((FIXTURES / "schemas" / "customs_preset.yaml").read_bytes())
-    for args in (["--show-info"], ["-f", "json"], ["-f", "sarif"], ["--cost"]):
+    for args in (["--show-info"], ["-f", "json"], ["-f", "sarif"], ["-f", "html"], ["--cost"]):
         serial = check([*args, "-j", "1", str(folder)], tmp_path / "c1")
         pooled = check([*args, "-j", "2", str(folder)], tmp_path / "c2")
         assert serial.returncode == pooled.returncode == 2  # the broken file

@@ -31,7 +31,7 @@ from auditor.schema.locate import LocatedSchema
 from auditor.schema.sites import FileModel, SchemaProblem, Site, analyse
 
 CACHE_FORMAT = "pcdlint-analysis"
-CACHE_VERSION = 3  # 1 was a pickle; 2 lacked schemas and array depths; never read again
+CACHE_VERSION = 4  # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice
 
 
 @lru_cache(maxsize=1)
@@ -122,7 +122,9 @@ def _model_to_data(model: FileModel) -> dict:
         "sites": [{
             "pointer": s.pointer, "field": s.field, "name": s.name, "options": s.options,
             "option_pointers": s.option_pointers, "span": span(s.span),
-            "option_spans": [span(o) for o in s.option_spans], "kind": s.kind,
+            # null: the options' value spans, already in value_spans (a big enum's, once)
+            "option_spans": (None if s.option_spans == doc.spans(s.option_pointers)
+                             else [span(o) for o in s.option_spans]), "kind": s.kind,
             "description": s.description, "suppressed": sorted(s.suppressed),
             "suppression_pointers": list(s.suppression_pointers), "array_depth": s.array_depth,
         } for s in model.sites],
@@ -141,7 +143,8 @@ def _model_from_data(data: dict, display: str) -> FileModel:
     sites = []
     for s in data["sites"]:
         options, pointers = list(s["options"]), [str(p) for p in s["option_pointers"]]
-        spans = [_span(o) for o in s["option_spans"]]
+        spans = (document.spans(pointers) if s["option_spans"] is None
+                 else [_span(o) for o in s["option_spans"]])
         if len(options) != len(pointers) or len(options) != len(spans):
             raise ValueError("site")
         sites.append(Site(display, str(s["pointer"]), str(s["field"]), str(s["name"]), options,
