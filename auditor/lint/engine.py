@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from auditor.errors import InputFileError, UsageError
 from auditor.lint import selection, suppressions
@@ -153,6 +154,7 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
 
     workers = pool_size(len(inputs), options.jobs if options else None)
     if workers > 1:  # many files: forked workers run the serial path on chunks of them
+        _warm(tokenizers)
         run = _merged(map_chunks(lambda items: _worker_part(lint_models(models(items), tokenizers, options)),
                                  inputs, workers), tokenizers, options)
     else:
@@ -160,6 +162,15 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
     run.empty_dirs = empty_dirs
     run.skipped = skipped
     return run
+
+
+def _warm(tokenizers: list[LoadedTokenizer]) -> None:
+    """Build each tokenizer's lazy parts (vocabulary size, special tokens, a fast encoder) before
+    the workers fork, so they share one copy instead of each building its own."""
+    for tokenizer in tokenizers:
+        for name, attribute in vars(type(tokenizer)).items():
+            if isinstance(attribute, cached_property):
+                getattr(tokenizer, name)
 
 
 def _worker_part(part: LintRun) -> tuple[list[FileResult], list[InputFileError], list[Finding]]:

@@ -83,9 +83,7 @@ class Document:
     def settle_spans(self, pointers) -> None:
         """Find the spans of these pointers now, then stop finding any others."""
         if self.positions is not None:
-            for pointer in pointers:
-                if pointer not in self.value_spans:
-                    self._locate(pointer)
+            self.spans([p for p in pointers if p not in self.value_spans])
         self.positions = None
         self._absent = set()
 
