@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable
 
 from auditor.errors import UsageError
@@ -22,15 +23,15 @@ _job: tuple[Callable, list] | None = None  # what the forked workers inherit: (w
 
 
 def pool_size(files: int, jobs: int | None) -> int:
-    """Worker processes for `files` inputs (1: no pool): `jobs` if given, else one per core
-    once there are POOL_MIN_FILES files; never more than files, never without fork."""
+    """Worker processes for `files` inputs (1: no pool): `jobs` if given, else (on Linux) one
+    per core once there are POOL_MIN_FILES files; never more than files, never without fork."""
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, not {jobs}")
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1  # the workers get the loaded tokenizers by fork
     if jobs is None:
-        if files < POOL_MIN_FILES:
-            return 1
+        if files < POOL_MIN_FILES or not sys.platform.startswith("linux"):
+            return 1  # few files; or macOS, where forking is not safe with every library loaded
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         jobs = min(cores or 1, MAX_WORKERS)
     return max(1, min(jobs, files))
