@@ -70,7 +70,10 @@ def test_both_validators_agree_on_every_schema_of_the_corpus_and_fixtures():
         assert described(meta_schema_errors(cls, schema)) == alone, name
         checked += 1
         invalid += bool(alone)
-    assert checked >= 90 and invalid >= 1  # the corpus holds one invalid schema (aind model_schema)
+    if corpus_files():
+        assert checked >= 90 and invalid >= 1  # the corpus holds one invalid schema (aind model_schema)
+    else:
+        assert checked >= 60  # fixtures/ alone
 
 
 @pytest.mark.parametrize("cls, schema", INVALID, ids=lambda v: getattr(v, "__name__", ""))
