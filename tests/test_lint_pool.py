@@ -90,3 +90,36 @@ def test_an_input_error_survives_the_trip_back_from_a_worker():
     error = InputFileError("a.json", "invalid JSON: Expecting value", 3, 7)
     copy = pickle.loads(pickle.dumps(error))
     assert (str(copy), copy.path, copy.line, copy.column) == (str(error), "a.json", 3, 7)
+
+
+def test_chunks_come_back_in_order_and_a_dead_worker_hands_the_work_back():
+    from auditor.lint.pool import map_chunks
+
+    items = list(range(20))
+    assert map_chunks(sum, items, 2) == [sum(items[i:i + 3]) for i in range(0, 20, 3)]
+
+    def dies_on_three(chunk):
+        if 3 in chunk:
+            os._exit(1)  # as a worker killed for memory would
+        return sum(chunk)
+
+    assert map_chunks(dies_on_three, items, 2) is None
+
+
+def test_a_run_whose_worker_dies_is_linted_in_one_process(write_schema, qwen, monkeypatch):
+    from auditor.lint import engine
+
+    paths = [str(write_schema({"enum": [f"a{i}", f"b{i}", "Yes", "Yesterday"]}, f"s{i:02d}.json"))
+             for i in range(POOL_MIN_FILES)]
+    serial = engine.lint(paths, [qwen], engine.LintOptions(jobs=1))
+    parent, lint_model = os.getpid(), engine.lint_model
+
+    def dies_in_a_worker(*args, **kwargs):
+        if os.getpid() != parent:
+            os._exit(1)
+        return lint_model(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "lint_model", dies_in_a_worker)
+    fallback = engine.lint(paths, [qwen], engine.LintOptions(jobs=2))
+    assert [f.to_dict() for f in fallback.findings] == [f.to_dict() for f in serial.findings]
+    assert fallback.cost == serial.cost and len(fallback.findings) >= POOL_MIN_FILES

@@ -153,12 +153,13 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
                 yield error, item.named
 
     workers = pool_size(len(inputs), options.jobs if options else None)
+    parts = None
     if workers > 1:  # many files: forked workers run the serial path on chunks of them
         _warm(tokenizers)
-        run = _merged(map_chunks(lambda items: _worker_part(lint_models(models(items), tokenizers, options)),
-                                 inputs, workers), tokenizers, options)
-    else:
-        run = lint_models(models(inputs), tokenizers, options)
+        parts = map_chunks(lambda items: _worker_part(lint_models(models(items), tokenizers, options)),
+                           inputs, workers)
+    # None: no pool, or a worker died (killed for memory?): one process lints them all
+    run = lint_models(models(inputs), tokenizers, options) if parts is None else _merged(parts, tokenizers, options)
     run.empty_dirs = empty_dirs
     run.skipped = skipped
     return run

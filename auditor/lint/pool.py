@@ -13,6 +13,8 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from auditor.errors import UsageError
 
@@ -27,6 +29,8 @@ def pool_size(files: int, jobs: int | None) -> int:
     per core once there are POOL_MIN_FILES files; never more than files, never without fork."""
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs: must be at least 1, not {jobs}")
+    if os.environ.get("PCDLINT_DEBUG"):
+        return 1  # an exception raised in one process keeps its traceback
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1  # the workers get the loaded tokenizers by fork
     if jobs is None:
@@ -37,24 +41,28 @@ def pool_size(files: int, jobs: int | None) -> int:
     return max(1, min(jobs, files))
 
 
-def map_chunks(work: Callable[[list], object], items: list, workers: int) -> list:
-    """[work(chunk) for each contiguous chunk of items], computed by `workers` forked processes."""
+def map_chunks(work: Callable[[list], object], items: list, workers: int) -> list | None:
+    """[work(chunk) for each contiguous chunk of items], computed by `workers` forked processes;
+    None when a worker died (killed for memory, say): the caller then does the work itself."""
     global _job
     size = max(1, -(-len(items) // (workers * _CHUNKS_PER_WORKER)))
     chunks = [(start, min(start + size, len(items))) for start in range(0, len(items), size)]
     previous = os.environ.get("TOKENIZERS_PARALLELISM")
     _job = (work, items)
     try:
-        os.environ["TOKENIZERS_PARALLELISM"] = "false"  # what the workers see at fork
-        try:
-            pool = multiprocessing.get_context("fork").Pool(workers)
-        finally:
-            if previous is None:
-                os.environ.pop("TOKENIZERS_PARALLELISM", None)
-            else:
-                os.environ["TOKENIZERS_PARALLELISM"] = previous
-        with pool:
-            return pool.map(_run_chunk, chunks, chunksize=1)
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            os.environ["TOKENIZERS_PARALLELISM"] = "false"  # what the workers see at fork
+            try:
+                first = pool.submit(_run_chunk, chunks[0])  # forks every worker, before any thread
+            finally:
+                if previous is None:
+                    os.environ.pop("TOKENIZERS_PARALLELISM", None)
+                else:
+                    os.environ["TOKENIZERS_PARALLELISM"] = previous
+            rest = [pool.submit(_run_chunk, chunk) for chunk in chunks[1:]]
+            return [future.result() for future in [first, *rest]]
+    except BrokenProcessPool:
+        return None
     finally:
         _job = None
 
