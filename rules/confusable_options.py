@@ -39,8 +39,10 @@ TRANSFORMS = (
 )
 
 
-def _key(value) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)  # 1 and true stay apart
+def _key(value) -> tuple[bool, str]:
+    if isinstance(value, str):  # equal strings ⇔ equal JSON texts: no json.dumps needed
+        return True, value
+    return False, json.dumps(value, ensure_ascii=False, sort_keys=True)  # 1 and true stay apart
 
 
 def _normalise(value: str) -> str:
@@ -52,7 +54,7 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
     for site in file.sites:
         local = at_site(ctx, site)
         options = site.options
-        first: dict[str, int] = {}
+        first: dict[tuple[bool, str], int] = {}
         duplicates: dict[int, list[int]] = {}
         for i, value in enumerate(options):
             j = first.setdefault(_key(value), i)

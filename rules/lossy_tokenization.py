@@ -33,22 +33,36 @@ from auditor.pcd import SiteTokens
 
 BYTE_PIECE = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
 
+def _pieces(tokenizer, ids_lists: list[list[int]]) -> dict[int, tuple[bool, bool]]:
+    """Per tokenizer, token id → (vocab entry is a <0xNN> byte piece, decodes alone to
+    U+FFFD); extended by the tokens of these lists in one decode_batch."""
+    table = tokenizer.derived.setdefault("PCD010 pieces", {})
+    missing = list({t for ids in ids_lists for t in ids if t not in table})
+    if missing:
+        hf = tokenizer.hf
+        decoded = hf.decode_batch([[t] for t in missing], skip_special_tokens=False)
+        for t, text in zip(missing, decoded):
+            table[t] = (bool(BYTE_PIECE.match(hf.id_to_token(t) or "")), "\ufffd" in text)
+    return table
+
 
 @rule(code="PCD010", name="lossy-tokenization", severity="warning")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     tokenizer = tokens.tokenizer
     strings = [o for o in tokens.options if isinstance(o.value, str) and o.value]
     normal = [unicodedata.normalize("NFC", str(o.value)) for o in strings]
-    for option, text, ids in zip(strings, normal, tokenizer.encode_batch(normal)):
+    encoded = tokenizer.ids_many(normal)
+    table = _pieces(tokenizer, encoded)
+    unk = tokenizer.unk_id
+    decoded_all = tokenizer.hf.decode_batch(encoded, skip_special_tokens=False) if encoded else []
+    for option, text, ids, decoded in zip(strings, normal, encoded, decoded_all):
         problems = []
-        decoded = tokenizer.decode(ids)
         if decoded != text:
             problems.append(f"decodes to {decoded!r}")
-        if tokenizer.unk_id is not None and tokenizer.unk_id in ids:
+        if unk is not None and unk in ids:
             problems.append("contains the unknown token")
-        byte_pieces = [t for t in ids
-                       if BYTE_PIECE.match(tokenizer.hf.id_to_token(t) or "")
-                       or ("\ufffd" in tokenizer.decode([t]) and "\ufffd" not in text)]
+        lone_fffd_counts = "\ufffd" not in text
+        byte_pieces = [t for t in ids if table[t][0] or (table[t][1] and lone_fffd_counts)]
         if byte_pieces:
             problems.append(f"needs {len(byte_pieces)} byte pieces of {len(ids)} tokens")
         if not problems:

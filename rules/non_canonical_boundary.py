@@ -41,13 +41,14 @@ def boundary_problem(tokens: SiteTokens, index: int) -> dict | None:
     if tokens.boundary_ok(index):
         return None
     option = tokens.options[index]
-    canonical = tokens.canonical[index]
+    canonical = tokens.canonical_at(index)
     at = canonical.token_at(canonical.start + len(tokens.prefix))
     piece = tokens.tokenizer.piece
     opening = canonical.start - 1  # the option's opening quote
     canonical_pieces = [piece(t) for t, (_, end) in zip(canonical.ids, canonical.offsets) if end > opening]
-    suffix_enc = tokens.tokenizer.hf.encode(tokens.suffix, add_special_tokens=False)
-    scored_pieces = [piece(t) for t, (_, end) in zip(suffix_enc.ids, suffix_enc.offsets) if end > opening]
+    tokenizer = tokens.tokenizer
+    suffix_ids, suffix_offsets = tokenizer.ids(tokens.suffix), tokenizer.offsets(tokens.suffix)
+    scored_pieces = [piece(t) for t, (_, end) in zip(suffix_ids, suffix_offsets) if end > opening]
     scored_pieces += tokens.pieces(option) + ([] if not option.ids else ['"'])
     return {
         "option": option.value,
@@ -60,7 +61,7 @@ def boundary_problem(tokens: SiteTokens, index: int) -> dict | None:
 
 @rule(code="PCD005", name="non-canonical-boundary", severity="warning")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
-    problems = [(i, p) for i in sorted(tokens.canonical)
+    problems = [(i, p) for i in tokens.noncanonical_options
                 if (p := boundary_problem(tokens, i)) is not None]
     if not problems:
         return

@@ -22,17 +22,29 @@ there or strip the token from the output; the option cannot be produced as writt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from auditor.lint import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
 
+def _prefilter(tokenizer, specials: dict[str, int]) -> re.Pattern | None:
+    """Per tokenizer, one alternation of its special texts, to pass over options without any."""
+    key = "PCD009 specials"
+    if key not in tokenizer.derived:
+        tokenizer.derived[key] = re.compile("|".join(map(re.escape, specials))) if specials else None
+    return tokenizer.derived[key]
+
+
 @rule(code="PCD009", name="special-token-text", severity="error")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     specials = {text: idx for text, idx in tokens.tokenizer.special_tokens.items() if text.strip()}
+    anywhere = _prefilter(tokens.tokenizer, specials)
+    if anywhere is None:
+        return
     for option in tokens.options:
-        if not option.is_string:
+        if not option.is_string or not anywhere.search(option.text):
             continue
         found = {text: idx for text, idx in specials.items() if text in option.text}
         if not found:

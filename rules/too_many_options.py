@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import replace
 
 from auditor.lint import Finding, RuleContext, rule
-from auditor.pcd import SiteTokens
+from auditor.pcd import SiteTokens, option_windows, window_sites
 
 
 @rule(code="PCD003", name="too-many-options", severity="error", options={"max-options": 255},
@@ -49,10 +48,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     count = math.ceil(n / limit)
     size = math.ceil(n / count)  # balanced windows
     windows = []
-    for start in range(0, n, size):
-        part = replace(site, options=site.options[start:start + size],
-                       option_pointers=site.option_pointers[start:start + size],
-                       option_spans=site.option_spans[start:start + size])
+    for (start, _), part in zip(option_windows(n, limit), window_sites(site, limit)):
         window = SiteTokens(part, tokens.tokenizer)
         windows.append({
             "first": start,

@@ -23,11 +23,19 @@ prompt_ids, plans, stage, ledger)`` for re-scoring after a rewritten prompt (cou
 ``InProcessBackend`` wraps a ``LoadedModel`` (decoder/model.py) and runs decoder/pcd.py's
 passes. ``OpenAIBackend`` scores through the legacy ``/v1/completions`` endpoint as
 lm-evaluation-harness does: ``echo=true``, ``logprobs=1``, ``max_tokens=1``, ``temperature=0``,
-the prompt + suffix + option text as one prompt, many prompts per request when the server takes
-a prompt list (vLLM, SGLang), one per request otherwise (llama-cpp-python's server rejects
-lists). ``max_tokens`` is 1 and not 0: llama-cpp-python treats ``max_tokens<=0`` as "until the
-context is full". The option's tokens are the echoed entries whose ``text_offset`` lies in the
-option's span, so a generated token (or none, when the server stops on EOS) never shifts them.
+prompt + suffix + option as one prompt, many prompts per request when the server takes a
+prompt list (vLLM, SGLang), one per request otherwise (llama-cpp-python's server rejects lists).
+``max_tokens`` is 1 and not 0: llama-cpp-python treats ``max_tokens<=0`` as "until the context
+is full".
+
+The prompt is sent as pcdlint's token ids (the OpenAI schema's ``prompt: [[ids]]``, which vLLM
+and SGLang accept), so the server scores exactly PCD's cut. A server that refuses token prompts
+(llama-cpp-python's takes only text) gets the text; it then tokenizes prompt + suffix + option as
+one string, which differs from PCD's cut wherever the cut is not canonical (for SmolLM2 at the
+seed boundary: ``{\n`` | ``  "field"`` is one ``\n  `` token in the whole text). Every echo is
+compared twice: with PCD's cut (equal: the server scored what PCD scores) and with pcdlint's
+tokenization of the whole text (equal: the same tokenizer, a different cut, counted as
+``cut_differences``); anything else is a tokenizer mismatch, a finding in itself.
 """
 
 from __future__ import annotations
@@ -198,10 +206,12 @@ class _Job:
 
     text: str
     start: int
-    expected: list[str]  # pcdlint's tokens of the whole text, decoded one by one
-    scored: int  # how many of pcdlint's tokens lie in text[start:]
+    ids: list[int]  # PCD's cut: prompt ids + suffix ids + the scored ids
+    expected: list[str]  # the same tokens, decoded one by one
+    scored: int  # how many of them lie in text[start:]
     logprobs: list[float] | None = None
     mismatch: str | None = None
+    cut_difference: str | None = None  # the server's tokens are the whole text's, not PCD's cut
 
 
 class OpenAIBackend:
@@ -223,12 +233,15 @@ class OpenAIBackend:
                                                 hf=tokenizer.backend_tokenizer)
         self.device, self.dtype = "server", "server"
         self.notes: list[str] = []
-        self.stats = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0, "mismatches": 0}
+        self.stats = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0, "mismatches": 0,
+                      "cut_differences": 0, "prompt_kind": "token ids"}
         started = time.perf_counter()
         self.model = self._resolve_model(model)
         self.name = f"{self.model} at {base_url}"
         self.load_seconds = time.perf_counter() - started
         self.lists_ok: bool | None = None  # does the server take a list of prompts?
+        self.token_prompts: bool | None = None  # does it take token ids as the prompt? (None: not asked yet)
+        self._specials: set[str] | None = None
 
     # -- HTTP ---------------------------------------------------------------
     def _post(self, path: str, payload: dict | None) -> dict:
@@ -282,30 +295,50 @@ class OpenAIBackend:
             self.notes.append(f"--model {model!r} is not in the server's /models list ({', '.join(map(str, served))})")
         return model
 
-    def _complete(self, texts: list[str]) -> list[dict]:
-        payload = {"model": self.model, "prompt": texts if len(texts) > 1 else texts[0], "echo": True,
+    def _complete(self, prompts: list) -> list[dict]:
+        payload = {"model": self.model, "prompt": prompts if len(prompts) > 1 else prompts[0], "echo": True,
                    "logprobs": 1, "max_tokens": 1, "temperature": 0.0}
         answer = self._post("/completions", payload)
         self.stats["requests"] += 1
-        self.stats["prompts"] += len(texts)
+        self.stats["prompts"] += len(prompts)
         choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
-        if len(choices) != len(texts):
+        if len(choices) != len(prompts):
             raise _ListRefused()
         return choices
 
-    def _run_batch(self, texts: list[str]) -> list[dict]:
+    def _send(self, jobs: list[_Job]) -> list[dict]:
+        prompts = [job.ids if self.token_prompts is not False else job.text for job in jobs]
+        if len(prompts) > 1 and self.lists_ok is not False:
+            try:
+                choices = self._complete(prompts)
+                self.lists_ok = True
+                return choices
+            except (_ListRefused, _HTTPFailure):
+                if self.lists_ok:
+                    raise
+                self.lists_ok = False
+        return [choice for prompt in prompts for choice in self._complete([prompt])]
+
+    def _run_batch(self, jobs: list[_Job]) -> list[dict]:
         try:
-            if len(texts) > 1 and self.lists_ok is not False:
-                try:
-                    choices = self._complete(texts)
-                    self.lists_ok = True
-                    return choices
-                except (_ListRefused, _HTTPFailure):
-                    if self.lists_ok:
-                        raise
-                    self.lists_ok = False
-                    self.notes.append("the server does not take a list of prompts: one prompt per request")
-            return [choice for text in texts for choice in self._complete([text])]
+            try:
+                choices = self._send(jobs)
+            except _HTTPFailure as exc:
+                if self.token_prompts is not None or not 400 <= exc.code <= 500:
+                    raise
+                # token prompts refused: the server takes text only (llama-cpp-python answers a
+                # validation error with HTTP 500); if text fails as well, that error is the one shown
+                self.token_prompts, self.lists_ok = False, None
+                self.stats["prompt_kind"] = "text"
+                self.notes.append(
+                    f"the server refuses token-id prompts (HTTP {exc.code}): prompts are sent as text, so the "
+                    "server tokenizes prompt + suffix + option as one string, not in PCD's cut")
+                choices = self._send(jobs)
+            if self.token_prompts is None:
+                self.token_prompts = True
+            if self.lists_ok is False and not any("one prompt per request" in note for note in self.notes):
+                self.notes.append("the server does not take a list of prompts: one prompt per request")
+            return choices
         except _HTTPFailure as exc:
             raise DecoderError(f"the server at {self.base_url} refused a scoring request (HTTP {exc.code}: "
                                f"{exc.body[:160]}); it needs /v1/completions with echo and logprobs") from None
@@ -316,8 +349,16 @@ class OpenAIBackend:
     # -- scoring ------------------------------------------------------------
     def _job(self, context: str, ids_context: list[int], scored_text: str, scored_ids: list[int]) -> _Job:
         decode = self.linter_tokenizer.decode
-        expected = [decode([token]) for token in ids_context + scored_ids]
-        return _Job(text=context + scored_text, start=len(context), expected=expected, scored=len(scored_ids))
+        ids = ids_context + scored_ids
+        return _Job(text=context + scored_text, start=len(context), ids=ids,
+                    expected=[decode([token]) for token in ids], scored=len(scored_ids))
+
+    def _text_tokens(self, tokens) -> list[str]:
+        """Tokens as text, special tokens left out (servers echo them differently, or not at all)."""
+        if self._specials is None:
+            self._specials = set(getattr(self.tokenizer, "all_special_tokens", [])) | set(
+                getattr(self.tokenizer, "get_added_vocab", dict)().keys())
+        return [token for token in tokens if token not in self._specials and token != ""]
 
     def _fill(self, job: _Job, choice: dict) -> None:
         """Take the scored tokens' log-probs from the end of the echo, and check the tokenization.
@@ -338,21 +379,22 @@ class OpenAIBackend:
         ends = [len(tokens) - 1, len(tokens)] if generated else [len(tokens), len(tokens) - 1]
         end = next((e for e in ends if e >= job.scored and list(tokens[e - job.scored:e]) == want), ends[0])
         job.logprobs = [float(v) if v is not None else float("nan") for v in values[end - job.scored:end]]
-        echoed = list(tokens[:end])
-        specials = set(getattr(self.tokenizer, "all_special_tokens", [])) | set(
-            getattr(self.tokenizer, "get_added_vocab", dict)().keys())
-        ours = [token for token in job.expected if token not in specials]
-        theirs = [token for token in echoed if token not in specials and token != ""]
-        if theirs != ours:
-            at = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
-            job.mismatch = (f"the server's echo has {len(theirs)} text tokens where pcdlint has {len(ours)}; first "
-                            f"difference at text token {at}: server {theirs[at:at + 3]!r}, pcdlint {ours[at:at + 3]!r}")
+        theirs = self._text_tokens(tokens[:end])
+        cut = self._text_tokens(job.expected)
+        if theirs == cut:
+            return
+        decode = self.linter_tokenizer.decode
+        whole = self._text_tokens([decode([token]) for token in self.linter_tokenizer.encode(job.text)])
+        if theirs == whole and theirs[-len(want):] == want:
+            job.cut_difference = _first_difference("the server", theirs, "PCD's cut", cut)
+            return
+        job.mismatch = _first_difference("the server", theirs, "pcdlint", whole if self.token_prompts is False else cut)
 
     def _score_jobs(self, jobs: list[_Job], stage: str, ledger, progress) -> None:
         batches = [jobs[i : i + self.batch_size] for i in range(0, len(jobs), self.batch_size)]
         with ledger.stage(stage), progress.stage(f"{stage} (server)", len(jobs), "prompt") as tick:
             def run(batch):
-                choices = self._run_batch([job.text for job in batch])
+                choices = self._run_batch(batch)
                 for job, choice in zip(batch, choices):
                     self._fill(job, choice)
                 tick(len(batch))
@@ -405,6 +447,13 @@ class OpenAIBackend:
             if job.mismatch:
                 scores.mismatches.append(f"letter {chr(65 + option)}: {job.mismatch}")
         self.stats["mismatches"] = sum(len(s.mismatches) for s in results)
+        differing = [job for _, _, job in jobs if job.cut_difference] + [job for *_, job in letter_jobs if job.cut_difference]
+        self.stats["cut_differences"] = len(differing)
+        if differing:
+            self.notes.append(
+                f"{len(differing)} of {len(jobs) + len(letter_jobs)} scored texts reach the server in another cut than "
+                f"PCD's (text prompts; same tokenizer): {differing[0].cut_difference}. The server's scores are for its "
+                "own cut, so they can differ from what a PCD engine computes")
         if request.parity != "off":
             self.notes.append("parity is an in-process check: not run against a server")
         return results
@@ -418,6 +467,12 @@ class OpenAIBackend:
         for number, job in jobs:
             result[number].append(job.logprobs[0] if job.logprobs else float("-inf"))
         return result
+
+
+def _first_difference(left_name: str, left: list[str], right_name: str, right: list[str]) -> str:
+    at = next((i for i, (a, b) in enumerate(zip(left, right)) if a != b), min(len(left), len(right)))
+    return (f"{left_name} has {len(left)} text tokens where {right_name} has {len(right)}; first difference at text "
+            f"token {at}: {left_name} {left[at:at + 3]!r}, {right_name} {right[at:at + 3]!r}")
 
 
 class _HTTPFailure(Exception):

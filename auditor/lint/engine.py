@@ -6,7 +6,10 @@ of it), its code, name, severity and tokenizer are stamped here.
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -15,10 +18,10 @@ from auditor.lint import selection, suppressions
 from auditor.lint.context import Finding, RuleContext
 from auditor.lint.pool import map_chunks, pool_size
 from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rules, severity_rank
-from auditor.lint.suggest import verified_suggestions
+from auditor.lint.suggest import SUGGESTING, prefetch_suggestions, verified_suggestions
 from auditor.pcd.cost import run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
-from auditor.pcd.scoring import SiteTokens, prefetch
+from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch, window_sites
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
 
@@ -201,20 +204,77 @@ def lint_models(models, tokenizers: list[LoadedTokenizer],
     options = options or LintOptions()
     rules = selected_rules(options)
     run = LintRun(tokenizers=tokenizers, engines=options.engine_profiles())
-    for model, named in models:
-        if isinstance(model, InputFileError):
-            run.errors.append(model)
-            continue
-        result = lint_model(model, tokenizers, rules, options, run)
-        result.named = named
-        run.files.append(result)
-    run.cost = run_cost(run)
+    with gc_paused():
+        for model, named in models:
+            if isinstance(model, InputFileError):
+                run.errors.append(model)
+                continue
+            run.files.append(FileResult(model, named=named))
+        for tokenizer in tokenizers:
+            tokenize_run(run.files, tokenizer, rules, options)
+        for result in run.files:
+            lint_model(result.model, tokenizers, rules, options, run, result)
+        run.cost = run_cost(run)
     return run
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a run builds its arrays: the memo's millions of
+    small lists made every full collection walk them all (a third of a warm text run); the run
+    itself makes almost no cycles, and collection resumes as before when it ends."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+# --------------------------------------------------------------------------- bulk tokenization
+
+# The scoring text groups (auditor.pcd.scoring.TEXT_GROUPS) a rule reads beyond "core"; the cost
+# model reads "cost" in every run.
+RULE_TEXT_GROUPS = {"PCD005": ("canonical",), "PCD010": ("normal",), "PCD011": ("lengths",)}
+LETTER_RULES = ("PCD001", "PCD004")  # ask for a field's letter slots when it has a problem
+
+
+def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: list[Rule],
+                 options: LintOptions) -> None:
+    """Tokenize once, in bulk: every distinct text the run's rules, engine profiles, the cost
+    model and the verified suggestions will read is encoded in one native batch per step, and
+    every SiteTokens is built from the memo. Rules then read precomputed arrays; a text missed
+    here is encoded on demand (slower, never different)."""
+    sites = [s for r in results for s in r.model.sites]
+    if not sites:
+        return
+    if any(r.model.suppressions for r in results):  # rules a suppression names run too
+        rules = rules + [r for r in load_rules().values() if r not in rules]
+    codes = {r.code for r in rules if r.scope == "site"}
+    groups = {"core", "cost"}.union(*(RULE_TEXT_GROUPS.get(c, ()) for c in codes))
+    engines = options.engine_profiles()
+    plan_texts = [t for e in engines for s in sites for t in e.plan_texts(s)]
+    prefetch(sites, tokenizer, groups, plan_texts)
+    if "PCD003" in codes:  # its windows of a field past the limit score their own remainders
+        limit = int({**load_rules()["PCD003"].options, **options.rule_options.get("PCD003", {})}["max-options"])
+        prefetch([w for s in sites if len(s.options) > limit for w in window_sites(s, limit)], tokenizer)
+    site_tokens = [r.site_tokens(s, tokenizer) for r in results for s in r.model.sites]
+    if codes & set(LETTER_RULES):
+        names = dict.fromkeys(t.site.name for t in site_tokens if t.collisions or t.multi_token)
+        tokenizer.prefill([text for name in names for text in letter_probe_texts(name)])
+    if options.suggestions and codes & set(SUGGESTING):
+        prefetch_suggestions(site_tokens, tokenizer, engines, ("core",), "PCD005" in codes)
+
+
 def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[Rule],
-               options: LintOptions, run: LintRun | None = None) -> FileResult:
-    result = FileResult(model)
+               options: LintOptions, run: LintRun | None = None,
+               result: FileResult | None = None) -> FileResult:
+    """Lint one crawled file; `result` may hold the tokenizations tokenize_run prepared."""
+    if result is None:
+        result = FileResult(model)
+        for tokenizer in tokenizers:
+            prefetch(model.sites, tokenizer)
     judges = [r for r in rules if r.scope == "suppressions"]
     # A suppression is judged by whether its rule would have fired, selected or not: rules an
     # entry names run too (only when something judges suppressions), their findings unreported.
@@ -234,7 +294,6 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
         ctx = _context(rule, options, model, None, None)
         raw.extend((rule, f) for f in _checked(rule, model, ctx))
     for tokenizer in tokenizers:
-        prefetch(model.sites, tokenizer)
         for site in model.sites:
             tokens = result.site_tokens(site, tokenizer)
             for rule in site_rules:

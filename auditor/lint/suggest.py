@@ -12,15 +12,17 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import replace
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
 from auditor.lint.context import RuleContext
 from auditor.lint.registry import load_rules, severity_rank
 from auditor.pcd.engines import DEFAULT_ENGINE, get_engine
-from auditor.pcd.scoring import SiteTokens
+from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch
 
 FIXED_CODES = ("PCD001", "PCD002", "PCD005")
+SUGGESTING = FIXED_CODES  # the rules that attach verified suggestions to their findings
 WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W_\d]+", re.UNICODE)
 
 
@@ -28,6 +30,7 @@ def _words(option: str) -> list[str]:
     return WORD.findall(option)
 
 
+@lru_cache(maxsize=65536)  # the same words come back in every candidate of a field
 def _fold(value: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", value).casefold().split())
 
@@ -70,18 +73,20 @@ def _candidates(options: list[str], slot_letters: tuple[str, ...]) -> list[tuple
     return out
 
 
-def _word_set(option: str) -> set[str]:
-    return {_fold(w) for w in _words(option)}
+@lru_cache(maxsize=65536)
+def _word_set(option: str) -> frozenset[str]:
+    return frozenset(_fold(w) for w in _words(option))
 
 
-def drops_distinguishing_word(options: list[str], renamed: list[str]) -> str | None:
+def drops_distinguishing_word(options: list[str], renamed: list[str],
+                              sets: list[frozenset[str]] | None = None) -> str | None:
     """The first word a renaming drops that tells its option apart from a sibling, or None.
 
     A word may go only when every sibling has it too (it says nothing), or when it is a
     numeric code (the kept words must then tell the options apart, which is checked apart).
     `VERY_NEGATIVE → very` drops NEGATIVE, which NEUTRAL lacks: refused.
     """
-    sets = [_word_set(o) for o in options]
+    sets = sets if sets is not None else [_word_set(o) for o in options]
     for index, (words, new) in enumerate(zip(sets, renamed)):
         for word in sorted(words - _word_set(new)):
             if word.isdigit():
@@ -124,20 +129,9 @@ keeps (letter slots, a legend, last); letter slots come from `letters` or the en
     alphabet, so an openjev user is never offered more than 16 letters."""
     engine = engine or get_engine(DEFAULT_ENGINE)
     options = tokens.site.options
-    if len(options) < 2 or not all(isinstance(o, str) for o in options):
-        return []
-    slots = tokens.slots(letters or engine.letters)
-    found, seen = [], set()
-    for strategy, description, renamed in _candidates(options, slots.letters if slots.viable else ()):
-        key = tuple(renamed)
-        if key == tuple(options) or key in seen or not all(renamed):
-            continue
-        seen.add(key)
+    found = []
+    for strategy, description, renamed in kept_candidates(tokens, letters or engine.letters):
         is_letters = strategy == "letter-slots"  # meaning kept by the legend, not the words
-        if len({_fold(r) for r in renamed}) != len(renamed):
-            continue
-        if not is_letters and drops_distinguishing_word(options, renamed):
-            continue
         if not _relint(tokens, renamed, engine):
             continue
         found.append({
@@ -152,6 +146,50 @@ keeps (letter slots, a legend, last); letter slots come from `letters` or the en
         })
     found.sort(key=lambda s: -s["words_kept"])  # stable: ties keep the candidates' order
     return found
+
+
+def kept_candidates(tokens, letters: str) -> list[tuple[str, str, list[str]]]:
+    """The candidates worth re-linting, in order: new, distinct, non-empty, still distinct
+    after folding, dropping no distinguishing word (letter slots aside). Computed once per
+    tokenization and alphabet; the engine's prefetch and the re-lints share them."""
+    key = ("candidates", letters)
+    if key in tokens.memo:
+        return tokens.memo[key]
+    options = tokens.site.options
+    kept: list[tuple[str, str, list[str]]] = []
+    if len(options) >= 2 and all(isinstance(o, str) for o in options):
+        slots = tokens.slots(letters)
+        sets = [_word_set(o) for o in options]
+        seen: set[tuple[str, ...]] = set()
+        for strategy, description, renamed in _candidates(options, slots.letters if slots.viable else ()):
+            key_ = tuple(renamed)
+            if key_ == tuple(options) or key_ in seen or not all(renamed):
+                continue
+            seen.add(key_)
+            if len({_fold(r) for r in renamed}) != len(renamed):
+                continue
+            if strategy != "letter-slots" and drops_distinguishing_word(options, renamed, sets):
+                continue
+            kept.append((strategy, description, renamed))
+    tokens.memo[key] = kept
+    return kept
+
+
+def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonical: bool) -> None:
+    """One batch for the texts every suggestion re-lint reads (`groups`: the scoring texts and
+    the engines' plans; a re-lint stops at its first warning, so the texts only a clean
+    candidate's later rules read are left to the memo on demand), for each field whose finding
+    will ask for suggestions: a first-token collision, a multi-token option, or (`canonical`:
+    PCD005 runs) a non-canonical option."""
+    needing = [t for t in site_tokens
+               if t.collisions or t.multi_token or (canonical and t.noncanonical_options)]
+    names = dict.fromkeys(t.site.name for t in needing)
+    tokenizer.prefill([text for name in names for text in letter_probe_texts(name)])
+    candidates = [replace(t.site, options=renamed) for t in needing for e in engines
+                  for _, _, renamed in kept_candidates(t, e.letters)]
+    if candidates:
+        plan_texts = [text for e in engines for c in candidates for text in e.plan_texts(c)]
+        prefetch(candidates, tokenizer, groups, plan_texts)
 
 
 # --------------------------------------------------------------------------- writing a fixed copy

@@ -24,6 +24,8 @@ from auditor.pcd.scoring import (
     field_head,
     json_text,
     letter_slots,
+    option_windows,
+    window_sites,
 )
 
 __all__ = [
@@ -43,4 +45,6 @@ __all__ = [
     "get_engine",
     "json_text",
     "letter_slots",
+    "option_windows",
+    "window_sites",
 ]

@@ -18,18 +18,15 @@ The first engine of the run fills the historical keys; `engines` holds every eng
 from __future__ import annotations
 
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
-from auditor.pcd.scoring import SiteTokens, field_head, json_text
-
-
-def _rendered(value) -> str:
-    return f'"{json_text(value)}"' if isinstance(value, str) else json_text(value)
+from auditor.pcd.scoring import SiteTokens, field_head
+from auditor.pcd.scoring import rendered as _rendered
 
 
 def _field_lengths(tokens: SiteTokens) -> list[int]:
-    """Tokens of `  "<field>": <option>` for every option, as the model writes it."""
+    """Tokens of `  "<field>": <option>` for every option, as the model writes it (memo reads:
+    the engine encoded these texts with the run's one batch, group "cost")."""
     base = field_head(tokens.site.name)
-    return [len(ids) for ids in tokens.tokenizer.encode_batch(
-        [base + _rendered(v) for v in tokens.site.options])]
+    return [len(ids) for ids in tokens.tokenizer.ids_many([base + _rendered(v) for v in tokens.site.options])]
 
 
 def _pcd(sites, tokenizer, site_tokens, engine: EngineProfile) -> dict:
@@ -58,7 +55,7 @@ def file_cost(sites, tokenizer, site_tokens=SiteTokens, engines: list[EngineProf
         chosen.append(field_head(site.name) + _rendered(site.options[longest]))
         longest_fields += lengths[longest]
         mean_fields += sum(lengths) / len(lengths)
-    object_tokens = len(tokenizer.encode("{\n" + ",\n".join(chosen) + "\n}"))
+    object_tokens = len(tokenizer.ids("{\n" + ",\n".join(chosen) + "\n}"))
     skeleton = object_tokens - longest_fields  # braces, commas and newlines between fields
     naive_mean = round(skeleton + mean_fields, 1)
     per_engine = {}

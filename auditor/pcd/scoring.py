@@ -12,11 +12,13 @@ whole text cuts (booleans as ` true`, numbers after the space token). The engine
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import string
-from collections.abc import Sequence
-from dataclasses import dataclass
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Generic, Protocol, TypeVar
 
@@ -66,9 +68,84 @@ def split_options(site: FieldLike):
     return result
 
 
-def prefetch(sites: Sequence[FieldLike], tokenizer: LoadedTokenizer) -> None:
-    """Encode every remainder of these sites in one native batch (fills the tokenizer memo)."""
-    tokenizer.encode_batch([r for site in sites for r in split_options(site)[4]])
+def option_windows(n: int, limit: int) -> list[tuple[int, int]]:
+    """(start, end) of balanced windows of at most `limit` options over `n` (PCD003's split)."""
+    count = math.ceil(n / limit)
+    size = math.ceil(n / count)
+    return [(start, min(start + size, n)) for start in range(0, n, size)]
+
+
+def window_sites(site, limit: int) -> list:
+    """The site cut into option_windows, each a site of its own (its own common prefix)."""
+    return [replace(site, options=site.options[a:b], option_pointers=site.option_pointers[a:b],
+                    option_spans=site.option_spans[a:b]) for a, b in option_windows(len(site.options), limit)]
+
+
+def canonical_text(head: str, text: str) -> str:
+    """`  "<field>": "<option>"`: the whole field as the model writes a string option."""
+    return head + '"' + text + '"'
+
+
+def rendered(value) -> str:
+    """An option as it stands in the JSON object: quoted for strings, its literal otherwise."""
+    return f'"{json_text(value)}"' if isinstance(value, str) else json_text(value)
+
+
+def literal_texts(site: FieldLike) -> list[str]:
+    """`  "<field>": <literal>` of each literal option (SiteTokens cuts these canonically)."""
+    base = field_head(site.name, int(getattr(site, "array_depth", 0))).rstrip()
+    gap = "" if base.endswith("[") else " "  # `  "flags": [true`, `  "flag": true`
+    return [f"{base}{gap}{json_text(value)}" for _, value in split_options(site)[1]]
+
+
+# The groups of texts a run may need (the engine asks for those its rules and engines read):
+# "core" what SiteTokens itself encodes; "canonical" the whole field text of each string option
+# (PCD005, with offsets); "cost" each option after the field head (the cost model); "lengths"
+# each option's JSON text alone (PCD011, full-sequence); "normal" each string option
+# NFC-normalised (PCD010); "letters" the letter probes of letter_slots.
+TEXT_GROUPS = ("core", "canonical", "cost", "lengths", "normal", "letters")
+
+
+def site_texts(site: FieldLike, groups: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(texts, texts whose offsets are needed too) that scoring this site reads, by group."""
+    strings, _, texts, prefix, remainders = split_options(site)
+    depth = int(getattr(site, "array_depth", 0))
+    head = field_head(site.name, depth)
+    out: list[str] = []
+    spans: list[str] = []
+    if "core" in groups:
+        out += remainders
+        out += [head + '"' + prefix, head.rstrip(), STRING_CLOSE, LITERAL_CLOSE]
+        spans += literal_texts(site)
+    if "canonical" in groups:
+        spans += [canonical_text(head, t) for t in texts]
+        out.append(head + '"' + prefix)
+        spans.append(head + '"' + prefix)
+    if "cost" in groups:
+        plain = field_head(site.name)
+        out += [plain + rendered(v) for v in site.options]
+    if "lengths" in groups:
+        out += [json_text(v) for v in site.options]
+    if "normal" in groups:
+        out += [unicodedata.normalize("NFC", value) for _, value in strings if value]
+    if "letters" in groups:
+        out += letter_probe_texts(site.name)
+    return out, spans
+
+
+def prefetch(sites: Sequence[FieldLike], tokenizer: LoadedTokenizer,
+             groups: Iterable[str] = ("core",), extra: Iterable[str] = ()) -> None:
+    """Encode every distinct text these sites need in one native batch (fills the tokenizer
+    memo; SiteTokens, the rules and the cost model then read it without calls of their own).
+    `extra`: more texts (an engine profile's, see EngineProfile.plan_texts)."""
+    groups = set(groups)
+    texts: list[str] = list(extra)
+    spans: list[str] = []
+    for site in sites:
+        more, more_spans = site_texts(site, groups)
+        texts += more
+        spans += more_spans
+    tokenizer.prefill(texts + spans, spans)
 
 
 @dataclass(frozen=True)
@@ -133,14 +210,14 @@ class SiteTokens(Generic[F]):
         self.site = site
         self.tokenizer = tokenizer
         self.memo: dict = {}  # derived data higher layers compute once per tokenization
-        self.close_id = tokenizer.encode('"')[0]
+        self.close_id = tokenizer.ids(STRING_CLOSE)[0]
         strings, literals, texts, self.prefix, remainders = split_options(site)
         # items of an array are typed after `"<field>": [` (Site.array_depth; 0 for other fields)
         self.array_depth = int(getattr(site, "array_depth", 0))
         self.suffix = field_head(site.name, self.array_depth) + '"' + self.prefix
         scored: dict[int, ScoredOption] = {}
         for (index, value), text, rest, encoded in zip(
-            strings, texts, remainders, tokenizer.encode_batch(remainders)
+            strings, texts, remainders, tokenizer.ids_many(remainders)
         ):
             ids = tuple(encoded)
             scored[index] = ScoredOption(index, value, text, rest, ids, ids[0] if ids else self.close_id)
@@ -156,19 +233,21 @@ class SiteTokens(Generic[F]):
     def _literals(self, literals) -> tuple[str, dict[int, ScoredOption]]:
         base = field_head(self.site.name, self.array_depth).rstrip()  # `  "field":`
         gap = "" if base.endswith("[") else " "  # `  "flags": [true`, `  "flag": true`
-        fulls = [f"{base}{gap}{json_text(value)}" for _, value in literals]
-        encodings = self.tokenizer.hf.encode_batch(fulls, add_special_tokens=False)
+        fulls = literal_texts(self.site)
+        tokenizer = self.tokenizer
+        tokenizer.prefill(fulls, fulls)
         out: dict[int, ScoredOption] = {}
         cut_suffix = base
-        for (index, value), full, enc in zip(literals, fulls, encodings):
+        for (index, value), full in zip(literals, fulls):
+            all_ids, offsets = tokenizer.ids(full), tokenizer.offsets(full)
             first_char = len(base) + len(gap)
             # the token holding the literal's first character; it may start at the space
             position = next(
-                (k for k, (start, end) in enumerate(enc.offsets) if start <= first_char < end),
-                len(enc.ids) - 1,
+                (k for k, (start, end) in enumerate(offsets) if start <= first_char < end),
+                len(all_ids) - 1,
             )
-            cut = enc.offsets[position][0]
-            ids = tuple(enc.ids[position:])
+            cut = offsets[position][0]
+            ids = tuple(all_ids[position:])
             cut_suffix = full[:cut]
             out[index] = ScoredOption(index, value, json_text(value), full[cut:], ids, ids[0])
         return cut_suffix, out
@@ -197,26 +276,28 @@ class SiteTokens(Generic[F]):
     @cached_property
     def canonical(self) -> dict[int, CanonicalText]:
         """String option index → canonical tokenization of `  "<field>": "<option>"`."""
-        base = field_head(self.site.name, self.array_depth) + '"'
+        head = field_head(self.site.name, self.array_depth)
         strings = [o for o in self.options if o.is_string]
-        texts = [base + o.text + '"' for o in strings]
-        encodings = self.tokenizer.hf.encode_batch(texts, add_special_tokens=False)
+        texts = [canonical_text(head, o.text) for o in strings]
+        tokenizer = self.tokenizer
+        tokenizer.prefill(texts, texts)
         return {
-            o.index: CanonicalText(text, tuple(enc.ids), tuple(enc.offsets), len(base))
-            for o, text, enc in zip(strings, texts, encodings)
+            o.index: CanonicalText(text, tuple(tokenizer.ids(text)), tuple(tokenizer.offsets(text)),
+                                   len(head) + 1)
+            for o, text in zip(strings, texts)
         }
 
     @cached_property
     def suffix_ids(self) -> tuple[int, ...]:
-        return tuple(self.tokenizer.encode(self.suffix))
+        return tuple(self.tokenizer.ids(self.suffix))
 
     @cached_property
     def literal_suffix_ids(self) -> tuple[int, ...]:
-        return tuple(self.tokenizer.encode(self.literal_suffix))
+        return tuple(self.tokenizer.ids(self.literal_suffix))
 
     @cached_property
     def literal_close_id(self) -> int:
-        return self.tokenizer.encode(LITERAL_CLOSE)[0]
+        return self.tokenizer.ids(LITERAL_CLOSE)[0]
 
     def option_suffix_ids(self, option: ScoredOption) -> tuple[int, ...]:
         """The suffix an option is scored after: the string suffix or the literal one."""
@@ -233,19 +314,39 @@ class SiteTokens(Generic[F]):
         option = self.options[index]
         if not option.is_string:
             return True
-        canonical = self.canonical[index]
-        at = canonical.token_at(canonical.start + len(self.prefix))
-        return (at is not None and canonical.ids[:at] == self.suffix_ids
-                and canonical.ids[at] == option.scored_id)
+        text = canonical_text(field_head(self.site.name, self.array_depth), option.text)
+        return self._cuts_at_suffix(option, text)
+
+    def _cuts_at_suffix(self, option: ScoredOption, text: str) -> bool:
+        # the first token starting where the remainder begins (len(suffix): the canonical text
+        # starts with the suffix) must follow exactly the suffix's tokens and be the scored one
+        suffix = self.suffix_ids
+        n = len(suffix)
+        ids = self.tokenizer.ids(text)
+        if len(ids) <= n or ids[n] != option.scored_id or tuple(ids[:n]) != suffix:
+            return False
+        return self.tokenizer.token_begins_at(text, n, len(self.suffix))
+
+    def canonical_at(self, index: int) -> CanonicalText:
+        """`canonical[index]`, computed for this option alone."""
+        head = field_head(self.site.name, self.array_depth)
+        text = canonical_text(head, self.options[index].text)
+        tokenizer = self.tokenizer
+        return CanonicalText(text, tuple(tokenizer.ids(text)), tuple(tokenizer.offsets(text)), len(head) + 1)
 
     @cached_property
     def noncanonical_options(self) -> list[int]:
-        return [o.index for o in self.options if not self.boundary_ok(o.index)]
+        """String options whose canonical tokenization does not cut where scoring does."""
+        head = field_head(self.site.name, self.array_depth)
+        strings = [o for o in self.options if o.is_string]
+        texts = [canonical_text(head, o.text) for o in strings]
+        self.tokenizer.prefill(texts, texts)
+        return [o.index for o, text in zip(strings, texts) if not self._cuts_at_suffix(o, text)]
 
     @cached_property
     def option_lengths(self) -> list[int]:
         """Tokens of each option's JSON text encoded alone, in option order."""
-        return [len(ids) for ids in self.tokenizer.encode_batch([o.text for o in self.options])]
+        return [len(ids) for ids in self.tokenizer.ids_many([o.text for o in self.options])]
 
     @cached_property
     def slot_table(self) -> SlotTable:
@@ -267,7 +368,7 @@ def _letter_failures_alone(tokenizer: LoadedTokenizer, alphabet: str = SLOT_LETT
     if key not in _alone_cache:
         failures: dict[str, str] = {}
         seen: dict[int, str] = {}
-        for letter, ids in zip(alphabet, tokenizer.encode_batch(list(alphabet))):
+        for letter, ids in zip(alphabet, tokenizer.ids_many(list(alphabet))):
             if len(ids) != 1:
                 failures[letter] = f"encodes to {len(ids)} tokens"
             elif tokenizer.decode(ids) != letter:
@@ -280,18 +381,24 @@ def _letter_failures_alone(tokenizer: LoadedTokenizer, alphabet: str = SLOT_LETT
     return _alone_cache[key]
 
 
+def letter_probe_texts(field_name: str, alphabet: str = SLOT_LETTERS) -> list[str]:
+    """What letter_slots encodes for one field: the suffix, each letter alone and after it."""
+    suffix = field_head(field_name) + '"'
+    return [suffix, STRING_CLOSE, *alphabet, *(suffix + c + '"' for c in alphabet)]
+
+
 def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,
                  alphabet: str = SLOT_LETTERS) -> SlotTable:
     """Slots A, B, … of `alphabet` in order: each must be one round-trip token, alone and
     after the quote."""
     failures = dict(_letter_failures_alone(tokenizer, alphabet))
     suffix = field_head(field_name) + '"'
-    base = tokenizer.encode(suffix)
-    close = tokenizer.encode('"')
+    base = tokenizer.ids(suffix)
+    close = tokenizer.ids(STRING_CLOSE)
     candidates = [c for c in alphabet if c not in failures]
-    in_context = tokenizer.encode_batch([suffix + c + '"' for c in candidates])
+    in_context = tokenizer.ids_many([suffix + c + '"' for c in candidates])
     for letter, ids in zip(candidates, in_context):
-        alone = tokenizer.encode(letter)
+        alone = tokenizer.ids(letter)
         if ids != base + alone + close:
             pieces = [tokenizer.piece(t) for t in ids[len(base) - 1:]]
             failures[letter] = f"merges with the quote after the suffix: {pieces}"

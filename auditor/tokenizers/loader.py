@@ -18,7 +18,7 @@ from tokenizers import Tokenizer
 from auditor.cachedir import cache_dir  # noqa: F401  (re-exported)
 from auditor.errors import TokenizerError
 from auditor.netpolicy import network_policy
-from auditor.tokenizers import convert
+from auditor.tokenizers import convert, fast
 from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     ALIASES,
     BUILTINS,
@@ -32,6 +32,7 @@ from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
 from auditor.tokenizers.cache import cached_conversion, file_sha256  # noqa: F401
 
 MEMO_LIMIT = 500_000  # encoded strings kept per tokenizer in one process
+PREFILL_CHUNK = 8192  # texts per native batch: a native Encoding is far larger than its ids
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
@@ -44,6 +45,15 @@ class LoadedTokenizer:
     hf: Tokenizer
     _piece_cache: dict[int, str] = field(default_factory=dict, repr=False)
     _memo: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    _offsets: dict[str, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
+    # tables higher layers derive once per tokenizer (a rule's piece table), by their own key
+    derived: dict = field(default_factory=dict, repr=False)
+    # tiktoken-native built-ins: where the exact fast encoder's ranks come from (fast.py)
+    rank_source: fast.RankSource | None = field(default=None, repr=False)
+
+    @cached_property
+    def fast_encoder(self) -> fast.FastEncoder | None:
+        return fast.build(self.rank_source, self.special_tokens)
 
     @cached_property
     def vocab_size(self) -> int:
@@ -62,25 +72,103 @@ class LoadedTokenizer:
         return self.hf.token_to_id(unk) if unk else None
 
     def encode(self, text: str) -> list[int]:
-        ids = self._memo.get(text)
-        if ids is None:
-            ids = self._memo[text] = self.hf.encode(text, add_special_tokens=False).ids
-        return list(ids)
+        return list(self.ids(text))
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        """Encode without special-token insertion; memoised, one native batch for the misses.
+        """Encode without special-token insertion; memoised, one native batch for the misses
+        (copies: callers may keep or change them; the lint path reads `ids_many`)."""
+        return [list(ids) for ids in self.ids_many(texts)]
 
-        The engine calls this once per file with every option remainder of the file, so rules
-        and per-site code hit the memo instead of paying a native call per field.
-        """
-        memo = self._memo
-        missing = list(dict.fromkeys(t for t in texts if t not in memo))
-        if missing:
-            if len(memo) > MEMO_LIMIT:
-                memo.clear()
-            for text, enc in zip(missing, self.hf.encode_batch(missing, add_special_tokens=False)):
+    # -- the bulk path (issue 17): one native batch per run, then memo reads without copies
+
+    def prefill(self, texts, with_offsets=()) -> None:
+        """Encode every distinct text not memoised yet in one native batch (in chunks);
+        `with_offsets` are texts whose character offsets are kept too (see `offsets`)."""
+        memo, spans = self._memo, self._offsets
+        want = set(with_offsets)
+        derived = self._fast_ready  # ASCII offsets then follow from the ids (see `offsets`)
+        missing = [t for t in dict.fromkeys(texts) if t not in memo or (
+            t in want and t not in spans and not (derived and t.isascii()))]
+        if not missing:
+            return
+        if len(memo) + len(missing) > MEMO_LIMIT:
+            memo.clear()
+            spans.clear()
+        # the fast encoder once built serves every batch; building it pays off for a large one
+        if derived or (len(missing) >= fast.FAST_MIN_TEXTS and self.rank_source is not None
+                       and self.fast_encoder is not None):
+            encode = self.fast_encoder.encode  # type: ignore[union-attr]
+            for text in missing:
+                if text.isascii():
+                    memo[text] = encode(text)
+            missing = [t for t in missing if not t.isascii()]
+        encode_batch = self.hf.encode_batch
+        for begin in range(0, len(missing), PREFILL_CHUNK):
+            chunk = missing[begin:begin + PREFILL_CHUNK]
+            for text, enc in zip(chunk, encode_batch(chunk, add_special_tokens=False)):
                 memo[text] = enc.ids
-        return [list(memo[t]) for t in texts]
+                if text in want:
+                    spans[text] = enc.offsets
+
+    def ids(self, text: str) -> list[int]:
+        """The memoised ids of `text` (encoded on a miss). Shared: callers must not change it."""
+        ids = self._memo.get(text)
+        if ids is None:
+            if self._fast_ready and text.isascii():
+                ids = self._memo[text] = self.fast_encoder.encode(text)  # type: ignore[union-attr]
+            else:
+                ids = self._memo[text] = self.hf.encode(text, add_special_tokens=False).ids
+        return ids
+
+    def ids_many(self, texts: list[str]) -> list[list[int]]:
+        """`ids` of each text (shared lists, not copies); one native batch for any misses."""
+        get = self._memo.get
+        out = [get(t) for t in texts]
+        if None in out:
+            self.prefill(texts)
+            out = [self.ids(t) for t in texts]
+        return out  # type: ignore[return-value]
+
+    @property
+    def _fast_ready(self) -> bool:
+        """Whether the fast encoder is built (never builds it: small runs do not pay for it)."""
+        return self.__dict__.get("fast_encoder") is not None
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        """Character offsets of each token of `text` (kept when prefilled `with_offsets`; for
+        ASCII text with the fast encoder built, summed from the tokens' byte lengths)."""
+        spans = self._offsets.get(text)
+        if spans is None:
+            if self._fast_ready and text.isascii():
+                return self.fast_encoder.ascii_offsets(self.ids(text))  # type: ignore[union-attr]
+            enc = self.hf.encode(text, add_special_tokens=False)
+            self._memo.setdefault(text, enc.ids)
+            spans = self._offsets[text] = enc.offsets
+        return spans
+
+    def token_begins_at(self, text: str, index: int, char: int) -> bool:
+        """Whether token `index` is the first token of `text` that begins at character `char`."""
+        ids = self.ids(text)
+        if index >= len(ids):
+            return False
+        if self._fast_ready and text.isascii():
+            # one byte per character and every token at least one byte: beginnings strictly
+            # increase, so only token `index` can begin there
+            return self.fast_encoder.begin(ids, index) == char  # type: ignore[union-attr]
+        return next((k for k, (begin, _) in enumerate(self.offsets(text)) if begin == char), None) == index
+
+    def pieces(self, ids) -> list[str]:
+        """`piece` of each token id."""
+        cache = self._piece_cache
+        try:
+            return [cache[t] for t in ids]
+        except KeyError:
+            return [self.piece(t) for t in ids]
+
+    def forget(self) -> None:
+        """Drop every memoised encoding (benchmarks: no help from an earlier run)."""
+        self._memo.clear()
+        self._offsets.clear()
 
     def decode(self, ids: list[int]) -> str:
         return self.hf.decode(ids, skip_special_tokens=False)
@@ -190,8 +278,9 @@ def load_tokenizer(spec: str, allow_download: bool = False,
     network_policy(allow_download)  # no request leaves without --allow-download
     name = canonical_name(spec)
     if name is not None:
-        tok, source = BUILTINS[name].load()
-        return LoadedTokenizer(id=name, source=source, hf=tok)
+        builtin = BUILTINS[name]
+        tok, source = builtin.load()
+        return LoadedTokenizer(id=name, source=source, hf=tok, rank_source=builtin.rank_source())
     path = Path(spec).expanduser()
     if path.exists():
         return LoadedTokenizer(id=path.name or spec, source=str(path),

@@ -1,14 +1,19 @@
 """The OpenAI-compatible server backend against a real llama-cpp-python server on 127.0.0.1.
 
-The server serves the same SmolLM2 GGUF the in-process backend loads; both score the same
-fields, and the picks and log-probs must agree. They are not bit-identical: llama.cpp runs
-the Q4_1 weights with its own quantized kernels, the in-process model runs them de-quantized
-in float32. The tolerance LOGPROB_TOLERANCE per scored token is a first guess, not a measured
-figure: these tests do not pass yet (README, "Server backend": the server's text tokenization
-differs from pcdlint's cut at the seed boundary).
+The server serves the same SmolLM2 GGUF the in-process backend loads. llama-cpp-python's
+server refuses token-id prompts, so pcdlint sends text and the server tokenizes prompt + suffix
++ option as one string. Its scores are therefore compared two ways:
 
-Opt-in: `PCDLINT_SERVER_TESTS=1 bash .ci/run` builds and installs llama-cpp-python[server] and
-requires it; otherwise a missing package skips.
+- with the same model in-process fed the same tokens (pcdlint's tokenization of the whole
+  text, one plain forward per text): every scored token's log-prob within LOGPROB_TOLERANCE,
+  the same picks. The two are not bit-identical: llama.cpp runs the Q4_1 weights with its own
+  quantized kernels, the in-process model runs them de-quantized in float32.
+- with the in-process PCD run (prompt cache cut after ``{\n``, suffix ``  "field": "``): the
+  server sees ``\n  `` as one token where PCD feeds two, so the contexts differ; the picks must
+  still agree and the backend must report the cut difference, not a tokenizer mismatch.
+
+`.ci/run` builds (once, cached) and installs llama-cpp-python[server] and sets
+PCDLINT_SERVER_TESTS=1, which makes a missing package a failure; elsewhere it skips.
 """
 
 from __future__ import annotations
@@ -29,13 +34,13 @@ from auditor.decoder import FieldSpec
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
-# Per scored token; sums over an option's tokens may add up to a few of these.
+# Per scored token, server vs the same tokens in-process (Q4_1 kernels vs de-quantized float32).
 LOGPROB_TOLERANCE = 0.15
 CONTEXT = "Invoice: 40 kg of green tea and 10 kg of roasted coffee beans, shipped urgently."
+# Few, short fields: llama-cpp-python's server sorts the whole vocabulary in Python for every
+# echoed token (about 70 ms a token), so every scored prompt costs seconds.
 FIELDS = [
-    FieldSpec("category", ["CAT_000_Live_Animals", "CAT_101_Tea", "CAT_102_Coffee", "CAT_203_Steel"],
-              "Tariff category", ("PCD001",)),
-    FieldSpec("priority", ["LOW", "HIGH"], "Shipping priority"),
+    FieldSpec("category", ["CAT_101_Tea", "CAT_102_Coffee", "CAT_203_Steel"], "Tariff category", ("PCD001",)),
     FieldSpec("urgent", [True, False]),
 ]
 
@@ -71,7 +76,7 @@ def server(gguf_path, tmp_path_factory):
     log = tmp_path_factory.mktemp("server") / "server.log"
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path), "--model_alias", "smollm2",
                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--logits_all", "true",
-               "--n_threads", "2", "--verbose", "false"]
+               "--n_threads", "1", "--verbose", "false"]
     with open(log, "wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
@@ -98,32 +103,78 @@ def server(gguf_path, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def both(server, gguf_path):
-    from auditor.decoder import load_model, verify_fields
+def both(server, gguf_path, smollm2_model):
+    from auditor.decoder import verify_fields
     from auditor.decoder.backends import OpenAIBackend
     from auditor.decoder.model import load_tokenizer_only
 
-    loaded = load_model(device="cpu", dtype="float32", progress=False)
-    local = verify_fields(FIELDS, CONTEXT, model=loaded, progress=False, parity="off")
+    local = verify_fields(FIELDS, CONTEXT, model=smollm2_model, progress=False, parity="off")
     tokenizer, name = load_tokenizer_only(str(gguf_path))
     backend = OpenAIBackend(server, None, tokenizer, name, concurrency=2, batch_size=4)
     remote = verify_fields(FIELDS, CONTEXT, model=backend, progress=False, parity="off")
     return local, remote
 
 
+@pytest.fixture(scope="module")
+def whole_text(smollm2_model):
+    """Per field and option: the scored tokens' log-probs with the whole text tokenized as one string."""
+    import torch
+
+    from auditor.decoder.prompt import build_prompt, plan_field
+
+    tokenizer = smollm2_model.linter_tokenizer
+    prompt_text = build_prompt(smollm2_model.tokenizer, FIELDS, CONTEXT)
+    prompt_ids = tokenizer.encode(prompt_text)
+    result = []
+    for spec in FIELDS:
+        plan = plan_field(tokenizer, spec, prompt_text, prompt_ids)
+        per_option = []
+        for option, (text, sequence) in enumerate(zip(plan.option_texts, plan.sequences)):
+            close = tokenizer.decode(sequence[len(plan.option_ids[option]):])
+            ids = tokenizer.encode(prompt_text + plan.suffix_text + text + close)
+            assert ids[-len(sequence):] == list(sequence), (spec.name, option)  # the option's own cut is canonical
+            with torch.no_grad():
+                logits = smollm2_model.model(torch.tensor([ids])).logits[0].float()
+            rows = torch.log_softmax(logits[-len(sequence) - 1:-1], dim=-1)
+            per_option.append([float(rows[i, token]) for i, token in enumerate(sequence)])
+        result.append(per_option)
+    return result
+
+
 def test_server_tokenizes_like_pcdlint(both):
     _local, remote = both
     assert remote.backend == "openai" and remote.model.startswith("smollm2 at http://127.0.0.1")
+    # the same tokenizer: no mismatch; only PCD's cut at the seed boundary differs (text prompts)
     assert remote.server["mismatches"] == 0, [f.tokenization_mismatches for f in remote.fields]
+    assert remote.server["prompt_kind"] == "text"
     options = sum(len(f.options) for f in FIELDS)
     letters = sum(len(f.options) for f in remote.fields if f.letter_probs is not None)
     # one prompt per option, one per letter and legend order; llama-cpp-python takes one prompt a request
     assert remote.server["prompts"] == options + 2 * letters
+    assert remote.server["cut_differences"] == options + 2 * letters
     assert remote.server["requests"] >= remote.server["prompts"] - 1
     assert any("one prompt per request" in note for note in remote.notes)
+    assert any("refuses token-id prompts" in note for note in remote.notes)
+    (cut,) = [note for note in remote.notes if "another cut than PCD's" in note]
+    # SmolLM2 has a `\n ` token: the whole text cuts `{\n` + `  "` as `\n `, ` "`; PCD feeds `\n`, ` `, ` "`
+    assert repr(["\n ", ' "'])[:-1] in cut and repr(["\n", " ", ' "'])[:-1] in cut, cut
 
 
-def test_server_agrees_with_in_process(both):
+def test_server_matches_the_same_tokens_in_process(both, whole_text):
+    _local, remote = both
+    worst = 0.0
+    for far, reference in zip(remote.fields, whole_text):
+        for option, (served, ours) in enumerate(zip(far.full_sequence_logprob_sum, reference)):
+            assert abs(served - sum(ours)) <= LOGPROB_TOLERANCE * len(ours), (far.name, far.options[option])
+            worst = max(worst, abs(served - sum(ours)) / len(ours))
+        sums = [sum(values) for values in reference]
+        assert far.full_sequence_pick == sums.index(max(sums)), far.name
+        firsts = [values[0] for values in reference]
+        assert far.first_token_pick == firsts.index(max(firsts)), far.name
+    print(f"max |Δ log-prob| per token, server vs the same tokens in-process: {worst:.4f}")
+
+
+def test_server_picks_agree_with_the_pcd_run(both):
     local, remote = both
     worst = 0.0
     for near, far in zip(local.fields, remote.fields):
@@ -132,19 +183,16 @@ def test_server_agrees_with_in_process(both):
         assert far.full_sequence_pick == near.full_sequence_pick, near.name
         assert far.constrained_pick == near.constrained_pick, near.name
         assert far.collision_groups == near.collision_groups
-        for a, b, option in zip(near.full_sequence_logprob_sum, far.full_sequence_logprob_sum, near.options):
-            tokens = 1 + len(str(option))  # generous bound on the option's token count
-            assert abs(a - b) <= LOGPROB_TOLERANCE * tokens, (near.name, option, a, b)
-            worst = max(worst, abs(a - b))
         if near.letter_probs is not None:
             assert far.letter_pick == near.letter_pick, near.name
-    print(f"max |Δ full-sequence log-prob| server vs in-process: {worst:.4f}")
+        worst = max(worst, *(abs(a - b) for a, b in zip(near.full_sequence_logprob_sum, far.full_sequence_logprob_sum)))
+    print(f"max |Δ full-sequence log-prob| server (its cut) vs in-process PCD cut: {worst:.4f}")
 
 
 def test_tie_is_bit_identical_through_the_server(both):
     _local, remote = both
     category = next(f for f in remote.fields if f.name == "category")
-    assert category.collision_groups == [[1, 2]]
+    assert category.collision_groups == [[0, 1]]
     assert category.ties_bit_identical is True
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from auditor.pcd.scoring import SiteTokens, json_text
+from auditor.pcd.scoring import FieldLike, SiteTokens, json_text, rendered  # noqa: F401  (re-exported)
 
 LETTERS_A_Z = string.ascii_uppercase
 
@@ -35,18 +36,26 @@ class FieldPlan:
     refused: str | None = None  # why the engine refuses the whole field
     letters: tuple[str, ...] = ()  # letter slots, for engines that score letters
 
-    @property
+    @cached_property
     def first_tokens(self) -> list[int]:
         return [s[0] if s else -1 for s in self.sequences]
 
-    @property
+    @cached_property
     def buckets(self) -> dict[int, list[int]]:
         groups: dict[int, list[int]] = {}
         for index, token in enumerate(self.first_tokens):
             groups.setdefault(token, []).append(index)
         return groups
 
-    @property
+    @cached_property
+    def first_with(self) -> dict[tuple[int, ...], int]:
+        """sequence → the lowest index of an option with exactly that sequence."""
+        out: dict[tuple[int, ...], int] = {}
+        for index, sequence in enumerate(self.sequences):
+            out.setdefault(sequence, index)
+        return out
+
+    @cached_property
     def has_collision(self) -> bool:
         return any(len(b) > 1 for b in self.buckets.values())
 
@@ -92,6 +101,11 @@ class EngineProfile:
         """Sequential forward passes this field needs after the batched suffix pass."""
         return 0
 
+    def plan_texts(self, site: FieldLike) -> list[str]:
+        """The texts `plan` encodes beyond SiteTokens' own, so the engine can encode them in
+        its one batch per run (a text left out is encoded on demand: slower, never different)."""
+        return []
+
     # -- derived, shared
 
     def field_plan(self, tokens: SiteTokens) -> FieldPlan:
@@ -136,12 +150,6 @@ def is_boolean(tokens: SiteTokens) -> bool:
     return len(options) == 2 and all(isinstance(o, bool) for o in options) and options[0] != options[1]
 
 
-def rendered(value) -> str:
-    """An option as it stands in the JSON object: quoted for strings, its literal otherwise."""
-    return f'"{json_text(value)}"' if isinstance(value, str) else json_text(value)
-
-
 def tie_winner(plan: FieldPlan, k: int) -> int:
     """Gather + argmax: the lowest index among the options sharing option k's first token."""
-    first = plan.first_tokens
-    return next(i for i, t in enumerate(first) if t == first[k])
+    return plan.buckets[plan.first_tokens[k]][0]

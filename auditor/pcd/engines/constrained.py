@@ -17,7 +17,7 @@ from auditor.pcd.scoring import SiteTokens, field_head
 
 def trie_plan(tokens: SiteTokens) -> FieldPlan:
     texts = tuple(rendered(o) for o in tokens.site.options)
-    sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch(list(texts)))
+    sequences = tuple(tuple(ids) for ids in tokens.tokenizer.ids_many(list(texts)))
     return FieldPlan(field_head(tokens.site.name, tokens.array_depth), sequences, texts)
 
 
@@ -44,8 +44,13 @@ class Constrained(EngineProfile):
     def plan(self, tokens):
         return trie_plan(tokens)
 
+    def plan_texts(self, site):
+        return [rendered(o) for o in site.options]
+
     def pick(self, plan, tokens, k):
-        returned = walk(plan, plan.sequences[k])
+        # walk(plan, plan.sequences[k]) without the walk: option k's own tokens are always in
+        # the mask, so it ends on the lowest index whose sequence equals option k's
+        returned = plan.first_with[plan.sequences[k]]
         return returned, "mask", "the token mask leaves no path to it"
 
     def extra_passes(self, tokens):

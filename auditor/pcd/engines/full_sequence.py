@@ -18,7 +18,7 @@ from auditor.pcd.scoring import SiteTokens, field_head, json_text
 def sequence_plan(tokens: SiteTokens) -> FieldPlan:
     options = tokens.site.options
     texts = tuple(json_text(o) for o in options)
-    sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch(list(texts)))
+    sequences = tuple(tuple(ids) for ids in tokens.tokenizer.ids_many(list(texts)))
     strings = all(isinstance(o, str) for o in options)
     return FieldPlan(field_head(tokens.site.name, tokens.array_depth) + ('"' if strings else ""), sequences, texts)
 
@@ -27,13 +27,17 @@ class FullSequence(EngineProfile):
     def plan(self, tokens):
         return sequence_plan(tokens)
 
+    def plan_texts(self, site):
+        return [json_text(o) for o in site.options]
+
     def pick(self, plan, tokens, k):
         wanted = plan.sequences[k]
         # every other option scores -inf at its first token that differs from the oracle's;
         # those that are token prefixes of option k score len × log(1 − ε): the shortest wins
         # (an empty option scores 0, the most there is: it is a prefix of every option)
-        prefixes = [i for i, s in enumerate(plan.sequences) if wanted[:len(s)] == s]
-        best = min(prefixes, key=lambda i: (len(plan.sequences[i]), i))
+        # (the shortest token prefix of option k's that is an option, lowest index first)
+        first_with = plan.first_with
+        best = next(first_with[wanted[:n]] for n in range(len(wanted) + 1) if wanted[:n] in first_with)
         return best, SEQUENCE_PREFIX, (f"its tokens start with all of {plan.texts[best]!r}'s, "
                                        "whose shorter sum of log-probs always scores higher")
 

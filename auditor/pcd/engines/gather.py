@@ -13,7 +13,7 @@ scores them (their literal after `":`, cut where the canonical tokenization cuts
 from __future__ import annotations
 
 from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, string_remainders, tie_winner
-from auditor.pcd.scoring import SiteTokens, field_head, json_text
+from auditor.pcd.scoring import FieldLike, SiteTokens, field_head, json_text, split_options
 
 RLCD_MAX_OPTIONS = 255
 
@@ -26,20 +26,33 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
                if len(options) > RLCD_MAX_OPTIONS else None)
     if is_boolean(tokens):
         texts = tuple("true" if o else "false" for o in options)
-        sequences = tuple(tuple(ids) for ids in tokenizer.encode_batch(list(texts)))
+        sequences = tuple(tuple(ids) for ids in tokenizer.ids_many(list(texts)))
         return FieldPlan(field_head(site.name, tokens.array_depth), sequences, texts, refused)
     if all(isinstance(o, str) for o in options):
         prefix, rests = string_remainders(tokens)
-        sequences = tuple(tuple(ids) for ids in tokenizer.encode_batch([r + '"' for r in rests]))
+        sequences = tuple(tuple(ids) for ids in tokenizer.ids_many([r + '"' for r in rests]))
         return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + prefix, sequences,
                          tuple(json_text(o) for o in options), refused)
     sequences = tuple(o.ids + ((tokens.close_id,) if o.is_string else ()) for o in tokens.options)
     return FieldPlan(tokens.literal_suffix, sequences, tuple(o.text for o in tokens.options), refused)
 
 
+def rlcd_plan_texts(site: FieldLike) -> list[str]:
+    """What rlcd_plan encodes for a site beyond SiteTokens' own texts."""
+    options = site.options
+    if len(options) == 2 and all(isinstance(o, bool) for o in options) and options[0] != options[1]:
+        return ["true", "false"]
+    if all(isinstance(o, str) for o in options):
+        return [r + '"' for r in split_options(site)[4]]
+    return []
+
+
 class Gather(EngineProfile):
     def plan(self, tokens):
         return rlcd_plan(tokens)
+
+    def plan_texts(self, site):
+        return rlcd_plan_texts(site)
 
     def pick(self, plan, tokens, k):
         winner = tie_winner(plan, k)

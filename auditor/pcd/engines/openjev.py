@@ -25,13 +25,16 @@ def letter_plan(tokens: SiteTokens, letters: str) -> FieldPlan:
         refused = (f"openjev scores letters {letters[0]}–{letters[-1]} and refuses fields with more "
                    f"than {len(letters)} options ({n} here)")
     slots = tuple(letters[:n]) if refused is None else ()
-    sequences = tuple(tuple(ids) for ids in tokens.tokenizer.encode_batch([c + '"' for c in slots]))
+    sequences = tuple(tuple(ids) for ids in tokens.tokenizer.ids_many([c + '"' for c in slots]))
     return FieldPlan(field_head(tokens.site.name, tokens.array_depth) + '"', sequences, slots, refused, slots)
 
 
 class OpenJev(EngineProfile):
     def plan(self, tokens):
         return letter_plan(tokens, self.letters)
+
+    def plan_texts(self, site):
+        return [c + '"' for c in self.letters]
 
     def pick(self, plan, tokens, k):
         winner = tie_winner(plan, k)

@@ -14,7 +14,7 @@ and the first option that starts with the truncated text wins.
 from __future__ import annotations
 
 from auditor.pcd.engines.base import BUDGET, PREFIX_MATCH, EngineProfile
-from auditor.pcd.engines.gather import RLCD_MAX_OPTIONS, rlcd_plan, tie_winner
+from auditor.pcd.engines.gather import RLCD_MAX_OPTIONS, rlcd_plan, rlcd_plan_texts, tie_winner
 from auditor.pcd.scoring import SiteTokens
 
 GREEDY_BUDGET = 4
@@ -50,6 +50,9 @@ def _first_match(texts: tuple[str, ...], generated: str) -> int | None:
 class RlcdMlx(EngineProfile):
     def plan(self, tokens):
         return rlcd_plan(tokens)
+
+    def plan_texts(self, site):
+        return rlcd_plan_texts(site)
 
     def pick(self, plan, tokens, k):
         if not plan.has_collision:

@@ -1,0 +1,94 @@
+"""The tiktoken fast path (auditor.tokenizers.fast) gives the ids and offsets of `tokenizers`.
+
+For every installed tiktoken-native built-in: every text a whole-corpus run asks the fast
+encoder for (every engine profile, verified suggestions on), each scoring text group of every
+site, and texts around the vocabulary's special tokens, encoded through the fast encoder and through the
+`tokenizers` build, must agree exactly: ids for all, character offsets for all. Only ASCII texts
+take the fast path; the test also checks that non-ASCII texts are left to `tokenizers`.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from auditor.lint.engine import LintOptions, lint
+from auditor.pcd.engines import ENGINES
+from auditor.pcd.scoring import TEXT_GROUPS, site_texts
+from auditor.tokenizers import fast
+from auditor.tokenizers.builtins import BUILTINS
+from auditor.tokenizers.loader import LoadedTokenizer
+from support import CORPUS, get_tokenizer
+
+pytest.importorskip("tiktoken")
+FAST_BUILTINS = [name for name, b in BUILTINS.items() if b.ranks is not None]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present (PCDLINT_CORPUS)")]
+
+
+@pytest.fixture(scope="module")
+def corpus_texts() -> list[str]:
+    """Every text a whole-corpus run asks the fast encoder for (every engine, suggestions on,
+    so the re-linted candidates are in), plus each scoring text group of every site."""
+    base = get_tokenizer("qwen2.5")
+    tokenizer = LoadedTokenizer(id="qwen2.5", source="", hf=base.hf, rank_source=base.rank_source)
+    asked: list[str] = []
+    real = fast.FastEncoder.encode
+    fast.FastEncoder.encode = lambda self, text: asked.append(text) or real(self, text)  # type: ignore[method-assign]
+    try:
+        files = sorted(str(p) for p in CORPUS.rglob("*.json"))
+        run = lint(files, [tokenizer], LintOptions(engines=list(ENGINES)))
+    finally:
+        fast.FastEncoder.encode = real  # type: ignore[method-assign]
+    assert len(asked) > 20_000, "the run must have taken the fast path"
+    texts = list(asked)
+    for result in run.files:
+        for site in result.model.sites:
+            more, spans = site_texts(site, TEXT_GROUPS)
+            texts += more + spans
+    return list(dict.fromkeys(texts))
+
+
+def random_ascii(count: int = 5000) -> list[str]:
+    """Seeded ASCII strings heavy in what split regexes treat apart: whitespace runs, CR/LF,
+    digit runs, contractions, quotes and punctuation runs."""
+    rng = random.Random(17)
+    pieces = [" ", "  ", "\t", "\n", "\r\n", "\n\n ", "'s", "'T", "'ll", "\"", '"', "\\", "123", "4567",
+              "a", "Zz", "word", "_", "-", "--", ".", "...", "!?", "{", "}", "[", "]", ":", ",", "~", "\x00", "\x7f"]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(count)]
+
+
+def test_fast_path_covers_the_tiktoken_native_builtins():
+    assert {"qwen2.5", "cl100k", "o200k", "llama3"} <= set(FAST_BUILTINS)
+    assert BUILTINS["smollm2"].ranks is None  # a GGUF vocabulary: tokenizers only
+
+
+@pytest.mark.parametrize("name", FAST_BUILTINS)
+def test_fast_ids_and_offsets_equal_tokenizers(name, corpus_texts):
+    tokenizer = get_tokenizer(name)
+    encoder = tokenizer.fast_encoder
+    assert encoder is not None
+    specials = [t for t in tokenizer.special_tokens if t.isascii()][:40]
+    texts = (corpus_texts + [f'  "x": "a{s}b"' for s in specials] + [f"{s}{s} {s}" for s in specials[:5]]
+             + random_ascii())
+    ascii_texts = [t for t in texts if t.isascii()]
+    assert len(ascii_texts) > 20_000
+    native = tokenizer.hf.encode_batch(ascii_texts, add_special_tokens=False)
+    mismatched = [t for t, enc in zip(ascii_texts, native)
+                  if encoder.encode(t) != enc.ids or encoder.ascii_offsets(enc.ids) != enc.offsets]
+    assert not mismatched, f"{len(mismatched)} texts differ, e.g. {mismatched[:3]}"
+
+
+def test_prefill_takes_the_fast_path_for_ascii_only(monkeypatch):
+    base = get_tokenizer("qwen2.5")
+    tokenizer = LoadedTokenizer(id="q", source="", hf=base.hf, rank_source=base.rank_source)
+    calls = []
+    real = fast.FastEncoder.encode
+    monkeypatch.setattr(fast.FastEncoder, "encode", lambda self, text: calls.append(text) or real(self, text))
+    texts = [f"option_{i}" for i in range(fast.FAST_MIN_TEXTS)] + ["café", "naïve"]
+    tokenizer.prefill(texts, texts)
+    assert set(calls) == set(texts[:-2])
+    for text in texts:
+        enc = base.hf.encode(text, add_special_tokens=False)
+        assert tokenizer.ids(text) == enc.ids and tokenizer.offsets(text) == enc.offsets
