@@ -20,7 +20,7 @@ from auditor.errors import UsageError
 
 POOL_MIN_FILES = 16  # below this, starting workers costs more than it saves
 MAX_WORKERS = 8
-_CHUNKS_PER_WORKER = 4  # contiguous chunks, so one big file does not hold up the rest
+_CHUNKS_PER_WORKER = 2  # contiguous chunks: few (each is one bulk tokenizer batch), not one (balance)
 _job: tuple[Callable, list] | None = None  # what the forked workers inherit: (work, items)
 
 
