@@ -9,9 +9,12 @@ class InputFileError(UsageError):
     """One input file is unusable; the others are still linted."""
 
     def __init__(self, path: str, message: str, line: int | None = None, column: int | None = None):
-        self.path, self.line, self.column = path, line, column
+        self.path, self.line, self.column, self.message = path, line, column, message
         where = path if line is None else f"{path}:{line}:{column or 1}"
         super().__init__(f"{where}: {message}")
+
+    def __reduce__(self):  # rebuilt from its parts when a worker process sends it back
+        return type(self), (self.path, self.message, self.line, self.column)
 
 
 class TokenizerError(UsageError):

@@ -113,7 +113,7 @@ def test_rules_read_the_bulk_batch(monkeypatch):
         bulk.append(sum(counting.batches) + counting.singles)
 
     monkeypatch.setattr(engine, "tokenize_run", counted)
-    lint(files, [tokenizer], LintOptions(suggestions=False))
+    lint(files, [tokenizer], LintOptions(suggestions=False, jobs=1))  # counted in this process
     later = sum(counting.batches) + counting.singles - bulk[0]
     assert bulk[0] > 40_000
     assert later <= 2 * len(files), (counting.batches[-10:], counting.singles)  # 36 texts today

@@ -12,13 +12,15 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from auditor.decoder.result import VerifyResult
 from auditor.errors import UsageError
-from auditor.lint.engine import LintRun
-from auditor.reporting.verdict import annotate
+
+if TYPE_CHECKING:  # `pcdlint check` without --verify loads neither the decoder nor the engine here
+    from auditor.decoder.result import VerifyResult
+    from auditor.lint.engine import LintRun
 
 MODEL_OPTIONS = [
     click.option("--model", "model_spec", metavar="SPEC",
@@ -106,6 +108,7 @@ def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity, o
     """
     from auditor.decoder import specs_for_sites, verify_fields
     from auditor.decoder.prompt import preset_context
+    from auditor.reporting.verdict import annotate
 
     results = []
     for result in run.files:

@@ -11,10 +11,12 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from auditor.errors import InputFileError, UsageError
 from auditor.lint import selection, suppressions
 from auditor.lint.context import Finding, RuleContext
+from auditor.lint.pool import map_chunks, pool_size
 from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rules, severity_rank
 from auditor.lint.suggest import SUGGESTING, prefetch_suggestions, verified_suggestions
 from auditor.pcd.cost import run_cost
@@ -35,6 +37,8 @@ class LintOptions:
     # shows them (JSON, HTML, SARIF); the CLI turns them off for text, github and csv.
     suggestions: bool = True
     engines: list[str] = field(default_factory=lambda: [DEFAULT_ENGINE])  # profiles, by name
+    # worker processes over files (auditor.lint.pool): None = one per core from 16 files on
+    jobs: int | None = None
 
     def engine_profiles(self) -> list[EngineProfile]:
         try:
@@ -50,6 +54,8 @@ class FileResult:
     named: bool = False  # named on the command line / passed to the API, not found by a walk
     # (site pointer, tokenizer id) → the tokenization the rules saw; reports reuse it
     tokens: dict[tuple[str, str], SiteTokens] = field(default_factory=dict, repr=False)
+    # tokenizer id → this file's cost (auditor.pcd.cost), when a pool worker linted it
+    costs: dict[str, dict | None] = field(default_factory=dict, repr=False)
 
     def site_tokens(self, site: Site, tokenizer: LoadedTokenizer) -> SiteTokens:
         key = (site.pointer, tokenizer.id)
@@ -142,16 +148,53 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
     skipped: list[InputFileError] = []
     inputs, empty_dirs = expand_inputs(paths, stdin_filename, stdin, skipped, max_bytes)
 
-    def models():
-        for item in inputs:
+    def models(items):
+        for item in items:
             try:
                 yield item.load(use_cache, max_bytes, max_depth), item.named
             except InputFileError as error:
                 yield error, item.named
 
-    run = lint_models(models(), tokenizers, options)
+    workers = pool_size(len(inputs), options.jobs if options else None)
+    parts = None
+    if workers > 1:  # many files: forked workers run the serial path on chunks of them
+        _warm(tokenizers)
+        parts = map_chunks(lambda items: _worker_part(lint_models(models(items), tokenizers, options)),
+                           inputs, workers)
+    # None: no pool, or a worker died (killed for memory?): one process lints them all
+    run = lint_models(models(inputs), tokenizers, options) if parts is None else _merged(parts, tokenizers, options)
     run.empty_dirs = empty_dirs
     run.skipped = skipped
+    return run
+
+
+def _warm(tokenizers: list[LoadedTokenizer]) -> None:
+    """Build each tokenizer's lazy parts (vocabulary size, special tokens, a fast encoder) before
+    the workers fork, so they share one copy instead of each building its own."""
+    for tokenizer in tokenizers:
+        for name, attribute in vars(type(tokenizer)).items():
+            if isinstance(attribute, cached_property):
+                getattr(tokenizer, name)
+
+
+def _worker_part(part: LintRun) -> tuple[list[FileResult], list[InputFileError], list[Finding]]:
+    """What a pool worker sends back: each file's cost kept, its tokenizations (they hold the
+    tokenizer) dropped."""
+    for result in part.files:
+        for tokenizer in part.tokenizers:
+            result.costs[tokenizer.id] = (part.cost or {})[tokenizer.id]["files"].get(result.model.path)
+        result.tokens = {}
+    return part.files, part.errors, part.suppressed
+
+
+def _merged(parts: list, tokenizers: list[LoadedTokenizer], options: LintOptions | None) -> LintRun:
+    """The workers' parts, in input order, as one run: what lint_models gives for all of them."""
+    run = LintRun(tokenizers=tokenizers, engines=(options or LintOptions()).engine_profiles())
+    for files, errors, suppressed in parts:
+        run.files.extend(files)
+        run.errors.extend(errors)
+        run.suppressed.extend(suppressed)
+    run.cost = run_cost(run)  # from the files' own costs (FileResult.costs)
     return run
 
 

@@ -90,7 +90,9 @@ def run_cost(run) -> dict:
     for tokenizer in run.tokenizers:
         files = {}
         for result in run.files:
-            cost = file_cost(result.model.sites, tokenizer, result.site_tokens, engines)
+            known = getattr(result, "costs", None) or {}  # computed by a pool worker
+            cost = (known[tokenizer.id] if tokenizer.id in known
+                    else file_cost(result.model.sites, tokenizer, result.site_tokens, engines))
             if cost is not None:
                 files[result.model.path] = cost
         naive_total = sum(c["naive"]["passes_longest"] for c in files.values())

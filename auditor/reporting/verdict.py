@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from auditor.decoder.result import FieldResult, VerifyResult
+if TYPE_CHECKING:  # the decoder (and its HTTP client) is loaded only by a verify run
+    from auditor.decoder.result import FieldResult, VerifyResult
 
 MAX_LISTED = 5
 

@@ -31,17 +31,36 @@ from auditor.schema.locate import LocatedSchema
 from auditor.schema.sites import FileModel, SchemaProblem, Site, analyse
 
 CACHE_FORMAT = "pcdlint-analysis"
-CACHE_VERSION = 3  # 1 was a pickle; 2 lacked schemas and array depths; never read again
+CACHE_VERSION = 4  # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice
 
 
 @lru_cache(maxsize=1)
 def _code_key() -> str:
-    from importlib.metadata import version
-
-    digest = hashlib.sha256(f"{__version__}|{version('jsonschema')}|{CACHE_VERSION}".encode())
+    digest = hashlib.sha256(f"{__version__}|{CACHE_VERSION}".encode())
+    for package in ("jsonschema", "jsonschema_rs"):  # the meta-schema check's code
+        digest.update(f"|{_installed(package)}".encode())
     for source in sorted(Path(__file__).parent.glob("*.py")):  # every module of auditor.schema
         digest.update(source.name.encode() + source.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _installed(package: str) -> str:
+    """The installed version of a package, from its `NAME-VERSION.dist-info` folder beside it
+    (the same across machines, so CI caches stay valid), without importing it or
+    importlib.metadata (25 ms at start-up); its file's path where there is no such folder."""
+    import re
+    from importlib.util import find_spec
+
+    spec = find_spec(package)
+    if spec is None or not spec.origin:
+        return "-"
+    site = Path(spec.origin).parent.parent
+    pattern = re.compile(rf"{re.escape(package)}-([0-9][^-]*)\.dist-info", re.IGNORECASE)
+    try:
+        versions = sorted(m.group(1) for name in os.listdir(site) if (m := pattern.fullmatch(name)))
+    except OSError:
+        versions = []
+    return versions[-1] if len(versions) == 1 else spec.origin
 
 
 def analyse_file(path: Path, display: str, use_cache: bool = True,
@@ -82,9 +101,9 @@ def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: i
 
 def _span(value) -> Span:
     line, column, end_line, end_column = value
-    if not all(type(v) is int for v in value):
-        raise ValueError("span")
-    return Span(line, column, end_line, end_column)
+    if type(line) is int and type(column) is int and type(end_line) is int and type(end_column) is int:
+        return Span(line, column, end_line, end_column)
+    raise ValueError("span")
 
 
 def _spans(mapping) -> dict[str, Span]:
@@ -107,7 +126,9 @@ def _model_to_data(model: FileModel) -> dict:
         "sites": [{
             "pointer": s.pointer, "field": s.field, "name": s.name, "options": s.options,
             "option_pointers": s.option_pointers, "span": span(s.span),
-            "option_spans": [span(o) for o in s.option_spans], "kind": s.kind,
+            # null: the options' value spans, already in value_spans (a big enum's, once)
+            "option_spans": (None if s.option_spans == doc.spans(s.option_pointers)
+                             else [span(o) for o in s.option_spans]), "kind": s.kind,
             "description": s.description, "suppressed": sorted(s.suppressed),
             "suppression_pointers": list(s.suppression_pointers), "array_depth": s.array_depth,
         } for s in model.sites],
@@ -126,7 +147,8 @@ def _model_from_data(data: dict, display: str) -> FileModel:
     sites = []
     for s in data["sites"]:
         options, pointers = list(s["options"]), [str(p) for p in s["option_pointers"]]
-        spans = [_span(o) for o in s["option_spans"]]
+        spans = (document.spans(pointers) if s["option_spans"] is None
+                 else [_span(o) for o in s["option_spans"]])
         if len(options) != len(pointers) or len(options) != len(spans):
             raise ValueError("site")
         sites.append(Site(display, str(s["pointer"]), str(s["field"]), str(s["name"]), options,

@@ -1,8 +1,9 @@
 """Read JSON and YAML files into plain values plus a JSON-Pointer → source-position map.
 
-Values always come from `json.loads` or the YAML loader; positions come from `json-source-map`
-(JSON) or ruamel.yaml's line/column records (YAML). Lines and columns are 1-based; columns count
-Unicode code points, which is what SARIF's `unicodeCodePoints` column kind means.
+Values always come from `json.loads` or the YAML loader; positions come from a scanner that finds
+only the nodes asked about (JSON, auditor.schema.positions) or ruamel.yaml's line/column records
+(YAML). Lines and columns are 1-based; columns count Unicode code points, which is what SARIF's
+`unicodeCodePoints` column kind means.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import InputFileError
+from auditor.schema.positions import JsonPositions
 
 # Input limits (config keys `max-file-bytes`, `max-depth`; see README "Security and limits").
 MAX_FILE_BYTES = 20_000_000
@@ -30,7 +32,7 @@ JSON_SUFFIXES = {".json"}
 LINTABLE_SUFFIXES = YAML_SUFFIXES | JSON_SUFFIXES
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """A region of the source: start inclusive, end exclusive (1-based lines and columns)."""
 
@@ -47,12 +49,18 @@ class Document:
     text: str
     value_spans: dict[str, Span] = field(default_factory=dict)
     key_spans: dict[str, Span] = field(default_factory=dict)
+    # JSON: spans not in the maps yet are found on demand, until settle_spans() (then the maps
+    # are all there is, as for YAML, and as a cached document is stored)
+    positions: JsonPositions | None = field(default=None, repr=False, compare=False)
+    _absent: set[str] = field(default_factory=set, repr=False, compare=False)
 
     def span(self, pointer: str) -> Span:
         """The value's span; the nearest ancestor's when a pointer has none (never fails)."""
         probe = pointer
         while True:
             found = self.value_spans.get(probe)
+            if found is None and self.positions is not None:
+                found = self._locate(probe)
             if found is not None:
                 return found
             if not probe:
@@ -60,7 +68,42 @@ class Document:
             probe = probe.rsplit("/", 1)[0]
 
     def key_span(self, pointer: str) -> Span:
+        if self.positions is not None and pointer not in self.value_spans:
+            self._locate(pointer)
         return self.key_spans.get(pointer) or self.span(pointer)
+
+    def spans(self, pointers: list[str]) -> list[Span]:
+        """span() of each pointer, found together (each parent once)."""
+        if self.positions is not None:
+            missing = [p for p in pointers if p not in self.value_spans and p not in self._absent]
+            for pointer, entry in zip(missing, self.positions.locate_many(missing)):
+                self._store(pointer, entry)
+        return [self.value_spans.get(p) or self.span(p) for p in pointers]
+
+    def settle_spans(self, pointers) -> None:
+        """Find the spans of these pointers now, then stop finding any others."""
+        if self.positions is not None:
+            self.spans([p for p in pointers if p not in self.value_spans])
+        self.positions = None
+        self._absent = set()
+
+    def _locate(self, pointer: str) -> Span | None:
+        assert self.positions is not None
+        if pointer in self._absent:
+            return None
+        return self._store(pointer, self.positions.locate(pointer))
+
+    def _store(self, pointer: str, entry) -> Span | None:
+        assert self.positions is not None
+        if entry is None:
+            self._absent.add(pointer)
+            return None
+        key_start, key_end, value_start, value_end = entry
+        at = self.positions.line_column
+        value = self.value_spans[pointer] = Span(*at(value_start), *at(value_end))
+        if key_start >= 0:
+            self.key_spans[pointer] = Span(*at(key_start), *at(key_end))
+        return value
 
 
 def escape_token(token: str) -> str:
@@ -211,53 +254,7 @@ def _load_json(text: str, display: str, max_depth: int = MAX_DEPTH) -> Document:
         raise InputFileError(display, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
         raise _too_deep(display, max_depth) from None
-    check_depth(data, display, max_depth)  # before the recursive position mapper sees it
-    from json_source_map import calculate
-
-    values: dict[str, Span] = {}
-    keys: dict[str, Span] = {}
-    try:
-        positions = calculate(text)
-    except RecursionError:
-        raise _too_deep(display, max_depth) from None
-    for pointer, entry in _escaped(positions, data).items():
-        start, end = entry.value_start, entry.value_end
-        values[pointer] = Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
-        if entry.key_start is not None:
-            ks, ke = entry.key_start, entry.key_end
-            keys[pointer] = Span(ks.line + 1, ks.column + 1, ke.line + 1, ke.column + 1)
-    return Document(display, data, text, values, keys)
-
-
-def _escaped(entries: dict, data) -> dict:
-    """json-source-map writes pointers unescaped (`/paths//pets`): re-key them per RFC 6901."""
-    out = {}
-
-    def walk(node, raw: str, escaped: str) -> None:
-        if raw in entries:
-            out[escaped] = entries[raw]
-        if isinstance(node, dict):
-            for key, value in node.items():
-                walk(value, f"{raw}/{key}", f"{escaped}/{escape_token(key)}")
-        elif isinstance(node, list):
-            for index, value in enumerate(node):
-                walk(value, f"{raw}/{index}", f"{escaped}/{index}")
-
-    if any("/" in key or "~" in key for key in _keys(data)):
-        walk(data, "", "")
-        return out
-    return entries
-
-
-def _keys(node):
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            yield from item
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
+    return Document(display, data, text, positions=JsonPositions(text))  # depth: parse_document
 
 
 # --------------------------------------------------------------------------- YAML

@@ -98,6 +98,7 @@ def load_python_object(obj, display: str | None = None, name: str | None = None)
         return document
     document.path = display if display and not is_python_ref(display) else origin.display
     values, keys = origin.spans(document)
+    document.settle_spans(())  # positions in the Python source, not in the dumped text
     document.value_spans, document.key_spans = values, keys
     return document
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from auditor.schema.documents import Document, Span, escape_token, resolve_pointer
 from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
+from auditor.schema.metaschema import meta_schema_errors
 
 SUPPRESS_KEY = "x-pcdlint-ignore"
 
@@ -126,6 +127,7 @@ def _keep_needed_spans(model: FileModel) -> None:
                 break
             wanted.add(pointer)
     wanted.add("")
+    document.settle_spans(sorted(wanted))
     document.value_spans = {p: s for p, s in document.value_spans.items() if p in wanted}
     document.key_spans = {p: s for p, s in document.key_spans.items() if p in wanted}
 
@@ -200,7 +202,7 @@ def _preset_field(document, model, spec, pointer, name, inherited, holders) -> N
     if isinstance(choices, list) and len(choices) >= 2:
         pointers = [f"{pointer}/choices/{i}" for i in range(len(choices))]
         kind = "preset-" + str(spec.get("type", "enum"))
-        spans = [document.span(p) for p in pointers]
+        spans = document.spans(pointers)
         options = choices
     elif spec.get("type") == "boolean":
         pointers = [f"{pointer}/type", f"{pointer}/type"]
@@ -298,7 +300,7 @@ class _JsonSchemaCrawler:
         else:  # `"$schema": 5`: the meta-schema check below reports it
             cls = validators.Draft202012Validator
         try:
-            errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(e.path))
+            errors = meta_schema_errors(cls, schema)
         except RecursionError:
             raise  # the file is nested too deeply: an input error, not a schema problem
         except Exception as exc:  # a broken meta-schema lookup must not crash the lint
@@ -440,7 +442,7 @@ class _JsonSchemaCrawler:
         field_name = f"{label} › {shown}" if label and shown else (label or shown)
         self.model.sites.append(Site(
             self.document.path, pointer, field_name, name or "value",
-            list(options), pointers, span, [self.document.span(p) for p in pointers], kind,
+            list(options), pointers, span, self.document.spans(pointers), kind,
             str(description), suppressed, holders, _array_depth(field_path),
         ))
 

@@ -1,0 +1,126 @@
+"""Many files are linted by a pool of worker processes; the output is the serial path's, byte
+for byte, and every finding sits where main put it (tests/golden/positions_main.json).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from auditor.errors import InputFileError
+from auditor.lint.pool import POOL_MIN_FILES, pool_size
+from support import CORPUS, FIXTURES, REPO, corpus_files
+
+GOLDEN = json.loads((REPO / "tests" / "golden" / "positions_main.json").read_text(encoding="utf-8"))
+CORPUS_JSON = [p for p in corpus_files() if p.suffix == ".json"]
+
+
+def check(args: list[str], cache) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(cache)}
+    result = subprocess.run([sys.executable, "-m", "auditor", "check", *args], capture_output=True,
+                            text=True, env=env, timeout=900, cwd=REPO)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def golden_name(path: str) -> str:
+    prefix = f"{CORPUS}/"
+    return "corpus/" + path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, REPO)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(CORPUS_JSON) < POOL_MIN_FILES, reason="../shared/corpus not present")
+def test_the_corpus_through_the_pool_is_the_serial_output_and_mains_positions(tmp_path):
+    files = [str(p) for p in CORPUS_JSON]
+    serial = check(["-f", "json", "--no-cache", "-j", "1", *files], tmp_path / "c1")
+    pooled = check(["-f", "json", "--no-cache", "-j", "2", *files], tmp_path / "c2")
+    assert serial.returncode == pooled.returncode == 1
+    assert pooled.stdout == serial.stdout
+    assert pooled.stderr == serial.stderr
+    findings = json.loads(pooled.stdout)["findings"]
+    assert len(findings) > 400
+    found: dict[str, Counter] = {}
+    for f in findings:
+        row = (f["code"], f["pointer"], f["tokenizer"], f["engine"], f["line"], f["column"],
+               f["end_line"], f["end_column"])
+        found.setdefault(golden_name(f["path"]), Counter())[row] += 1
+    for name, rows in GOLDEN["findings"].items():
+        if not name.startswith("corpus/"):
+            continue
+        missing = Counter(tuple(r) for r in rows) - found.get(name, Counter())
+        assert not missing, (name, list(missing)[:3])
+
+
+def test_many_small_files_with_errors_and_suppressions_give_the_serial_output(tmp_path):
+    folder = tmp_path / "schemas"
+    folder.mkdir()
+    for i in range(POOL_MIN_FILES + 9):
+        options = [f"opt{i}_{k}" for k in range(3)] + (["Yes", "Yesterday"] if i % 3 == 0 else [])
+        schema = {"type": "object", "properties": {"f": {"type": "string", "enum": options}}}
+        if i % 5 == 0:
+            schema["properties"]["f"]["x-pcdlint-ignore"] = ["PCD001"]
+        (folder / f"s{i:02d}.json").write_text(json.dumps(schema, indent=2))
+    (folder / "broken.json").write_text('{"type": "object",')  # an input error, mid-list
+    (folder / "other.yaml").write_text("just: text\n")  # no schema: listed
+    (folder / "preset.yaml").write_bytes((FIXTURES / "schemas" / "customs_preset.yaml").read_bytes())
+    for args in (["--show-info"], ["-f", "json"], ["-f", "sarif"], ["-f", "html"], ["--cost"]):
+        serial = check([*args, "-j", "1", str(folder)], tmp_path / "c1")
+        pooled = check([*args, "-j", "2", str(folder)], tmp_path / "c2")
+        assert serial.returncode == pooled.returncode == 2  # the broken file
+        assert "broken.json" in serial.stderr
+        assert (pooled.stdout, pooled.stderr) == (serial.stdout, serial.stderr), args
+    assert "PCD001" in serial.stdout or "PCD002" in serial.stdout  # there was something to report
+
+
+def test_the_pool_starts_only_for_many_files():
+    assert pool_size(POOL_MIN_FILES - 1, None) == 1
+    assert pool_size(500, 1) == 1
+    assert pool_size(3, 4) == 3  # asked for: never more workers than files
+    if sys.platform.startswith("linux"):
+        assert pool_size(POOL_MIN_FILES, None) == min(len(os.sched_getaffinity(0)), 8)
+
+
+def test_an_input_error_survives_the_trip_back_from_a_worker():
+    error = InputFileError("a.json", "invalid JSON: Expecting value", 3, 7)
+    copy = pickle.loads(pickle.dumps(error))
+    assert (str(copy), copy.path, copy.line, copy.column) == (str(error), "a.json", 3, 7)
+
+
+def test_chunks_come_back_in_order_and_a_dead_worker_hands_the_work_back():
+    from auditor.lint.pool import map_chunks
+
+    items = list(range(20))
+    parts = map_chunks(list, items, 2)
+    assert parts is not None and len(parts) >= 2 and [i for part in parts for i in part] == items
+
+    def dies_on_three(chunk):
+        if 3 in chunk:
+            os._exit(1)  # as a worker killed for memory would
+        return sum(chunk)
+
+    assert map_chunks(dies_on_three, items, 2) is None
+
+
+def test_a_run_whose_worker_dies_is_linted_in_one_process(write_schema, qwen, monkeypatch):
+    from auditor.lint import engine
+
+    paths = [str(write_schema({"enum": [f"a{i}", f"b{i}", "Yes", "Yesterday"]}, f"s{i:02d}.json"))
+             for i in range(POOL_MIN_FILES)]
+    serial = engine.lint(paths, [qwen], engine.LintOptions(jobs=1))
+    parent, lint_model = os.getpid(), engine.lint_model
+
+    def dies_in_a_worker(*args, **kwargs):
+        if os.getpid() != parent:
+            os._exit(1)
+        return lint_model(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "lint_model", dies_in_a_worker)
+    fallback = engine.lint(paths, [qwen], engine.LintOptions(jobs=2))
+    assert [f.to_dict() for f in fallback.findings] == [f.to_dict() for f in serial.findings]
+    assert fallback.cost == serial.cost and len(fallback.findings) >= POOL_MIN_FILES

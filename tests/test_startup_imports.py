@@ -1,0 +1,69 @@
+"""A warm `pcdlint check` imports only what linting needs (issue 17: start-up within 1.3x of a
+bare tokenizer process; benchmarks/lint_scaling.py prints that ratio).
+
+The check runs in a fresh interpreter, twice (the first run fills the analysis cache), and the
+second run's `sys.modules` must hold none of the heavy or unneeded packages below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from support import FIXTURES
+
+# Needed by no warm text/JSON check: the ML stack, the HTML stack, the decoder and its HTTP
+# client, the parsers and the meta-schema check (a cache hit skips them), package metadata.
+NOT_NEEDED = ["transformers", "pandas", "torch", "jinja2", "auditor.decoder", "urllib.request",
+              "http.client", "jsonschema", "jsonschema_rs", "referencing", "ruamel", "importlib.metadata"]
+
+RUN = """
+import json, runpy, sys
+sys.argv = ["pcdlint", *json.loads(sys.argv[1])]
+try:
+    runpy.run_module("auditor", run_name="__main__")
+except SystemExit:
+    pass
+with open({out!r}, "w") as handle:
+    json.dump(sorted(sys.modules), handle)
+"""
+
+
+def loaded_modules(tmp_path, args: list[str]) -> set[str]:
+    out = tmp_path / "modules.json"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):
+        result = subprocess.run([sys.executable, "-c", RUN.format(out=str(out)), json.dumps(args)],
+                                capture_output=True, text=True, env=env, timeout=300)
+        assert "Traceback" not in result.stderr, result.stderr
+    return set(json.loads(out.read_text()))
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return [name for name in NOT_NEEDED if any(m == name or m.startswith(name + ".") for m in modules)]
+
+
+def test_a_warm_text_check_imports_nothing_heavy(tmp_path):
+    modules = loaded_modules(tmp_path, ["check", "-q", str(FIXTURES / "schemas" / "clean_sentiment.json")])
+    assert "auditor.lint.engine" in modules and "tokenizers" in modules  # it did lint
+    assert heavy(modules) == []
+
+
+def test_a_warm_json_check_of_a_yaml_preset_imports_nothing_heavy(tmp_path):
+    modules = loaded_modules(tmp_path, ["check", "-f", "json", str(FIXTURES / "schemas" / "customs_preset.yaml")])
+    assert "auditor.reporting.json_format" in modules
+    assert heavy(modules) == []
+
+
+def test_a_cold_check_loads_the_parsers_it_needs(tmp_path):
+    """The list above is not vacuous: without the cache the meta-schema check does run."""
+    out = tmp_path / "modules.json"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(tmp_path / "cache")}
+    args = ["check", "-q", "--no-cache", str(FIXTURES / "schemas" / "clean_sentiment.json")]
+    subprocess.run([sys.executable, "-c", RUN.format(out=str(out)), json.dumps(args)],
+                   capture_output=True, text=True, env=env, timeout=300)
+    modules = set(json.loads(out.read_text()))
+    assert "jsonschema" in modules and "jsonschema_rs" in modules
+    assert not {"transformers", "pandas", "torch", "jinja2"} & modules
