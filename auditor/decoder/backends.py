@@ -46,6 +46,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from auditor.decoder.errors import DecoderError
 
@@ -233,7 +234,7 @@ class OpenAIBackend:
                                                 hf=tokenizer.backend_tokenizer)
         self.device, self.dtype = "server", "server"
         self.notes: list[str] = []
-        self.stats = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0, "mismatches": 0,
+        self.stats: dict[str, Any] = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0, "mismatches": 0,
                       "cut_differences": 0, "prompt_kind": "token ids"}
         started = time.perf_counter()
         self.model = self._resolve_model(model)
