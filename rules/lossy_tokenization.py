@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from auditor.lint import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
 BYTE_PIECE = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
 
-def _pieces(tokenizer, ids_lists: list[list[int]]) -> dict[int, tuple[bool, bool]]:
+def _pieces(tokenizer, ids_lists: Sequence[Sequence[int]]) -> dict[int, tuple[bool, bool]]:
     """Per tokenizer, token id → (vocab entry is a <0xNN> byte piece, decodes alone to
     U+FFFD); extended by the tokens of these lists in one decode_batch."""
     table = tokenizer.derived.setdefault("PCD010 pieces", {})

@@ -20,8 +20,9 @@ import os
 import pytest
 
 from auditor.lint import engine
-from auditor.lint.engine import LintOptions, lint
+from auditor.lint.engine import LintOptions, LintRun, lint
 from auditor.pcd.engines import ENGINES
+from auditor.reporting import json_format
 from auditor.reporting.escape import strict_json
 from auditor.reporting.json_format import run_to_dict
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -42,13 +43,16 @@ def _digest(value) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def corpus_digests(tokenizer_names, options: dict) -> dict[str, str]:
-    """path → digest of that file's JSON findings; `<cost>` and `<document>` for the rest."""
+def corpus_run(tokenizer_names, options: dict) -> tuple[list[str], LintRun]:
     files = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.json"))
     tokenizers = [get_tokenizer(name) for name in tokenizer_names]
     for tokenizer in tokenizers:
         tokenizer.forget()  # nothing left over from another test's run
-    run = lint(files, tokenizers, LintOptions(**options))
+    return files, lint(files, tokenizers, LintOptions(**options))
+
+
+def corpus_digests(files: list[str], run: LintRun) -> dict[str, str]:
+    """path → digest of that file's JSON findings; `<cost>` and `<document>` for the rest."""
     document = strict_json(run_to_dict(run))
     document.pop("tool")
     for described in document["tokenizers"]:
@@ -66,7 +70,8 @@ def corpus_digests(tokenizer_names, options: dict) -> dict[str, str]:
 @pytest.mark.parametrize("config", list(CONFIGS))
 def test_corpus_json_equals_recorded_digest(config, monkeypatch):
     monkeypatch.chdir(CORPUS)  # relative paths: the digests do not depend on where the corpus is
-    got = corpus_digests(*CONFIGS[config])
+    files, run = corpus_run(*CONFIGS[config])
+    got = corpus_digests(files, run)
     recorded = json.loads(DIGESTS.read_text(encoding="utf-8")) if DIGESTS.is_file() else {}
     if os.environ.get("PCDLINT_UPDATE_DIGESTS"):
         recorded[config] = got
@@ -75,6 +80,10 @@ def test_corpus_json_equals_recorded_digest(config, monkeypatch):
     assert int(got["<findings>"]) > 100, "the corpus must produce findings for this to mean anything"
     changed = sorted(k for k in expected.keys() | got.keys() if expected.get(k) != got.get(k))
     assert not changed, f"output changed for: {changed}"
+    # the fast writer (C encoder, numpy re-indentation) writes the bytes json.dumps(indent=2) did
+    reference = json.dumps(strict_json(run_to_dict(run)), indent=2, ensure_ascii=False,
+                           allow_nan=False) + "\n"
+    assert json_format.render(run) == reference
 
 
 class CountingTokenizer:

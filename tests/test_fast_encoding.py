@@ -91,4 +91,4 @@ def test_prefill_takes_the_fast_path_for_ascii_only(monkeypatch):
     assert set(calls) == set(texts[:-2])
     for text in texts:
         enc = base.hf.encode(text, add_special_tokens=False)
-        assert tokenizer.ids(text) == enc.ids and tokenizer.offsets(text) == enc.offsets
+        assert tokenizer.ids(text) == tuple(enc.ids) and tokenizer.offsets(text) == enc.offsets

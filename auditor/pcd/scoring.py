@@ -148,7 +148,7 @@ def prefetch(sites: Sequence[FieldLike], tokenizer: LoadedTokenizer,
     tokenizer.prefill(texts + spans, spans)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per option: a 100,000-option enum holds 100,000
 class ScoredOption:
     index: int
     value: object
@@ -162,7 +162,7 @@ class ScoredOption:
         return isinstance(self.value, str)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CanonicalText:
     """How the tokenizer cuts the whole field text; `start` is where the option begins."""
 

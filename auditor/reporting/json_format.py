@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from auditor import __version__
 from auditor.lint.engine import LintRun
 from auditor.reporting import formatter
-from auditor.reporting.escape import strict_json
+from auditor.reporting.json_text import dumps_strict
 from auditor.reporting.matrix import matrix_dict
 
 JSON_FORMAT_VERSION = 1
@@ -45,5 +43,4 @@ def run_to_dict(run: LintRun) -> dict:
 
 @formatter("json", "machine-readable, versioned (version 1)")
 def render(run: LintRun, **_options) -> str:
-    return json.dumps(strict_json(run_to_dict(run)), indent=2, ensure_ascii=False,
-                      allow_nan=False) + "\n"
+    return dumps_strict(run_to_dict(run)) + "\n"

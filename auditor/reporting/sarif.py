@@ -16,7 +16,6 @@ schema text cannot become a link; non-finite numbers are written as strings (str
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,8 @@ from auditor import __version__
 from auditor.lint.engine import Finding, LintRun
 from auditor.lint.registry import Rule, load_rules
 from auditor.reporting import formatter
-from auditor.reporting.escape import sarif_text, strict_json
+from auditor.reporting.escape import sarif_text
+from auditor.reporting.json_text import dumps_strict
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/pcdlint/pcdlint"
@@ -164,5 +164,4 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
 
 @formatter("sarif", "SARIF 2.1.0 for code scanning")
 def render(run: LintRun, **_options) -> str:
-    return json.dumps(strict_json(run_to_sarif(run)), indent=2, ensure_ascii=False,
-                      allow_nan=False) + "\n"
+    return dumps_strict(run_to_sarif(run)) + "\n"

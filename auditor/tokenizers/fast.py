@@ -11,7 +11,7 @@ source, stays with `tokenizers`. tests/test_fast_encoding.py compares ids and of
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 # A bulk batch smaller than this stays with `tokenizers`: building the tiktoken encoder costs
@@ -40,12 +40,12 @@ class FastEncoder:
     def encode(self, text: str) -> list[int]:
         return self._encoding.encode(text, allowed_special="all")
 
-    def begin(self, ids: list[int], index: int) -> int:
+    def begin(self, ids: Sequence[int], index: int) -> int:
         """Where token `index` of an ASCII text begins (its characters before it)."""
         lengths = self._lengths
         return sum(lengths[t] for t in ids[:index])
 
-    def ascii_offsets(self, ids: list[int]) -> list[tuple[int, int]]:
+    def ascii_offsets(self, ids: Sequence[int]) -> list[tuple[int, int]]:
         """Character offsets of the tokens of an ASCII text (one byte, one character)."""
         lengths = self._lengths
         ends = list(accumulate(lengths[t] for t in ids))

@@ -9,6 +9,7 @@ user cache directory, keyed by the sha256 of the source file, so later runs only
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -44,7 +45,7 @@ class LoadedTokenizer:
     source: str
     hf: Tokenizer
     _piece_cache: dict[int, str] = field(default_factory=dict, repr=False)
-    _memo: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    _memo: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False)
     _offsets: dict[str, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
     # tables higher layers derive once per tokenizer (a rule's piece table), by their own key
     derived: dict = field(default_factory=dict, repr=False)
@@ -98,29 +99,43 @@ class LoadedTokenizer:
         if derived or (len(missing) >= fast.FAST_MIN_TEXTS and self.rank_source is not None
                        and self.fast_encoder is not None):
             encode = self.fast_encoder.encode  # type: ignore[union-attr]
+            shared = self._shared
             for text in missing:
                 if text.isascii():
-                    memo[text] = encode(text)
+                    memo[text] = shared(encode(text))
             missing = [t for t in missing if not t.isascii()]
         encode_batch = self.hf.encode_batch
         for begin in range(0, len(missing), PREFILL_CHUNK):
             chunk = missing[begin:begin + PREFILL_CHUNK]
             for text, enc in zip(chunk, encode_batch(chunk, add_special_tokens=False)):
-                memo[text] = enc.ids
+                memo[text] = self._shared(enc.ids)
                 if text in want:
                     spans[text] = enc.offsets
 
-    def ids(self, text: str) -> list[int]:
+    @cached_property
+    def _id_objects(self) -> list[int]:
+        return list(range(self.hf.get_vocab_size(with_added_tokens=True)))
+
+    def _shared(self, ids: list[int]) -> tuple[int, ...]:
+        """`ids` as a tuple of one int object per token id: the memo of a 100,000-option enum
+        holds about 1.5M ids, each otherwise its own 32-byte int, and SiteTokens and the engine
+        plans keep these very tuples (`tuple(t)` is `t`) instead of copies."""
+        try:
+            return tuple(map(self._id_objects.__getitem__, ids))
+        except IndexError:  # an id past the reported vocabulary size (gaps below specials)
+            return tuple(ids)
+
+    def ids(self, text: str) -> tuple[int, ...]:
         """The memoised ids of `text` (encoded on a miss). Shared: callers must not change it."""
         ids = self._memo.get(text)
         if ids is None:
             if self._fast_ready and text.isascii():
-                ids = self._memo[text] = self.fast_encoder.encode(text)  # type: ignore[union-attr]
+                ids = self._memo[text] = self._shared(self.fast_encoder.encode(text))  # type: ignore[union-attr]
             else:
-                ids = self._memo[text] = self.hf.encode(text, add_special_tokens=False).ids
+                ids = self._memo[text] = self._shared(self.hf.encode(text, add_special_tokens=False).ids)
         return ids
 
-    def ids_many(self, texts: list[str]) -> list[list[int]]:
+    def ids_many(self, texts: list[str]) -> list[tuple[int, ...]]:
         """`ids` of each text (shared lists, not copies); one native batch for any misses."""
         get = self._memo.get
         out = [get(t) for t in texts]
@@ -142,7 +157,7 @@ class LoadedTokenizer:
             if self._fast_ready and text.isascii():
                 return self.fast_encoder.ascii_offsets(self.ids(text))  # type: ignore[union-attr]
             enc = self.hf.encode(text, add_special_tokens=False)
-            self._memo.setdefault(text, enc.ids)
+            self._memo.setdefault(text, self._shared(enc.ids))
             spans = self._offsets[text] = enc.offsets
         return spans
 
@@ -170,7 +185,7 @@ class LoadedTokenizer:
         self._memo.clear()
         self._offsets.clear()
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: Sequence[int]) -> str:
         return self.hf.decode(ids, skip_special_tokens=False)
 
     def piece(self, token_id: int) -> str:

@@ -60,7 +60,7 @@ class FieldPlan:
         return any(len(b) > 1 for b in self.buckets.values())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per lost option
 class Loss:
     """Option `index` is never returned: with the oracle certain of it, the engine returns
     option `returned` (None: nothing) for `reason`."""

@@ -1,0 +1,64 @@
+"""The fast JSON writer (auditor.reporting.json_text) writes exactly what the pure-Python
+`json.dumps(strict_json(v), indent=2, ensure_ascii=False, allow_nan=False)` writes.
+
+Values are generated with hypothesis, heavy in what could throw the re-indentation off: strings
+made of brackets, braces, commas, quotes, backslashes (runs of them before a quote), control
+characters, lone surrogates and non-ASCII text; empty and nested empty containers; non-finite
+floats (written as strings by `strict_json`); non-string keys. The whole-corpus report is
+compared byte for byte in tests/test_bulk_parity.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.reporting import json_text
+from auditor.reporting.escape import strict_json
+
+TRICKY = '[]{},:" \\\n\t\x00\x1f\x7fé€\U0001f600\u2028\ud800\udcff'
+texts = st.text(alphabet=st.sampled_from(TRICKY) | st.characters(), max_size=12)
+scalars = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
+           | st.floats(allow_nan=True, allow_infinity=True) | texts)
+keys = texts | st.integers(-5, 5) | st.booleans() | st.none() | st.floats(allow_nan=False, allow_infinity=False)
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                      | st.tuples(inner, inner) | st.dictionaries(keys, inner, max_size=4),
+                      max_leaves=40)
+
+
+def reference(value) -> str:
+    return json.dumps(strict_json(value), indent=2, ensure_ascii=False, allow_nan=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(values)
+def test_reindent_equals_pure_python_encoder(value):
+    compact = json.dumps(strict_json(value), ensure_ascii=False, allow_nan=False, separators=(",", ": "))
+    assert json_text.reindent(compact) == reference(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values)
+def test_dumps_strict_equals_reference_on_both_paths(value):
+    expected = reference(value)
+    assert json_text.dumps_strict(value) == expected  # small: json.dumps itself
+    saved = json_text.REINDENT_MIN_CHARS
+    json_text.REINDENT_MIN_CHARS = 0  # force the numpy path
+    try:
+        assert json_text.dumps_strict(value) == expected
+    finally:
+        json_text.REINDENT_MIN_CHARS = saved
+
+
+def test_large_document_takes_the_reindent_path_and_matches():
+    """Above the size threshold (numpy path), with deep nesting, empties and escapes at depth."""
+    row = {"option": 'a"]},[{\\', "token_ids": list(range(30)), "pieces": ["\\", '\\"', "[", "}"],
+           "empty": [], "nested": [[], {}, [[{}]], {"k": {"": []}}], "x": math.inf, "y": -0.0}
+    document = {"findings": [dict(row, n=i, deep=[[[[[[i]]]]]]) for i in range(3000)],
+                "nan": math.nan, "summary": {}}
+    compact = json.dumps(strict_json(document), ensure_ascii=False, separators=(",", ": "))
+    assert len(compact) > json_text.REINDENT_MIN_CHARS
+    assert json_text.dumps_strict(document) == reference(document)
