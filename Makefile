@@ -28,12 +28,14 @@ $(VENV)/.test-deps: $(BIN)/pcdlint
 setup-test: $(VENV)/.test-deps
 
 # Everything CI runs: the real model, the browser, pre-commit and the whole corpus included.
+# One pytest-xdist worker per core; a test file stays in one worker (its module fixtures: the
+# llama.cpp server, the model's verify results, are built once).
 test: setup-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The inner loop: everything but the model, browser, hook and slow tests.
 test-fast: setup-test
-	$(BIN)/python -m pytest -q -m "not model and not browser and not hook and not slow"
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not model and not browser and not hook and not slow"
 
 # The project's own checks: ruff and mypy (CI runs them before the tests).
 lint: setup-test

@@ -104,3 +104,32 @@ def run_cli(*args, cwd: Path | None = None, env: dict | None = None):
         stderr += "Traceback (most recent call last):\n" + "".join(
             traceback.format_exception(result.exception))
     return SimpleNamespace(returncode=result.exit_code, stdout=result.stdout, stderr=stderr)
+
+
+_seed: list[Path] = []
+
+
+def seed_cache(cache: Path) -> Path:
+    """Give a fresh PCDLINT_CACHE_DIR the converted default tokenizer, as a first run would leave it.
+
+    Tests that need a cache of their own (analysis entries they tamper with, a directory they
+    inspect) would otherwise convert the Qwen vocabulary again in every subprocess (seconds each).
+    The conversion is the real one, run once per test process by the real CLI into a private
+    directory; the analysis cache is never copied.
+    """
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    if not _seed:
+        seed = Path(tempfile.mkdtemp(prefix="pcdlint-seed-cache-"))
+        schema = seed / "seed.json"
+        schema.write_text('{"properties": {"a": {"enum": ["x", "y"]}}}', encoding="utf-8")
+        subprocess.run([sys.executable, "-m", "auditor", "check", "--no-cache", str(schema)], check=False,
+                       capture_output=True, env={**os.environ, "HF_HUB_OFFLINE": "1",
+                                                 "PCDLINT_CACHE_DIR": str(seed / "cache")})
+        _seed.append(seed / "cache")
+    if not cache.exists():
+        shutil.copytree(_seed[0], cache, ignore=shutil.ignore_patterns("analysis"))
+    return cache

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from support import seed_cache
+
 CLEAN = {"type": "object", "properties": {"sentiment": {"enum": ["positive", "negative"]}}}
 BAD = {"type": "object", "properties": {"code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}}
 INJECT = "\n::error file=x.json::forged\r\x1b[2J\x07\u202eevil"
@@ -29,7 +31,7 @@ INJECT = "\n::error file=x.json::forged\r\x1b[2J\x07\u202eevil"
 
 def run(args, cwd: Path, env: dict | None = None, stdout=subprocess.PIPE, timeout: int = 120,
         **kwargs) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(cwd / ".cache"),
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed_cache(cwd / ".cache")),
                 **(env or {})}
     full_env.pop("GITHUB_ACTIONS", None)
     full_env.pop("PCDLINT_DEBUG", None)

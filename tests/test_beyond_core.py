@@ -149,6 +149,7 @@ def test_cost_without_collisions_is_two_passes(write_schema, smollm2):
     assert cost["pcd"]["passes"] == 2 and cost["pcd"]["worst_field"] is None
 
 
+@pytest.mark.slow  # a whole-corpus run
 def test_cost_in_json_and_text_per_tokenizer(write_schema):
     path = write_schema({"type": "object", "properties": {"risk": {"enum": ["LOW", "MEDIUM"]}}})
     data = json.loads(_invoke("check", "-f", "json", "-t", "qwen2.5", "-t", "smollm2", str(path)).output)
@@ -190,6 +191,7 @@ def test_csv_one_row_per_finding(write_schema):
 # --------------------------------------------------------------------------- whole corpus
 
 
+@pytest.mark.slow  # a whole-corpus run
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 def test_whole_corpus_json_has_no_traceback():
     dirs = [str(CORPUS / d) for d in ("pcd-presets", "pcd-presets-other", "json-schema")

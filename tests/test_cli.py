@@ -228,6 +228,7 @@ def test_acceptance_high_cardinality_255():
     assert any(f["code"] == "PCD002" and f["field"] == "customs_category" for f in report["findings"])
 
 
+@pytest.mark.slow  # a whole-corpus run
 @pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason="../shared/corpus not present")
 def test_acceptance_presets_default_set_grouped_and_next_step():
     presets = CORPUS / "pcd-presets"

@@ -29,6 +29,7 @@ def runner(qwen, monkeypatch, tmp_path):
 @settings(max_examples=EXAMPLES, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                  HealthCheck.data_too_large])
+@pytest.mark.slow  # hypothesis: many whole CLI runs
 @given(document=documents())
 def test_check_never_crashes_and_points_into_the_document(runner, document):
     from auditor.cli.main import cli

@@ -72,6 +72,7 @@ def test_scored_token_and_multi_token_split_shown(qwen):
         assert option["prefix"] + "".join(p["text"] for p in option["pieces"]) == option["text"]
 
 
+@pytest.mark.slow  # a whole-corpus run
 def test_corpus_report_under_5_mb(qwen, smollm2, tmp_path):
     files = corpus_files()
     if not files:

@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+from support import seed_cache
+
 TRAP = '''
 import os, socket
 _log = os.environ["PCDLINT_TEST_CONNECT_LOG"]
@@ -46,7 +48,7 @@ def trapped(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "GITHUB_ACTIONS")}
     env.update(PYTHONPATH=os.pathsep.join([str(trap_dir), env.get("PYTHONPATH", "")]),
-               PCDLINT_TEST_CONNECT_LOG=str(log), PCDLINT_CACHE_DIR=str(tmp_path / "cache"),
+               PCDLINT_TEST_CONNECT_LOG=str(log), PCDLINT_CACHE_DIR=str(seed_cache(tmp_path / "cache")),
                HF_HOME=str(tmp_path / "hf-home"))
 
     def run(*args):
@@ -78,9 +80,9 @@ def test_check_with_remote_refs_never_connects(trapped):
 
 @pytest.mark.parametrize("args", [
     ("check", "-t", "pcdlint-test-org/no-such-tokenizer"),
-    ("check", "--verify", "--model", "pcdlint-test-org/no-such-model"),
-    ("verify", "--model", "pcdlint-test-org/no-such-model"),
-], ids=["check-hub-tokenizer", "check-verify-hub-model", "verify-hub-model"])
+    pytest.param(("check", "--verify", "--model", "pcdlint-test-org/no-such-model"), marks=pytest.mark.slow),
+    pytest.param(("verify", "--model", "pcdlint-test-org/no-such-model"), marks=pytest.mark.slow),
+], ids=["check-hub-tokenizer", "check-verify-hub-model", "verify-hub-model"])  # slow: they import torch
 def test_hub_ids_without_allow_download_never_connect(trapped, args):
     if "--model" in args:
         pytest.importorskip("torch")

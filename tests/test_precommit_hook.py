@@ -1,9 +1,11 @@
-"""The pre-commit hook, for real: `pre-commit try-repo` installs pcdlint from this checkout into a
-fresh hook environment and runs it on a bad and a clean schema in a temporary git repository.
+"""The pre-commit hook, for real: `pre-commit run` with a `.pre-commit-config.yaml` that names a
+snapshot of this checkout (`repo:` its path, `rev:` its commit) installs pcdlint into a fresh
+hook environment and runs it on a bad and a clean schema in a temporary git repository.
 
-try-repo on a local path uses HEAD plus staged and modified tracked files, never untracked ones;
-so the test snapshots this checkout's working tree (tracked and untracked, not ignored) into a
-temporary repository and commits it. That works on a clean CI clone and on a working copy alike.
+The test snapshots this checkout's working tree (tracked and untracked, not ignored) into a
+temporary repository and commits it, so it works on a clean CI clone and on a working copy alike.
+pre-commit keys its hook environments by repo and rev: the second run reuses the first's, as a
+user's second commit does.
 The hook environment installs pcdlint's dependencies with pip (PyPI or the configured index).
 """
 
@@ -104,27 +106,29 @@ def hook_env(tmp_path_factory):
     probe = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=REPO, env=env,
                            capture_output=True, text=True)
     if probe.returncode != 0:
-        pytest.skip("this checkout is not a git working tree; try-repo needs one")
+        pytest.skip("this checkout is not a git working tree; the snapshot needs one")
     hook_repo = _snapshot(base / "pcdlint", env)
     project = base / "project"
     project.mkdir()
     (project / "bad.json").write_text(BAD, encoding="utf-8")
     (project / "clean.json").write_text(CLEAN, encoding="utf-8")
     (project / ".pcdlint.toml").write_text("", encoding="utf-8")  # no config from above tmp
+    rev = _git("rev-parse", "HEAD", cwd=hook_repo, env=env).strip()
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: pcdlint\n", encoding="utf-8")
     _git("init", "-q", cwd=project, env=env)
     _git("add", "-A", cwd=project, env=env)
     return hook_repo, project, env
 
 
-def _try_repo(hook_env, *files: str) -> subprocess.CompletedProcess:
-    hook_repo, project, env = hook_env
-    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "pcdlint",
-               "--verbose", "--files", *files]
+def _run_hook(hook_env, *files: str) -> subprocess.CompletedProcess:
+    _hook_repo, project, env = hook_env
+    command = [sys.executable, "-m", "pre_commit", "run", "pcdlint", "--verbose", "--files", *files]
     return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=900)
 
 
-def test_try_repo_fails_on_bad_schema(hook_env):
-    done = _try_repo(hook_env, "bad.json")
+def test_hook_fails_on_bad_schema(hook_env):
+    done = _run_hook(hook_env, "bad.json")
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     assert "Failed" in output
@@ -132,8 +136,8 @@ def test_try_repo_fails_on_bad_schema(hook_env):
     assert "PCD001 error: 3 options collapse" in output and "Run pcdlint suggest bad.json" in output
 
 
-def test_try_repo_passes_on_clean_schema(hook_env):
-    done = _try_repo(hook_env, "clean.json")
+def test_hook_passes_on_clean_schema(hook_env):
+    done = _run_hook(hook_env, "clean.json")
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "Passed" in output

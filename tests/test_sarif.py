@@ -91,6 +91,7 @@ def corpus_log(qwen, smollm2):
     return run_to_sarif(corpus_run([qwen, smollm2]))
 
 
+@pytest.mark.slow  # a whole-corpus run
 def test_corpus_sarif_validates_against_official_schema(sarif_validator, corpus_log):
     assert_valid(sarif_validator, corpus_log)
     run = corpus_log["runs"][0]
@@ -107,6 +108,7 @@ def test_corpus_sarif_validates_against_official_schema(sarif_validator, corpus_
     assert "security-severity" not in json.dumps(corpus_log)
 
 
+@pytest.mark.slow  # a whole-corpus run
 def test_results_carry_rule_index_fingerprint_and_tokenizer(corpus_log):
     run = corpus_log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
@@ -119,6 +121,7 @@ def test_results_carry_rule_index_fingerprint_and_tokenizer(corpus_log):
     assert len(set(fingerprints)) == len(fingerprints)  # one per (rule, file, field, tokenizer)
 
 
+@pytest.mark.slow  # a whole-corpus run
 def test_every_corpus_region_covers_the_option(corpus_log):
     kinds = {"option": 0, "key": 0, "declaration": 0}
     for result in corpus_log["runs"][0]["results"]:

@@ -43,12 +43,14 @@ def verify_fields(
     full_sequence_mode: str = "tree",
     parity: bool | str = True,
     cache_budget_bytes: int = DEFAULT_CACHE_BUDGET_BYTES,
+    letters: bool = True,
 ) -> VerifyResult:
     """Run the PCD mechanism on a real model and score every field four ways.
 
     ``model`` is a backend (decoder/backends.py), a loaded ``LoadedModel``, or a spec
     (directory, cached hub id, ``.gguf``; None = SmolLM2 default) loaded in-process.
-    ``parity``: "fast" (default; True), "full" or "off" (False). ``progress``: a
+    ``parity``: "fast" (default; True), "full" or "off" (False). ``letters=False`` skips the
+    letter-slot scores (both legend orders). ``progress``: a
     ``Progress``, a bool, or None (on when stderr is a TTY). Raises ``DecoderError`` for
     problems the user can fix.
     """
@@ -76,14 +78,14 @@ def verify_fields(
         prompt_text = build_prompt(chat_tokenizer, fields, context)
         prompt_ids = tokenizer.encode(prompt_text)
         plans = [plan_field(tokenizer, spec, prompt_text, prompt_ids) for spec in fields]
-        letter_plans = [plan for plan in plans if plan.letter_ids is not None and len(plan.options) > 1]
+        letter_plans = [plan for plan in plans if letters and plan.letter_ids is not None and len(plan.options) > 1]
         request = ScoreRequest(prompt_text, prompt_ids, plans, parity=parity_mode)
         if letter_plans:
-            letters = {p.name: p.letters for p in letter_plans}
+            legend = {p.name: p.letters for p in letter_plans}
             request.letter_plans = letter_plans
-            request.letter_text = build_prompt(chat_tokenizer, fields, context, letters)
+            request.letter_text = build_prompt(chat_tokenizer, fields, context, legend)
             request.letter_ids = tokenizer.encode(request.letter_text)
-            request.letter_reversed_text = build_prompt(chat_tokenizer, fields, context, letters, reversed_letters=True)
+            request.letter_reversed_text = build_prompt(chat_tokenizer, fields, context, legend, reversed_letters=True)
             request.letter_reversed_ids = tokenizer.encode(request.letter_reversed_text)
             request.letter_heads = [(letter_suffix(p.name, p.array_depth),
                                      tokenizer.encode(letter_suffix(p.name, p.array_depth)))

@@ -63,8 +63,10 @@ def test_pick_matches_xgrammar_greedy_decoding():
         ids = prompt_ids + encode(field.suffix_text)
         decoded = []
         with torch.inference_mode():
+            # prompt + suffix once, then one token a step through the KV cache, as a decoder runs
+            out = model(input_ids=torch.tensor([ids]), use_cache=True)
             for _step in range(32):
-                logits = model(input_ids=torch.tensor([ids + decoded])).logits[0, -1].float()
+                logits = out.logits[0, -1].float()
                 matcher.fill_next_token_bitmask(bitmask)
                 xgr.apply_token_bitmask_inplace(logits.unsqueeze(0), bitmask)
                 token = int(torch.argmax(logits))
@@ -72,6 +74,7 @@ def test_pick_matches_xgrammar_greedy_decoding():
                     break
                 assert matcher.accept_token(token)
                 decoded.append(token)
+                out = model(input_ids=torch.tensor([[token]]), cache=out.past_key_values, use_cache=True)
         text = tokenizer.decode(decoded)
         assert text.endswith('"'), text
         value = field.prefix + text[:-1]

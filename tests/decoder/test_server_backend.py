@@ -108,10 +108,12 @@ def both(server, gguf_path, smollm2_model):
     from auditor.decoder.backends import OpenAIBackend
     from auditor.decoder.model import load_tokenizer_only
 
-    local = verify_fields(FIELDS, CONTEXT, model=smollm2_model, progress=False, parity="off")
+    # letters off: the server's cost is per echoed token, and the letter prompts (two legend
+    # orders) would more than double it; they go through the same scoring path as the options
+    local = verify_fields(FIELDS, CONTEXT, model=smollm2_model, progress=False, parity="off", letters=False)
     tokenizer, name = load_tokenizer_only(str(gguf_path))
     backend = OpenAIBackend(server, None, tokenizer, name, concurrency=2, batch_size=4)
-    remote = verify_fields(FIELDS, CONTEXT, model=backend, progress=False, parity="off")
+    remote = verify_fields(FIELDS, CONTEXT, model=backend, progress=False, parity="off", letters=False)
     return local, remote
 
 
@@ -148,10 +150,9 @@ def test_server_tokenizes_like_pcdlint(both):
     assert remote.server["mismatches"] == 0, [f.tokenization_mismatches for f in remote.fields]
     assert remote.server["prompt_kind"] == "text"
     options = sum(len(f.options) for f in FIELDS)
-    letters = sum(len(f.options) for f in remote.fields if f.letter_probs is not None)
-    # one prompt per option, one per letter and legend order; llama-cpp-python takes one prompt a request
-    assert remote.server["prompts"] == options + 2 * letters
-    assert remote.server["cut_differences"] == options + 2 * letters
+    # one prompt per option; llama-cpp-python takes one prompt a request
+    assert remote.server["prompts"] == options
+    assert remote.server["cut_differences"] == options
     assert remote.server["requests"] >= remote.server["prompts"] - 1
     assert any("one prompt per request" in note for note in remote.notes)
     assert any("refuses token-id prompts" in note for note in remote.notes)
@@ -183,8 +184,6 @@ def test_server_picks_agree_with_the_pcd_run(both):
         assert far.full_sequence_pick == near.full_sequence_pick, near.name
         assert far.constrained_pick == near.constrained_pick, near.name
         assert far.collision_groups == near.collision_groups
-        if near.letter_probs is not None:
-            assert far.letter_pick == near.letter_pick, near.name
         worst = max(worst, *(abs(a - b) for a, b in zip(near.full_sequence_logprob_sum, far.full_sequence_logprob_sum)))
     print(f"max |Δ full-sequence log-prob| server (its cut) vs in-process PCD cut: {worst:.4f}")
 
