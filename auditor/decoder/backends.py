@@ -32,7 +32,7 @@ The prompt is sent as pcdlint's token ids (the OpenAI schema's ``prompt: [[ids]]
 and SGLang accept), so the server scores exactly PCD's cut. A server that refuses token prompts
 (llama-cpp-python's takes only text) gets the text; it then tokenizes prompt + suffix + option as
 one string, which differs from PCD's cut wherever the cut is not canonical (for SmolLM2 at the
-seed boundary: ``{\n`` | ``  "field"`` is one ``\n  `` token in the whole text). Every echo is
+seed boundary: the whole text has ``\n `` + `` "`` where PCD feeds ``\n`` | `` `` + `` "``). Every echo is
 compared twice: with PCD's cut (equal: the server scored what PCD scores) and with pcdlint's
 tokenization of the whole text (equal: the same tokenizer, a different cut, counted as
 ``cut_differences``); anything else is a tokenizer mismatch, a finding in itself.
@@ -234,8 +234,8 @@ class OpenAIBackend:
                                                 hf=tokenizer.backend_tokenizer)
         self.device, self.dtype = "server", "server"
         self.notes: list[str] = []
-        self.stats: dict[str, Any] = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0, "mismatches": 0,
-                      "cut_differences": 0, "prompt_kind": "token ids"}
+        self.stats: dict[str, Any] = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0,
+                                      "mismatches": 0, "cut_differences": 0, "prompt_kind": "token ids"}
         started = time.perf_counter()
         self.model = self._resolve_model(model)
         self.name = f"{self.model} at {base_url}"
