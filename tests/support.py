@@ -81,7 +81,7 @@ def text_findings(stdout: str) -> list[tuple[str, str]]:
     return found
 
 
-def run_cli(*args, cwd: Path | None = None, env: dict | None = None):
+def run_cli(*args, cwd: Path | None = None, env: dict | None = None, input: str | bytes | None = None):
     """Run `pcdlint ARGS` in this process (click's runner): exit code, stdout and stderr, with an
     uncaught exception written to stderr as the traceback a real process would print."""
     import os
@@ -96,7 +96,7 @@ def run_cli(*args, cwd: Path | None = None, env: dict | None = None):
     if cwd is not None:
         os.chdir(cwd)
     try:
-        result = CliRunner().invoke(cli, [str(a) for a in args], env=env, catch_exceptions=True)
+        result = CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env, catch_exceptions=True)
     finally:
         os.chdir(previous)
     stderr = result.stderr
@@ -107,6 +107,17 @@ def run_cli(*args, cwd: Path | None = None, env: dict | None = None):
 
 
 _seed: list[Path] = []
+
+
+def _link(source: str, target: str) -> None:
+    """Hard-link a seeded cache file (pcdlint replaces cache files, never writes into them);
+    copy where links are refused."""
+    import shutil
+
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def seed_cache(cache: Path) -> Path:
@@ -130,6 +141,6 @@ def seed_cache(cache: Path) -> Path:
                        capture_output=True, env={**os.environ, "HF_HUB_OFFLINE": "1",
                                                  "PCDLINT_CACHE_DIR": str(seed / "cache")})
         _seed.append(seed / "cache")
-    if not cache.exists():
-        shutil.copytree(_seed[0], cache, ignore=shutil.ignore_patterns("analysis"))
+    if not cache.exists():  # hard links: the same files, so this process parses them once
+        shutil.copytree(_seed[0], cache, ignore=shutil.ignore_patterns("analysis"), copy_function=_link)
     return cache

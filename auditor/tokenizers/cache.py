@@ -20,6 +20,27 @@ from auditor.errors import TokenizerError
 
 # Bumped whenever a converter changes what it produces, so stale cache entries are ignored.
 CONVERTER_VERSION = 2
+# tokenizer.json files parsed in this process, by file identity (see `read_tokenizer_file`)
+_PARSED: dict[tuple, Tokenizer] = {}
+_PARSED_LIMIT = 8
+
+
+def read_tokenizer_file(path: Path) -> Tokenizer:
+    """`Tokenizer.from_file`, once per unchanged file in a process: the Qwen vocabulary takes
+    0.6-1 s to parse, and a test suite that calls `pcdlint` in-process or `auditor.lint` per test
+    would pay it on every call. Keyed by the file's identity (device, inode, size, mtime: a hard
+    link is the same file), so a file rewritten or replaced is parsed again. Nothing mutates a
+    loaded Tokenizer (encoding settings are never changed), so one object serves every
+    LoadedTokenizer made from it; each of those keeps its own memo."""
+    stat = path.stat()
+    key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    tokenizer = _PARSED.get(key)
+    if tokenizer is None:
+        tokenizer = Tokenizer.from_file(str(path))
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[key] = tokenizer
+    return tokenizer
 
 
 def file_sha256(path: Path) -> str:
@@ -65,7 +86,7 @@ def cached_conversion(source: Path, kind: str, convert: Callable[[], Tokenizer],
     target = cache_entry(source, kind, variant)
     if target.is_file():
         try:
-            return Tokenizer.from_file(str(target))
+            return read_tokenizer_file(target)
         except Exception:  # a corrupt entry is rebuilt below
             pass
     try:
