@@ -30,7 +30,7 @@ from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     did_you_mean,
     expand_specs,
 )
-from auditor.tokenizers.cache import cached_conversion, file_sha256  # noqa: F401
+from auditor.tokenizers.cache import cached_conversion, file_sha256, read_tokenizer_file  # noqa: F401
 
 MEMO_LIMIT = 500_000  # encoded strings kept per tokenizer in one process
 PREFILL_CHUNK = 8192  # texts per native batch: a native Encoding is far larger than its ids
@@ -51,6 +51,9 @@ class LoadedTokenizer:
     derived: dict = field(default_factory=dict, repr=False)
     # tiktoken-native built-ins: where the exact fast encoder's ranks come from (fast.py)
     rank_source: fast.RankSource | None = field(default=None, repr=False)
+    # a built-in's declared vocabulary size (tests/test_tokenizers_builtins.py checks it against
+    # the loaded one): the JSON report then does not walk a 150k-entry vocabulary for it
+    declared_vocab_size: int | None = field(default=None, repr=False)
 
     @cached_property
     def fast_encoder(self) -> fast.FastEncoder | None:
@@ -59,6 +62,8 @@ class LoadedTokenizer:
     @cached_property
     def vocab_size(self) -> int:
         """Highest id + 1: the width of the model's logits (cl100k leaves gaps below its specials)."""
+        if self.declared_vocab_size is not None:
+            return self.declared_vocab_size
         return max(self.hf.get_vocab(with_added_tokens=True).values()) + 1
 
     @cached_property
@@ -244,7 +249,7 @@ def _line_count(path: Path) -> int:
 
 def _load_json(path: Path) -> Tokenizer:
     try:
-        return Tokenizer.from_file(str(path))
+        return read_tokenizer_file(path)
     except Exception as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise TokenizerError(f"{path}: not a tokenizer.json ({first})") from exc
@@ -295,7 +300,8 @@ def load_tokenizer(spec: str, allow_download: bool = False,
     if name is not None:
         builtin = BUILTINS[name]
         tok, source = builtin.load()
-        return LoadedTokenizer(id=name, source=source, hf=tok, rank_source=builtin.rank_source())
+        return LoadedTokenizer(id=name, source=source, hf=tok, rank_source=builtin.rank_source(),
+                               declared_vocab_size=builtin.vocab_size)
     path = Path(spec).expanduser()
     if path.exists():
         return LoadedTokenizer(id=path.name or spec, source=str(path),
