@@ -11,7 +11,6 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from auditor.errors import InputFileError, UsageError
 from auditor.lint import selection, suppressions
@@ -158,7 +157,7 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
     workers = pool_size(len(inputs), options.jobs if options else None)
     parts = None
     if workers > 1:  # many files: forked workers run the serial path on chunks of them
-        _warm(tokenizers)
+        _warm(tokenizers, inputs)
         parts = map_chunks(lambda items: _worker_part(lint_models(models(items), tokenizers, options)),
                            inputs, workers)
     # None: no pool, or a worker died (killed for memory?): one process lints them all
@@ -168,13 +167,31 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
     return run
 
 
-def _warm(tokenizers: list[LoadedTokenizer]) -> None:
-    """Build each tokenizer's lazy parts (vocabulary size, special tokens, a fast encoder) before
-    the workers fork, so they share one copy instead of each building its own."""
+# Inputs of at least this many bytes in all make the pool build each tokenizer's fast encoder
+# once before forking (a run that large encodes thousands of texts); below it no worker is likely
+# to want it, and building it (ranks read, tiktoken compiled: ~0.35 s) would cost a small run more
+# than its whole lint.
+WARM_FAST_ENCODER_BYTES = 32 * 1024
+
+
+def _warm(tokenizers: list[LoadedTokenizer], inputs: list) -> None:
+    """Build before the workers fork what each of them would otherwise build for itself: the
+    tokenizers' special tokens, id objects and unknown id (cheap), and the fast encoder when
+    the inputs are large (WARM_FAST_ENCODER_BYTES). The vocabulary size only the parent's
+    report reads."""
+    size = 0
+    for item in inputs:
+        if item.raw is not None:
+            size += len(item.raw)
+        elif item.path is not None:
+            try:
+                size += item.path.stat().st_size
+            except OSError:
+                pass  # reported by the worker that reads it
     for tokenizer in tokenizers:
-        for name, attribute in vars(type(tokenizer)).items():
-            if isinstance(attribute, cached_property):
-                getattr(tokenizer, name)
+        tokenizer.special_tokens, tokenizer.unk_id, tokenizer._id_objects  # noqa: B018
+        if size >= WARM_FAST_ENCODER_BYTES:
+            tokenizer.fast_encoder  # noqa: B018
 
 
 def _worker_part(part: LintRun) -> tuple[list[FileResult], list[InputFileError], list[Finding]]:
