@@ -257,6 +257,27 @@ def _load_hf(spec: str, torch_dtype, local_only: bool):
     return model, tokenizer
 
 
+GGUF_VERSIONS = (1, 2, 3)
+
+
+def _check_gguf_header(path: Path, spec: str) -> None:
+    """A file that is not GGUF at all (wrong magic, unknown version) is refused at once; a
+    damaged real one is found by the loader."""
+    if not path.is_file():
+        raise DecoderError(f"model file not found: {spec}")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(8)
+    except OSError as exc:
+        raise DecoderError(f"{spec}: cannot read ({exc.strerror})") from None
+    if head[:4] != b"GGUF":
+        raise DecoderError(f"{spec}: not a loadable GGUF model (no GGUF magic)")
+    version = int.from_bytes(head[4:8], "little")
+    if version not in GGUF_VERSIONS:
+        raise DecoderError(f"{spec}: not a loadable GGUF model (GGUF version {version}; "
+                           f"known: {', '.join(map(str, GGUF_VERSIONS))})")
+
+
 def load_model(
     spec: str | None = None,
     *,
@@ -271,6 +292,8 @@ def load_model(
     from auditor.netpolicy import network_policy
 
     network_policy(allow_download)  # offline mode unless --allow-download
+    if spec is not None and spec.endswith(".gguf"):
+        _check_gguf_header(Path(spec).expanduser(), spec)  # before seconds of torch imports
 
     require_torch()  # a clear DecoderError when torch is missing
     try:

@@ -224,6 +224,19 @@ def test_user_errors_are_decoder_errors(spec, message):
         load_model(spec, device="cpu", progress=False)
 
 
+@pytest.mark.parametrize(("head", "message"), [
+    (b"PK\x03\x04" + b"\0" * 60, "no GGUF magic"),  # a zip renamed .gguf
+    (b"GGUF\x09\0\0\0" + b"\0" * 56, "GGUF version 9"),
+])
+def test_a_file_that_is_not_gguf_is_refused_before_torch_loads(tmp_path, head, message):
+    from auditor.decoder import load_model
+
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(head)
+    with pytest.raises(DecoderError, match=message):
+        load_model(str(fake), device="cpu", progress=False)
+
+
 def test_preset_loader(tmp_path):
     preset = tmp_path / "p.json"
     preset.write_text(
