@@ -1,9 +1,13 @@
 """The bad-input table (issue 13): one row per class of hostile input, file or cache.
 
-Every row runs the real CLI in a subprocess and asserts the exact exit code, that a usage
-error is one line naming the offending file (never a traceback, never "internal error"), and
-that every input's bytes are unchanged afterwards. Rows needing something this machine cannot
-make (root for /dev writes) skip with the reason.
+Every row runs the real CLI and asserts the exact exit code, that a usage error is one line
+naming the offending file (never a traceback, never "internal error"), and that every input's
+bytes are unchanged afterwards. Rows whose point is the process itself (its standard output, a
+FIFO or device it must not block on, deep nesting against the interpreter's stack, an
+undecodable argv, torch) run it in a subprocess; the others in this process through click's
+runner, which sees the same exit code, streams and files (an exception escaping the CLI is
+written to stderr as the traceback a process would print). Rows needing something this machine
+cannot make (root for /dev writes) skip with the reason.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import stat
 import subprocess
 import sys
 import threading
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +45,27 @@ def run(args, cwd: Path, env: dict | None = None, stdout=subprocess.PIPE, timeou
                           **kwargs)
 
 
+def run_in_process(args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`run` without the subprocess: the CLI called through click's runner in `cwd`."""
+    from click.testing import CliRunner
+
+    from auditor.cli.main import cli
+
+    overrides = {"HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed_cache(cwd / ".cache")),
+                 "GITHUB_ACTIONS": None, "PCDLINT_DEBUG": None, **(env or {})}
+    previous = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(cli, [os.fsdecode(a) for a in args], env=overrides)
+    finally:
+        os.chdir(previous)
+    stderr = result.stderr_bytes or b""
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += ("Traceback (most recent call last):\n" + "".join(
+            traceback.format_exception(result.exception))).encode()
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout_bytes, stderr)
+
+
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else f"<{path.lstat().st_mode:o}>"
 
@@ -59,6 +85,7 @@ class Case:
     check: object = None  # extra assertion: check(result, tmp)
     env: dict = field(default_factory=dict)
     stdout: object = subprocess.PIPE
+    process: bool = False  # run in a subprocess: the row is about the process (see the docstring)
 
 
 def _nest(levels: int, keyword: str = "properties") -> str:
@@ -76,7 +103,7 @@ def _nest(levels: int, keyword: str = "properties") -> str:
 
 def caches_pickle_never_executed(tmp):
     schema = write(tmp / "s.json", BAD)
-    first = run(["check", schema, "-f", "json"], tmp)
+    first = run_in_process(["check", schema, "-f", "json"], tmp)
     entries = sorted((tmp / ".cache" / "analysis").glob("*.json"))
     assert entries and first.returncode == 1
 
@@ -98,7 +125,7 @@ def caches_pickle_never_executed(tmp):
 
 def cache_corrupt_or_tampered(tmp):
     schema = write(tmp / "s.json", BAD)
-    assert run(["check", schema], tmp).returncode == 1
+    assert run_in_process(["check", schema], tmp).returncode == 1
     entry = next((tmp / ".cache" / "analysis").glob("*.json"))
     header, payload = entry.read_bytes().split(b"\n", 1)
     # same checksum header, payload edited to drop every site: must be refused, not believed
@@ -111,7 +138,7 @@ def cache_corrupt_or_tampered(tmp):
 
 def cache_truncated(tmp):
     schema = write(tmp / "s.json", BAD)
-    assert run(["check", schema], tmp).returncode == 1
+    assert run_in_process(["check", schema], tmp).returncode == 1
     entry = next((tmp / ".cache" / "analysis").glob("*.json"))
     entry.write_bytes(entry.read_bytes()[:50])
     return Case(["check", schema], 1, None, [schema], lambda r, t: " PCD001 " in r.stdout.decode())
@@ -141,7 +168,7 @@ def out_dev_stdout(tmp):
     schema = write(tmp / "s.json", CLEAN)
     return Case(["check", schema, "-o", "/dev/stdout"], 0, None, [schema],
                 lambda r, t: os.path.islink("/dev/stdout") or (not os.path.isfile("/dev/stdout")
-                and b"0 findings" in r.stdout))
+                and b"0 findings" in r.stdout), process=True)
 
 
 def out_dash_is_stdout(tmp):
@@ -166,7 +193,7 @@ def out_fifo_written_through(tmp):
     def check(result, tmp):
         thread.join(10)
         return stat.S_ISFIFO(os.lstat(fifo).st_mode) and b"0 findings" in received[0]
-    return Case(["check", schema, "-o", fifo], 0, None, [schema], check)
+    return Case(["check", schema, "-o", fifo], 0, None, [schema], check, process=True)
 
 
 def out_symlink_keeps_link(tmp):
@@ -219,13 +246,13 @@ def stdout_full(tmp):
         pytest.skip("no /dev/full")
     schema = write(tmp / "s.json", CLEAN)
     return Case(["check", schema], 2, "standard output: cannot write", [schema],
-                stdout=open("/dev/full", "wb"))
+                stdout=open("/dev/full", "wb"), process=True)
 
 
 def stdout_read_only(tmp):
     schema = write(tmp / "s.json", CLEAN)
     return Case(["check", schema], 2, "standard output: cannot write", [schema],
-                stdout=open(os.devnull, "rb"))
+                stdout=open(os.devnull, "rb"), process=True)
 
 
 def yaml_alias_bomb(tmp):
@@ -233,13 +260,13 @@ def yaml_alias_bomb(tmp):
     for i in range(1, 9):
         text += f"{chr(97 + i)}: &{chr(97 + i)} [" + ",".join([f"*{chr(96 + i)}"] * 9) + "]\n"
     bomb = write(tmp / "bomb.yaml", text)
-    return Case(["check", bomb], 2, "bomb.yaml: YAML aliases expand to more than", [bomb])
+    return Case(["check", bomb], 2, "bomb.yaml: YAML aliases expand to more than", [bomb], process=True)
 
 
 def fifo_input_named(tmp):
     fifo = tmp / "in.json"
     os.mkfifo(fifo)
-    return Case(["check", fifo], 2, "in.json: not a regular file (a FIFO)", [fifo])
+    return Case(["check", fifo], 2, "in.json: not a regular file (a FIFO)", [fifo], process=True)
 
 
 def fifo_in_directory_skipped(tmp):
@@ -247,7 +274,7 @@ def fifo_in_directory_skipped(tmp):
     schema = write(tmp / "d" / "a.json", CLEAN)
     os.mkfifo(tmp / "d" / "b.json")
     return Case(["check", "d"], 0, "b.json: note: not a regular file; skipped", [schema],
-                lambda r, t: "1 file" in r.stdout.decode())
+                lambda r, t: "1 file" in r.stdout.decode(), process=True)
 
 
 def symlink_leaving_directory(tmp):
@@ -262,7 +289,8 @@ def symlink_leaving_directory(tmp):
 
 
 def dev_zero_input(tmp):
-    return Case(["check", "/dev/zero"], 2, "/dev/zero: not a regular file (a character device)")
+    return Case(["check", "/dev/zero"], 2, "/dev/zero: not a regular file (a character device)",
+                process=True)
 
 
 def file_too_big(tmp):
@@ -285,17 +313,17 @@ def deep_json(tmp):
     deep = write(tmp / "deep.json", "[" * 5000 + "]" * 5000)
     other = write(tmp / "other.json", BAD)  # still linted: the failure is per file
     return Case(["check", deep, other], 2, "deep.json: nested", [deep, other],
-                lambda r, t: " PCD001 " in r.stdout.decode())
+                lambda r, t: " PCD001 " in r.stdout.decode(), process=True)
 
 
 def deep_yaml(tmp):
     deep = write(tmp / "deep.yaml", _nest(700))
-    return Case(["check", deep], 2, "deep.yaml: nested", [deep])
+    return Case(["check", deep], 2, "deep.yaml: nested", [deep], process=True)
 
 
 def deep_schema(tmp, keyword="properties"):
     deep = write(tmp / "deep.json", _nest(1200, keyword))
-    return Case(["check", deep], 2, "deep.json: nested", [deep])
+    return Case(["check", deep], 2, "deep.json: nested", [deep], process=True)
 
 
 def deep_clean_schema_lints_clean(tmp):
@@ -349,7 +377,7 @@ def file_name_not_utf8(tmp):
         out, err = result.stdout.decode(), result.stderr.decode()
         assert "bad\\udcff" in out  # shown escaped, not a crash
         assert not any(line.lstrip().startswith("::") for line in (out + err).splitlines())
-    return Case(["check", tmp], 1, None, [Path(os.fsdecode(name))], check)
+    return Case(["check", tmp], 1, None, [Path(os.fsdecode(name))], check, process=True)
 
 
 def file_name_injection_on_stderr(tmp):
@@ -378,7 +406,7 @@ def fake_gguf_model(tmp):
     fake = tmp / "fake.gguf"
     fake.write_bytes(b"GGUF" + b"\0" * 60)
     return Case(["verify", "--model", fake, schema], 2, "fake.gguf: not a loadable GGUF model",
-                [schema, fake])
+                [schema, fake], process=True)
 
 
 def max_options_zero(tmp):
@@ -491,7 +519,10 @@ ROWS = [
 
 def _assert_case(case: Case, tmp: Path) -> None:
     before = {str(p): digest(Path(p)) for p in case.inputs}
-    result = run(case.args, tmp, case.env, stdout=case.stdout)
+    if case.process:
+        result = run(case.args, tmp, case.env, stdout=case.stdout)
+    else:
+        result = run_in_process(case.args, tmp, case.env)
     err = result.stderr.decode("utf-8", "replace")
     out = result.stdout.decode("utf-8", "replace") if result.stdout is not None else ""
     assert "Traceback" not in err + out and "internal error" not in err + out, err

@@ -21,10 +21,10 @@ HEADER_LINE = re.compile(r"^(\S+):(\d+):(\d+): (\S+)(?: \[([^\]]+)\])? ((?:PCD\d
 CLEAN = {"type": "object", "properties": {"sentiment": {"enum": ["positive", "negative"]}}}
 
 
-def pcdlint(*args, cwd=None):
+def pcdlint(*args, cwd=None, input=None):
     """In-process: a subprocess proves nothing more here (test_python_m_auditor_is_a_real_process
     runs one)."""
-    return run_cli(*args, cwd=cwd)
+    return run_cli(*args, cwd=cwd, input=input)
 
 
 def test_python_m_auditor_is_a_real_process(write_schema):

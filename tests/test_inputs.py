@@ -39,9 +39,7 @@ def test_stdin_with_a_name_for_messages(tmp_path):
     path = tmp_path / "risk.json"
     path.write_text(text, encoding="utf-8")
     from_file = pcdlint("check", "-f", "json", path)
-    piped = subprocess.run([sys.executable, "-m", "auditor", "check", "-f", "json", "-"], input=text,
-                           capture_output=True, text=True, timeout=300,
-                           env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    piped = pcdlint("check", "-f", "json", "-", input=text)  # in-process: the real pipe is above
     assert _comparable(json.loads(piped.stdout)["findings"]) == _comparable(
         json.loads(from_file.stdout)["findings"])
     assert json.loads(piped.stdout)["files"][0]["path"] == "<stdin>"
@@ -50,21 +48,16 @@ def test_stdin_with_a_name_for_messages(tmp_path):
 def test_stdin_filename_drives_config_matching(tmp_path):
     (tmp_path / ".pcdlint.toml").write_text('[per-file-ignores]\n"schemas/*.json" = ["PCD001"]\n',
                                             encoding="utf-8")
-    env = {**__import__("os").environ, "HF_HUB_OFFLINE": "1"}
-    args = [sys.executable, "-m", "auditor", "check", "--select", "PCD001", "-"]
-    named = subprocess.run([*args, "--stdin-filename", "schemas/risk.json"], input=json.dumps(BAD),
-                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    unnamed = subprocess.run(args, input=json.dumps(BAD), cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=300)
+    args = ["check", "--select", "PCD001", "-"]
+    named = pcdlint(*args, "--stdin-filename", "schemas/risk.json", input=json.dumps(BAD), cwd=tmp_path)
+    unnamed = pcdlint(*args, input=json.dumps(BAD), cwd=tmp_path)
     assert (named.returncode, unnamed.returncode) == (EXIT_CLEAN, EXIT_FINDINGS), named.stderr
     assert "1 suppressed" in named.stdout
 
 
 def test_stdin_yaml_by_content(tmp_path):
     yaml_text = "type: object\nproperties:\n  risk:\n    enum: [CAT_001, CAT_002, CAT_103]\n"
-    done = subprocess.run([sys.executable, "-m", "auditor", "check", "-"], input=yaml_text,
-                          capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    done = pcdlint("check", "-", input=yaml_text)
     assert done.returncode == EXIT_FINDINGS, done.stderr
     assert "<stdin>:3:3: risk [qwen2.5] PCD001 error" in done.stdout  # the field's header
     assert "\n    4:" in done.stdout  # the collision, at its option on line 4

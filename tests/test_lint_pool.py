@@ -15,7 +15,7 @@ import pytest
 
 from auditor.errors import InputFileError
 from auditor.lint.pool import POOL_MIN_FILES, pool_size
-from support import CORPUS, FIXTURES, REPO, corpus_files
+from support import CORPUS, FIXTURES, REPO, corpus_files, run_cli, seed_cache
 
 GOLDEN = json.loads((REPO / "tests" / "golden" / "positions_main.json").read_text(encoding="utf-8"))
 CORPUS_JSON = [p for p in corpus_files() if p.suffix == ".json"]
@@ -25,6 +25,14 @@ def check(args: list[str], cache) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(cache)}
     result = subprocess.run([sys.executable, "-m", "auditor", "check", *args], capture_output=True,
                             text=True, env=env, timeout=900, cwd=REPO)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def check_in_process(args: list[str], cache):
+    """The CLI in this process (click's runner): the pool forks from here as from `pcdlint`."""
+    result = run_cli("check", *args, cwd=REPO,
+                     env={"HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed_cache(cache))})
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
@@ -70,8 +78,8 @@ def test_many_small_files_with_errors_and_suppressions_give_the_serial_output(tm
     (folder / "other.yaml").write_text("just: text\n")  # no schema: listed
     (folder / "preset.yaml").write_bytes((FIXTURES / "schemas" / "customs_preset.yaml").read_bytes())
     for args in (["--show-info"], ["-f", "json"], ["-f", "sarif"], ["-f", "html"], ["--cost"]):
-        serial = check([*args, "-j", "1", str(folder)], tmp_path / "c1")
-        pooled = check([*args, "-j", "2", str(folder)], tmp_path / "c2")
+        serial = check_in_process([*args, "-j", "1", str(folder)], tmp_path / "c1")
+        pooled = check_in_process([*args, "-j", "2", str(folder)], tmp_path / "c2")
         assert serial.returncode == pooled.returncode == 2  # the broken file
         assert "broken.json" in serial.stderr
         assert (pooled.stdout, pooled.stderr) == (serial.stdout, serial.stderr), args

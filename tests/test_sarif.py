@@ -192,6 +192,7 @@ def test_result_cap_summarises_instead_of_exceeding(qwen, sarif_validator):
     assert f"{len(run.findings) - 2} of {len(run.findings)} findings omitted" in notes[-1]["message"]["text"]
 
 
+@pytest.mark.slow  # a whole-corpus run
 def test_corpus_sarif_fits_github_upload_limits(corpus_log):
     import gzip
 
