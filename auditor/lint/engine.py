@@ -156,12 +156,19 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
 
     workers = pool_size(len(inputs), options.jobs if options else None)
     parts = None
-    if workers > 1:  # many files: forked workers run the serial path on chunks of them
+    loaded = None
+    if workers > 1:
+        # many files: parsed (or read from the analysis cache) here, then forked workers run the
+        # serial path on contiguous chunks of them: they inherit the models, and only findings
+        # and costs travel back (sending the models back cost more than linting them)
+        loaded = list(models(inputs))
         _warm(tokenizers, inputs)
-        parts = map_chunks(lambda items: _worker_part(lint_models(models(items), tokenizers, options)),
-                           inputs, workers)
-    # None: no pool, or a worker died (killed for memory?): one process lints them all
-    run = lint_models(models(inputs), tokenizers, options) if parts is None else _merged(parts, tokenizers, options)
+        parts = map_chunks(lambda items: _worker_part(lint_models(items, tokenizers, options)),
+                           loaded, workers)
+    if parts is None:  # no pool, or a worker died (killed for memory?): one process lints them all
+        run = lint_models(models(inputs) if loaded is None else loaded, tokenizers, options)
+    else:
+        run = _merged(parts, loaded or [], tokenizers, options)
     run.empty_dirs = empty_dirs
     run.skipped = skipped
     return run
@@ -194,22 +201,28 @@ def _warm(tokenizers: list[LoadedTokenizer], inputs: list) -> None:
             tokenizer.fast_encoder  # noqa: B018
 
 
-def _worker_part(part: LintRun) -> tuple[list[FileResult], list[InputFileError], list[Finding]]:
-    """What a pool worker sends back: each file's cost kept, its tokenizations (they hold the
-    tokenizer) dropped."""
+def _worker_part(part: LintRun) -> tuple[list[tuple[list[Finding], dict]], list[Finding]]:
+    """What a pool worker sends back: each file's findings and cost, in order, and the run's
+    suppressed findings (the parent has the models and the input errors already)."""
+    files = []
     for result in part.files:
-        for tokenizer in part.tokenizers:
-            result.costs[tokenizer.id] = (part.cost or {})[tokenizer.id]["files"].get(result.model.path)
-        result.tokens = {}
-    return part.files, part.errors, part.suppressed
+        costs = {t.id: (part.cost or {})[t.id]["files"].get(result.model.path) for t in part.tokenizers}
+        files.append((result.findings, costs))
+    return files, part.suppressed
 
 
-def _merged(parts: list, tokenizers: list[LoadedTokenizer], options: LintOptions | None) -> LintRun:
+def _merged(parts: list, loaded: list, tokenizers: list[LoadedTokenizer],
+            options: LintOptions | None) -> LintRun:
     """The workers' parts, in input order, as one run: what lint_models gives for all of them."""
     run = LintRun(tokenizers=tokenizers, engines=(options or LintOptions()).engine_profiles())
-    for files, errors, suppressed in parts:
-        run.files.extend(files)
-        run.errors.extend(errors)
+    linted = iter([file for files, _ in parts for file in files])
+    for model, named in loaded:
+        if isinstance(model, InputFileError):
+            run.errors.append(model)
+            continue
+        findings, costs = next(linted)
+        run.files.append(FileResult(model, findings=findings, named=named, costs=costs))
+    for _, suppressed in parts:
         run.suppressed.extend(suppressed)
     run.cost = run_cost(run)  # from the files' own costs (FileResult.costs)
     return run
