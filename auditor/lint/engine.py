@@ -163,8 +163,11 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
         # and costs travel back (sending the models back cost more than linting them)
         loaded = list(models(inputs))
         _warm(tokenizers, inputs)
+        # a file costs about what its options do: chunks of equal option counts keep both busy
+        weights = [1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
+                   for m, _ in loaded]
         parts = map_chunks(lambda items: _worker_part(lint_models(items, tokenizers, options)),
-                           loaded, workers)
+                           loaded, workers, weights)
     if parts is None:  # no pool, or a worker died (killed for memory?): one process lints them all
         run = lint_models(models(inputs) if loaded is None else loaded, tokenizers, options)
     else:

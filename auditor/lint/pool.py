@@ -41,12 +41,27 @@ def pool_size(files: int, jobs: int | None) -> int:
     return max(1, min(jobs, files))
 
 
-def map_chunks(work: Callable[[list], object], items: list, workers: int) -> list | None:
+def chunk_bounds(weights: list[float], count: int) -> list[tuple[int, int]]:
+    """At most `count` contiguous (start, end) ranges covering the items, of about equal weight."""
+    total = sum(weights)
+    bounds, start, done = [], 0, 0.0
+    for index, weight in enumerate(weights):
+        done += weight
+        if done >= total * (len(bounds) + 1) / count and len(bounds) < count - 1:
+            bounds.append((start, index + 1))
+            start = index + 1
+    if start < len(weights):
+        bounds.append((start, len(weights)))
+    return bounds
+
+
+def map_chunks(work: Callable[[list], object], items: list, workers: int,
+               weights: list[float] | None = None) -> list | None:
     """[work(chunk) for each contiguous chunk of items], computed by `workers` forked processes;
-    None when a worker died (killed for memory, say): the caller then does the work itself."""
+    None when a worker died (killed for memory, say): the caller then does the work itself.
+    `weights`: each item's expected cost (chunks of about equal weight; default: equal)."""
     global _job
-    size = max(1, -(-len(items) // (workers * _CHUNKS_PER_WORKER)))
-    chunks = [(start, min(start + size, len(items))) for start in range(0, len(items), size)]
+    chunks = chunk_bounds(weights or [1.0] * len(items), workers * _CHUNKS_PER_WORKER)
     previous = os.environ.get("TOKENIZERS_PARALLELISM")
     _job = (work, items)
     try:
