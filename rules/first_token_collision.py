@@ -91,7 +91,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
             "tie_winner": options[indexes[0]],
         }
         for token_id, indexes in plan.buckets.items()
-    ]
+    ] if ctx.details else None
     n, distinct = len(options), len(plan.buckets)
     colliding = sum(len(idx) for _, idx in collisions)
     prefix = "" if plan.letters else tokens.prefix
@@ -115,9 +115,10 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
         "options": n,
         "distinct_tokens": distinct,
         "colliding_options": colliding,
-        "buckets": buckets,
-        "unreachable": [loss.to_dict() for loss in losses],
     }
+    if ctx.details:  # per-option lists: only outputs that show finding data want them
+        data["buckets"] = buckets
+        data["unreachable"] = [loss.to_dict() for loss in losses]
     if not plan.letters:
         slots = tokens.slots(ctx.letters)
         if slots.viable:

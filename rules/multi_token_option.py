@@ -76,13 +76,11 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
         message += f"; {risks[0]}, so first-token and full-sequence scoring may disagree"
     else:
         message += "; every option still has a distinct scored token, so the probability is approximate"
-    data = {
-        "risks": risks,
-        "prefix": tokens.prefix,
-        "multi_token_options": [
+    data = {"risks": risks, "prefix": tokens.prefix}
+    if ctx.details:  # per-option list: only outputs that show finding data want it
+        data["multi_token_options"] = [
             {"option": o.value, "token_ids": list(o.ids), "pieces": tokens.pieces(o)} for o in multi
-        ],
-    }
+        ]
     if ctx.suggestions:
         data["suggestions"] = ctx.suggest(tokens)
     # By consequence: a warning when the decision may come out differently, else info. A

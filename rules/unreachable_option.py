@@ -48,8 +48,9 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     if not losses:
         return
     n = len(tokens.site.options)
-    data = {"engine": engine.name, "options": n, "reasons": sorted({loss.reason for loss in losses}),
-            "unreachable": [loss.to_dict() for loss in losses]}
+    data = {"engine": engine.name, "options": n, "reasons": sorted({loss.reason for loss in losses})}
+    if ctx.details:  # per-option list: only outputs that show finding data want it
+        data["unreachable"] = [loss.to_dict() for loss in losses]
     if all(loss.reason == OPTION_CAP for loss in losses) and len(losses) == n:
         message = f"under {engine.name}: {losses[0].detail}: none of its {n} options can be returned"
         yield ctx.finding(message, data=data)

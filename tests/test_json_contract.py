@@ -51,3 +51,31 @@ def test_suggestions_only_when_an_output_shows_them(write_schema, tmp_path):
 
     quiet = lint([str(path)], [load_tokenizer("qwen2.5")], LintOptions(suggestions=False))
     assert all("suggestions" not in f.data for f in quiet.findings)
+
+
+def test_per_option_lists_only_when_an_output_shows_finding_data(write_schema, qwen):
+    """PCD001's buckets and unreachable options, PCD013's, PCD002's multi-token pieces: built
+    for JSON and HTML (and the API), left out where no output shows finding data; the findings
+    themselves (codes, messages, severities, places) are the same."""
+    from auditor.lint.engine import LintOptions, lint
+
+    options = [f"CAT_{i:03d}_MEDIUM" for i in range(300)]  # collisions, multi-token, over RLCD's 255
+    path = write_schema({"properties": {"code": {"enum": options}}})
+    full = lint([str(path)], [qwen], LintOptions(suggestions=False, engines=["gather", "rlcd-mlx"]))
+    lean = lint([str(path)], [qwen], LintOptions(suggestions=False, details=False,
+                                                 engines=["gather", "rlcd-mlx"]))
+    keys = {"buckets", "unreachable", "multi_token_options"}
+    by_code = {f.code: f for f in full.findings}
+    assert {"PCD001", "PCD002", "PCD013"} <= set(by_code)
+    assert len(by_code["PCD001"].data["unreachable"]) == 300 and by_code["PCD001"].data["buckets"]
+    assert by_code["PCD002"].data["multi_token_options"]
+    assert all(not keys & set(f.data) for f in lean.findings)
+    strip = lambda f: {**f.to_dict(), "data": {k: v for k, v in f.data.items() if k not in keys}}  # noqa: E731
+    assert [strip(f) for f in lean.findings] == [strip(f) for f in full.findings]
+    # the CLI: text output builds no lists, and says exactly what it says with them
+    text = CliRunner().invoke(cli, ["check", "--engine", "gather", "--engine", "rlcd-mlx", str(path)])
+    with_json = CliRunner().invoke(cli, ["check", "--engine", "gather", "--engine", "rlcd-mlx",
+                                         "--output-json", str(path.with_suffix(".out.json")), str(path)])
+    assert text.exit_code == with_json.exit_code == 1 and text.output == with_json.output
+    written = json.loads(path.with_suffix(".out.json").read_text(encoding="utf-8"))
+    assert any("unreachable" in f["data"] for f in written["findings"])

@@ -17,6 +17,7 @@ from auditor.lint.selection import find_rule
 from auditor.reporting.outputs import check_outputs, write_error, write_report, write_stdout
 
 SUGGESTION_FORMATS = {"json", "html"}  # outputs that show verified fix suggestions
+DETAIL_FORMATS = {"json", "html"}  # outputs that show finding data (LintOptions.details)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -125,6 +126,7 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, output_f
         options.engine_profiles()  # an unknown --engine is a usage error before any work
         shown = {output_format} | {name for name, target in extra.items() if target}
         options.suggestions = bool(shown & SUGGESTION_FORMATS)
+        options.details = bool(shown & DETAIL_FORMATS)
         options.jobs = jobs
         validate_selectors(split_values(select), "--select")
         validate_selectors(split_values(ignore), "--ignore")

@@ -90,12 +90,14 @@ class RuleContext:
     def __init__(self, rule: Rule, options: dict, file: FileModel, site: Site | None,
                  tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True,
                  suggester: Callable[..., list[dict]] | None = None,
-                 engine: EngineProfile | None = None):
+                 engine: EngineProfile | None = None, details: bool = True):
         self.rule, self.options, self.file, self.site = rule, options, file, site
         self.tokenizer, self.severity = tokenizer, severity
         self.suggestions = suggestions  # whether rules should attach verified fix suggestions
         self._suggester = suggester
         self.engine = engine or get_engine(DEFAULT_ENGINE)  # the profile this check runs under
+        # whether finding data carries its per-option lists (LintOptions.details)
+        self.details = details
 
     @property
     def letters(self) -> str:

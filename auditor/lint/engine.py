@@ -35,6 +35,11 @@ class LintOptions:
     # Verified fix suggestions re-lint every candidate renaming: only worth it when an output
     # shows them (JSON, HTML, SARIF); the CLI turns them off for text, github and csv.
     suggestions: bool = True
+    # Per-option lists in finding data (PCD001's buckets and unreachable options, PCD013's,
+    # PCD002's multi-token pieces): a 100,000-option enum makes hundreds of thousands of dicts.
+    # Only outputs that show finding data (JSON, HTML) need them; the CLI turns them off for
+    # text, github, csv and SARIF, and re-linting a suggestion's candidate never builds them.
+    details: bool = True
     engines: list[str] = field(default_factory=lambda: [DEFAULT_ENGINE])  # profiles, by name
     # worker processes over files (auditor.lint.pool): None = one per core from 16 files on
     jobs: int | None = None
@@ -379,4 +384,4 @@ def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer
     merged = {**rule.options, **options.rule_options.get(rule.code, {})}
     severity = options.severities.get(rule.code, rule.severity)
     return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
-                       verified_suggestions, engine)
+                       verified_suggestions, engine, options.details)

@@ -44,7 +44,8 @@ def pool_size(files: int, jobs: int | None) -> int:
 def chunk_bounds(weights: list[float], count: int) -> list[tuple[int, int]]:
     """At most `count` contiguous (start, end) ranges covering the items, of about equal weight."""
     total = sum(weights)
-    bounds, start, done = [], 0, 0.0
+    bounds: list[tuple[int, int]] = []
+    start, done = 0, 0.0
     for index, weight in enumerate(weights):
         done += weight
         if done >= total * (len(bounds) + 1) / count and len(bounds) < count - 1:

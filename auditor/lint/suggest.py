@@ -114,9 +114,10 @@ def _relint(tokens, options: list[str], engine=None) -> bool:
     for rule in load_rules().values():
         if rule.scope != "site":
             continue
-        # suggestions=False: re-linting a candidate must not look for suggestions of its own
+        # suggestions=False: re-linting a candidate must not look for suggestions of its own;
+        # details=False: only its findings' severities are read
         ctx = RuleContext(rule, dict(rule.options), file, site, tokens.tokenizer, rule.severity,
-                          suggestions=False, engine=engine)
+                          suggestions=False, engine=engine, details=False)
         if any(severity_rank(f.severity) >= 1 for f in rule.check(candidate, ctx)):
             return False
     return True
