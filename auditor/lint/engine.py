@@ -160,23 +160,29 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
                 yield error, item.named
 
     workers = pool_size(len(inputs), options.jobs if options else None)
-    parts = None
-    loaded = None
-    if workers > 1:
-        # many files: parsed (or read from the analysis cache) here, then forked workers run the
-        # serial path on contiguous chunks of them: they inherit the models, and only findings
-        # and costs travel back (sending the models back cost more than linting them)
-        loaded = list(models(inputs))
+    run = None
+    if workers > 1:  # many files: forked workers run the serial path on contiguous chunks
         _warm(tokenizers, inputs)
-        # a file costs about what its options do: chunks of equal option counts keep both busy
-        weights = [1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
-                   for m, _ in loaded]
-        parts = map_chunks(lambda items: _worker_part(lint_models(items, tokenizers, options)),
-                           loaded, workers, weights)
-    if parts is None:  # no pool, or a worker died (killed for memory?): one process lints them all
-        run = lint_models(models(inputs) if loaded is None else loaded, tokenizers, options)
-    else:
-        run = _merged(parts, loaded or [], tokenizers, options)
+        if use_cache and all(item.is_cached(max_depth) for item in inputs):
+            # every analysis is cached: read here (fast), the workers inherit the models and
+            # send back only findings and costs (sending models back costs more than linting)
+            loaded = list(models(inputs))
+            # a file costs about what its options do: chunks of equal option counts
+            weights = [1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
+                       for m, _ in loaded]
+            parts = map_chunks(lambda items: _worker_findings(lint_models(items, tokenizers, options)),
+                               loaded, workers, weights)
+            run = lint_models(loaded, tokenizers, options) if parts is None else _merged_findings(
+                parts, loaded, tokenizers, options)
+        else:
+            # parsing to do: the workers parse their own files too, and send the models back
+            weights = [float(item.size()) for item in inputs]
+            parts = map_chunks(lambda items: _worker_files(lint_models(models(items), tokenizers, options)),
+                               inputs, workers, weights)
+            if parts is not None:
+                run = _merged_files(parts, tokenizers, options)
+    if run is None:  # no pool, or a worker died (killed for memory?): one process lints them all
+        run = lint_models(models(inputs), tokenizers, options)
     run.empty_dirs = empty_dirs
     run.skipped = skipped
     return run
@@ -194,34 +200,22 @@ def _warm(tokenizers: list[LoadedTokenizer], inputs: list) -> None:
     tokenizers' special tokens, id objects and unknown id (cheap), and the fast encoder when
     the inputs are large (WARM_FAST_ENCODER_BYTES). The vocabulary size only the parent's
     report reads."""
-    size = 0
-    for item in inputs:
-        if item.raw is not None:
-            size += len(item.raw)
-        elif item.path is not None:
-            try:
-                size += item.path.stat().st_size
-            except OSError:
-                pass  # reported by the worker that reads it
+    size = sum(item.size() for item in inputs)
     for tokenizer in tokenizers:
         tokenizer.special_tokens, tokenizer.unk_id, tokenizer._id_objects  # noqa: B018
         if size >= WARM_FAST_ENCODER_BYTES:
             tokenizer.fast_encoder  # noqa: B018
 
 
-def _worker_part(part: LintRun) -> tuple[list[tuple[list[Finding], dict]], list[Finding]]:
-    """What a pool worker sends back: each file's findings and cost, in order, and the run's
-    suppressed findings (the parent has the models and the input errors already)."""
-    files = []
-    for result in part.files:
-        costs = {t.id: (part.cost or {})[t.id]["files"].get(result.model.path) for t in part.tokenizers}
-        files.append((result.findings, costs))
-    return files, part.suppressed
+def _worker_findings(part: LintRun) -> tuple[list[tuple[list[Finding], dict]], list[Finding]]:
+    """What a pool worker that was handed the models sends back: each file's findings and cost,
+    in order, and the suppressed findings (the parent has the models and input errors)."""
+    return [(r.findings, _costs(part, r)) for r in part.files], part.suppressed
 
 
-def _merged(parts: list, loaded: list, tokenizers: list[LoadedTokenizer],
-            options: LintOptions | None) -> LintRun:
-    """The workers' parts, in input order, as one run: what lint_models gives for all of them."""
+def _merged_findings(parts: list, loaded: list, tokenizers: list[LoadedTokenizer],
+                     options: LintOptions | None) -> LintRun:
+    """The workers' findings with the parent's models, in input order, as one run."""
     run = LintRun(tokenizers=tokenizers, engines=(options or LintOptions()).engine_profiles())
     linted = iter([file for files, _ in parts for file in files])
     for model, named in loaded:
@@ -234,6 +228,30 @@ def _merged(parts: list, loaded: list, tokenizers: list[LoadedTokenizer],
         run.suppressed.extend(suppressed)
     run.cost = run_cost(run)  # from the files' own costs (FileResult.costs)
     return run
+
+
+def _worker_files(part: LintRun) -> tuple[list[FileResult], list[InputFileError], list[Finding]]:
+    """What a pool worker that parsed its files sends back: each file's result with its cost
+    kept and its tokenizations (they hold the tokenizer) dropped."""
+    for result in part.files:
+        result.costs = _costs(part, result)
+        result.tokens = {}
+    return part.files, part.errors, part.suppressed
+
+
+def _merged_files(parts: list, tokenizers: list[LoadedTokenizer], options: LintOptions | None) -> LintRun:
+    """The workers' parts, in input order, as one run: what lint_models gives for all of them."""
+    run = LintRun(tokenizers=tokenizers, engines=(options or LintOptions()).engine_profiles())
+    for files, errors, suppressed in parts:
+        run.files.extend(files)
+        run.errors.extend(errors)
+        run.suppressed.extend(suppressed)
+    run.cost = run_cost(run)
+    return run
+
+
+def _costs(part: LintRun, result: FileResult) -> dict:
+    return {t.id: (part.cost or {})[t.id]["files"].get(result.model.path) for t in part.tokenizers}
 
 
 def lint_models(models, tokenizers: list[LoadedTokenizer],

@@ -82,12 +82,32 @@ def analyse_file(path: Path, display: str, use_cache: bool = True,
                                       "and report it)") from None
 
 
+def _entry(path: Path, raw: bytes, max_depth: int | None) -> tuple[Path, str]:
+    """(cache entry file, key) of a file's analysis."""
+    key = hashlib.sha256(raw + path.suffix.lower().encode() + _code_key().encode()
+                         + f"|{max_depth}".encode()).hexdigest()
+    return cache_dir() / "analysis" / f"{key[:40]}.json", key
+
+
+def is_cached(path: Path, max_depth: int | None = None) -> bool:
+    """Whether the file's analysis has a cache entry (not checked: a damaged one is rebuilt).
+    Reads only regular files (never blocks on a FIFO); the real read checks the limits."""
+    import stat
+
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > 1 << 26:
+            return False
+        raw = path.read_bytes()
+    except OSError:
+        return False
+    return _entry(path, raw, max_depth)[0].is_file()
+
+
 def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: int | None) -> FileModel:
     if not use_cache:
         return analyse(parse_document(raw, path.suffix, display, max_depth))
-    key = hashlib.sha256(raw + path.suffix.lower().encode() + _code_key().encode()
-                         + f"|{max_depth}".encode()).hexdigest()
-    entry = cache_dir() / "analysis" / f"{key[:40]}.json"
+    entry, key = _entry(path, raw, max_depth)
     model = load_entry(entry, key, display)
     if model is not None:
         return model

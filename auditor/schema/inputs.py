@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.errors import InputFileError
-from auditor.schema.cache import analyse_file
+from auditor.schema.cache import analyse_file, is_cached
 from auditor.schema.documents import LINTABLE_SUFFIXES, parse_document
 from auditor.schema.python_source import is_python_ref, load_python_ref
 from auditor.schema.sites import FileModel, analyse
@@ -48,6 +48,21 @@ class Input:
                                           max_depth))
         assert self.path is not None
         return analyse_file(self.path, self.display, use_cache, max_bytes, max_depth)
+
+
+    def size(self) -> int:
+        """Bytes to parse (an estimate of the work; 1 for what has no size)."""
+        if self.raw is not None:
+            return max(1, len(self.raw))
+        try:
+            return max(1, self.path.stat().st_size) if self.path is not None else 1
+        except OSError:
+            return 1
+
+    def is_cached(self, max_depth: int | None = None) -> bool:
+        """Whether `load` would read the analysis cache (a file with an entry)."""
+        return self.path is not None and self.python is None and self.raw is None and is_cached(
+            self.path, max_depth)
 
 
 def _suffix_for(display: str, raw: bytes) -> str:
