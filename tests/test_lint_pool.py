@@ -77,6 +77,8 @@ def test_many_small_files_with_errors_and_suppressions_give_the_serial_output(tm
     (folder / "broken.json").write_text('{"type": "object",')  # an input error, mid-list
     (folder / "other.yaml").write_text("just: text\n")  # no schema: listed
     (folder / "preset.yaml").write_bytes((FIXTURES / "schemas" / "customs_preset.yaml").read_bytes())
+    # the first pooled run has no analysis cached (its workers parse and send the models back);
+    # the later ones find every analysis cached (the parent reads them, workers send findings)
     for args in (["--show-info"], ["-f", "json"], ["-f", "sarif"], ["-f", "html"], ["--cost"]):
         serial = check_in_process([*args, "-j", "1", str(folder)], tmp_path / "c1")
         pooled = check_in_process([*args, "-j", "2", str(folder)], tmp_path / "c2")
