@@ -65,7 +65,19 @@ def test_the_corpus_through_the_pool_is_the_serial_output_and_mains_positions(tm
         assert not missing, (name, list(missing)[:3])
 
 
-def test_many_small_files_with_errors_and_suppressions_give_the_serial_output(tmp_path):
+def test_many_small_files_with_errors_and_suppressions_give_the_serial_output(tmp_path, monkeypatch):
+    from auditor.lint import engine
+
+    paths = []  # which pool path each pooled run took
+
+    def spying(name, real):
+        def spy(*args):
+            paths.append(name)
+            return real(*args)
+        return spy
+
+    for name in ("_merged_files", "_merged_findings"):
+        monkeypatch.setattr(engine, name, spying(name, getattr(engine, name)))
     folder = tmp_path / "schemas"
     folder.mkdir()
     for i in range(POOL_MIN_FILES + 9):
@@ -86,6 +98,7 @@ def test_many_small_files_with_errors_and_suppressions_give_the_serial_output(tm
         assert "broken.json" in serial.stderr
         assert (pooled.stdout, pooled.stderr) == (serial.stdout, serial.stderr), args
     assert "PCD001" in serial.stdout or "PCD002" in serial.stdout  # there was something to report
+    assert paths == ["_merged_files"] + ["_merged_findings"] * 4
 
 
 def test_the_pool_starts_only_for_many_files():

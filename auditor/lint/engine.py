@@ -163,9 +163,9 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
     run = None
     if workers > 1:  # many files: forked workers run the serial path on contiguous chunks
         _warm(tokenizers, inputs)
-        if use_cache and all(item.is_cached(max_depth) for item in inputs):
-            # every analysis is cached: read here (fast), the workers inherit the models and
-            # send back only findings and costs (sending models back costs more than linting)
+        if use_cache and 4 * sum(item.is_cached(max_depth) for item in inputs) >= 3 * len(inputs):
+            # (nearly) every analysis is cached: read here (fast), the workers inherit the models
+            # and send back only findings and costs (sending models back costs more than linting)
             loaded = list(models(inputs))
             # a file costs about what its options do: chunks of equal option counts
             weights = [1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
