@@ -49,7 +49,6 @@ class Input:
         assert self.path is not None
         return analyse_file(self.path, self.display, use_cache, max_bytes, max_depth)
 
-
     def size(self) -> int:
         """Bytes to parse (an estimate of the work; 1 for what has no size)."""
         if self.raw is not None:

@@ -135,7 +135,7 @@ def read_tiktoken_ranks(path: Path) -> dict[bytes, int]:
     except OSError as exc:
         raise TokenizerError(f"{path}: cannot read ({exc.strerror})") from exc
     ranks: dict[bytes, int] = {}
-    decode = binascii.a2b_base64  # strict: what base64.b64decode(validate=True) accepts, 5x faster
+    decode = binascii.a2b_base64  # strict: what base64.b64decode(validate=True) accepts, without its checks in Python
     for number, line in enumerate(data.splitlines(), 1):
         if not line.strip():
             continue
