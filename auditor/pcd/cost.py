@@ -18,15 +18,13 @@ The first engine of the run fills the historical keys; `engines` holds every eng
 from __future__ import annotations
 
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
-from auditor.pcd.scoring import SiteTokens, field_head
-from auditor.pcd.scoring import rendered as _rendered
+from auditor.pcd.scoring import SiteTokens, field_texts
 
 
 def _field_lengths(tokens: SiteTokens) -> list[int]:
     """Tokens of `  "<field>": <option>` for every option, as the model writes it (memo reads:
     the engine encoded these texts with the run's one batch, group "cost")."""
-    base = field_head(tokens.site.name)
-    return [len(ids) for ids in tokens.tokenizer.ids_many([base + _rendered(v) for v in tokens.site.options])]
+    return [len(ids) for ids in tokens.tokenizer.ids_many(field_texts(tokens.site))]
 
 
 def _pcd(sites, tokenizer, site_tokens, engine: EngineProfile) -> dict:
@@ -52,7 +50,7 @@ def file_cost(sites, tokenizer, site_tokens=SiteTokens, engines: list[EngineProf
         tokens = site_tokens(site, tokenizer)
         lengths = _field_lengths(tokens)
         longest = max(range(len(lengths)), key=lengths.__getitem__)
-        chosen.append(field_head(site.name) + _rendered(site.options[longest]))
+        chosen.append(field_texts(site)[longest])
         longest_fields += lengths[longest]
         mean_fields += sum(lengths) / len(lengths)
     object_tokens = len(tokenizer.ids("{\n" + ",\n".join(chosen) + "\n}"))

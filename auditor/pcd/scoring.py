@@ -91,6 +91,16 @@ def rendered(value) -> str:
     return f'"{json_text(value)}"' if isinstance(value, str) else json_text(value)
 
 
+def field_texts(site: FieldLike) -> list[str]:
+    """`  "<field>": <option>` of every option, as the model writes the field (the cost model's
+    texts; computed once per site)."""
+    cached = site.__dict__.get("_field_texts")
+    if cached is None:
+        plain = field_head(site.name)
+        cached = site.__dict__["_field_texts"] = [plain + rendered(v) for v in site.options]
+    return cached
+
+
 def literal_texts(site: FieldLike) -> list[str]:
     """`  "<field>": <literal>` of each literal option (SiteTokens cuts these canonically)."""
     base = field_head(site.name, int(getattr(site, "array_depth", 0))).rstrip()
@@ -122,8 +132,7 @@ def site_texts(site: FieldLike, groups: Iterable[str]) -> tuple[list[str], list[
         out.append(head + '"' + prefix)
         spans.append(head + '"' + prefix)
     if "cost" in groups:
-        plain = field_head(site.name)
-        out += [plain + rendered(v) for v in site.options]
+        out += field_texts(site)
     if "lengths" in groups:
         out += [json_text(v) for v in site.options]
     if "normal" in groups:

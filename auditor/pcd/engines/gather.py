@@ -13,7 +13,7 @@ scores them (their literal after `":`, cut where the canonical tokenization cuts
 from __future__ import annotations
 
 from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, string_remainders, tie_winner
-from auditor.pcd.scoring import FieldLike, SiteTokens, field_head, json_text, split_options
+from auditor.pcd.scoring import FieldLike, SiteTokens, field_head, split_options
 
 RLCD_MAX_OPTIONS = 255
 
@@ -32,7 +32,7 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
         prefix, rests = string_remainders(tokens)
         sequences = tuple(tuple(ids) for ids in tokenizer.ids_many([r + '"' for r in rests]))
         return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + prefix, sequences,
-                         tuple(json_text(o) for o in options), refused)
+                         tuple(split_options(site)[2]), refused)  # every option's JSON text
     sequences = tuple(o.ids + ((tokens.close_id,) if o.is_string else ()) for o in tokens.options)
     return FieldPlan(tokens.literal_suffix, sequences, tuple(o.text for o in tokens.options), refused)
 
