@@ -162,30 +162,36 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
     workers = pool_size(len(inputs), options.jobs if options else None)
     run = None
     if workers > 1:  # many files: forked workers run the serial path on contiguous chunks
-        _warm(tokenizers, inputs)
-        if use_cache and 4 * sum(item.is_cached(max_depth) for item in inputs) >= 3 * len(inputs):
-            # (nearly) every analysis is cached: read here (fast), the workers inherit the models
-            # and send back only findings and costs (sending models back costs more than linting)
-            loaded = list(models(inputs))
-            # a file costs about what its options do: chunks of equal option counts
-            weights = [1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
-                       for m, _ in loaded]
-            parts = map_chunks(lambda items: _worker_findings(lint_models(items, tokenizers, options)),
-                               loaded, workers, weights)
-            run = lint_models(loaded, tokenizers, options) if parts is None else _merged_findings(
-                parts, loaded, tokenizers, options)
-        else:
-            # parsing to do: the workers parse their own files too, and send the models back
-            weights = [float(item.size()) for item in inputs]
-            parts = map_chunks(lambda items: _worker_files(lint_models(models(items), tokenizers, options)),
-                               inputs, workers, weights)
-            if parts is not None:
-                run = _merged_files(parts, tokenizers, options)
+        with gc_paused():  # the parent unpickles the workers' results: no full collections
+            run = _pooled(inputs, models, workers, tokenizers, options, use_cache, max_depth)
     if run is None:  # no pool, or a worker died (killed for memory?): one process lints them all
         run = lint_models(models(inputs), tokenizers, options)
     run.empty_dirs = empty_dirs
     run.skipped = skipped
     return run
+
+
+def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], options: LintOptions | None,
+            use_cache: bool, max_depth: int | None) -> LintRun | None:
+    """The run linted by `workers` forked processes; None when a worker died."""
+    _warm(tokenizers, inputs)
+    if use_cache and 4 * sum(item.is_cached(max_depth) for item in inputs) >= 3 * len(inputs):
+        # (nearly) every analysis is cached: read here (fast), the workers inherit the models
+        # and send back only findings and costs (sending models back costs more than linting)
+        loaded = list(models(inputs))
+        # a file costs about what its options do: chunks of equal option counts
+        weights = [1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
+                   for m, _ in loaded]
+        parts = map_chunks(lambda items: _worker_findings(lint_models(items, tokenizers, options)),
+                           loaded, workers, weights)
+        if parts is None:
+            return lint_models(loaded, tokenizers, options)
+        return _merged_findings(parts, loaded, tokenizers, options)
+    # parsing to do: the workers parse their own files too and send the models back, in small
+    # chunks, so the parent unpickles them while the workers go on
+    parts = map_chunks(lambda items: _worker_files(lint_models(models(items), tokenizers, options)),
+                       inputs, workers, per_worker=4)
+    return None if parts is None else _merged_files(parts, tokenizers, options)
 
 
 # Inputs of at least this many bytes in all make the pool build each tokenizer's fast encoder

@@ -57,12 +57,13 @@ def chunk_bounds(weights: list[float], count: int) -> list[tuple[int, int]]:
 
 
 def map_chunks(work: Callable[[list], object], items: list, workers: int,
-               weights: list[float] | None = None) -> list | None:
+               weights: list[float] | None = None, per_worker: int = _CHUNKS_PER_WORKER) -> list | None:
     """[work(chunk) for each contiguous chunk of items], computed by `workers` forked processes;
     None when a worker died (killed for memory, say): the caller then does the work itself.
-    `weights`: each item's expected cost (chunks of about equal weight; default: equal)."""
+    `weights`: each item's expected cost (chunks of about equal weight; default: equal);
+    `per_worker`: chunks per worker (more: a shorter tail when results are large to send back)."""
     global _job
-    chunks = chunk_bounds(weights or [1.0] * len(items), workers * _CHUNKS_PER_WORKER)
+    chunks = chunk_bounds(weights or [1.0] * len(items), workers * per_worker)
     previous = os.environ.get("TOKENIZERS_PARALLELISM")
     _job = (work, items)
     try:
