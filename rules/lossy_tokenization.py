@@ -33,6 +33,7 @@ from auditor.pcd import SiteTokens
 
 BYTE_PIECE = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")
 
+
 def _pieces(tokenizer, ids_lists: Sequence[Sequence[int]]) -> dict[int, tuple[bool, bool]]:
     """Per tokenizer, token id → (vocab entry is a <0xNN> byte piece, decodes alone to
     U+FFFD); extended by the tokens of these lists in one decode_batch."""

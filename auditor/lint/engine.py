@@ -163,7 +163,7 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
     run = None
     if workers > 1:  # many files: forked workers run the serial path on contiguous chunks
         with gc_paused():  # the parent unpickles the workers' results: no full collections
-            run = _pooled(inputs, models, workers, tokenizers, options, use_cache, max_depth)
+            run = _pooled(inputs, models, workers, tokenizers, options, use_cache, max_bytes, max_depth)
     if run is None:  # no pool, or a worker died (killed for memory?): one process lints them all
         run = lint_models(models(inputs), tokenizers, options)
     run.empty_dirs = empty_dirs
@@ -172,10 +172,15 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
 
 
 def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], options: LintOptions | None,
-            use_cache: bool, max_depth: int | None) -> LintRun | None:
+            use_cache: bool, max_bytes: int | None, max_depth: int | None) -> LintRun | None:
     """The run linted by `workers` forked processes; None when a worker died."""
-    _warm(tokenizers, inputs)
-    if use_cache and 4 * sum(item.is_cached(max_depth) for item in inputs) >= 3 * len(inputs):
+    # what each worker would otherwise build for itself is built once, before the fork; the
+    # fast encoder only for large inputs (a run that large encodes thousands of texts; building
+    # it, ~0.35 s, would cost a small run more than its whole lint)
+    large = sum(item.size() for item in inputs) >= WARM_FAST_ENCODER_BYTES
+    for tokenizer in tokenizers:
+        tokenizer.warm(fast_encoder=large)
+    if use_cache and 4 * sum(item.is_cached(max_bytes, max_depth) for item in inputs) >= 3 * len(inputs):
         # (nearly) every analysis is cached: read here (fast), the workers inherit the models
         # and send back only findings and costs (sending models back costs more than linting)
         loaded = list(models(inputs))
@@ -195,22 +200,8 @@ def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], opt
 
 
 # Inputs of at least this many bytes in all make the pool build each tokenizer's fast encoder
-# once before forking (a run that large encodes thousands of texts); below it no worker is likely
-# to want it, and building it (ranks read, tiktoken compiled: ~0.35 s) would cost a small run more
-# than its whole lint.
+# before forking.
 WARM_FAST_ENCODER_BYTES = 32 * 1024
-
-
-def _warm(tokenizers: list[LoadedTokenizer], inputs: list) -> None:
-    """Build before the workers fork what each of them would otherwise build for itself: the
-    tokenizers' special tokens, id objects and unknown id (cheap), and the fast encoder when
-    the inputs are large (WARM_FAST_ENCODER_BYTES). The vocabulary size only the parent's
-    report reads."""
-    size = sum(item.size() for item in inputs)
-    for tokenizer in tokenizers:
-        tokenizer.special_tokens, tokenizer.unk_id, tokenizer._id_objects  # noqa: B018
-        if size >= WARM_FAST_ENCODER_BYTES:
-            tokenizer.fast_encoder  # noqa: B018
 
 
 def _worker_findings(part: LintRun) -> tuple[list[tuple[list[Finding], dict]], list[Finding]]:

@@ -88,7 +88,7 @@ def run_cost(run) -> dict:
     for tokenizer in run.tokenizers:
         files = {}
         for result in run.files:
-            known = getattr(result, "costs", None) or {}  # computed by a pool worker
+            known = result.costs  # computed by a pool worker
             cost = (known[tokenizer.id] if tokenizer.id in known
                     else file_cost(result.model.sites, tokenizer, result.site_tokens, engines))
             if cost is not None:

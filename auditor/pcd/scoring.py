@@ -282,19 +282,8 @@ class SiteTokens(Generic[F]):
     def pieces(self, option: ScoredOption) -> list[str]:
         return [self.tokenizer.piece(t) for t in option.ids] or ['"']
 
-    @cached_property
-    def canonical(self) -> dict[int, CanonicalText]:
-        """String option index → canonical tokenization of `  "<field>": "<option>"`."""
-        head = field_head(self.site.name, self.array_depth)
-        strings = [o for o in self.options if o.is_string]
-        texts = [canonical_text(head, o.text) for o in strings]
-        tokenizer = self.tokenizer
-        tokenizer.prefill(texts, texts)
-        return {
-            o.index: CanonicalText(text, tuple(tokenizer.ids(text)), tuple(tokenizer.offsets(text)),
-                                   len(head) + 1)
-            for o, text in zip(strings, texts)
-        }
+    def _canonical_text(self, option: ScoredOption) -> str:
+        return canonical_text(field_head(self.site.name, self.array_depth), option.text)
 
     @cached_property
     def suffix_ids(self) -> tuple[int, ...]:
@@ -323,8 +312,7 @@ class SiteTokens(Generic[F]):
         option = self.options[index]
         if not option.is_string:
             return True
-        text = canonical_text(field_head(self.site.name, self.array_depth), option.text)
-        return self._cuts_at_suffix(option, text)
+        return self._cuts_at_suffix(option, self._canonical_text(option))
 
     def _cuts_at_suffix(self, option: ScoredOption, text: str) -> bool:
         # the first token starting where the remainder begins (len(suffix): the canonical text
@@ -337,18 +325,17 @@ class SiteTokens(Generic[F]):
         return self.tokenizer.token_begins_at(text, n, len(self.suffix))
 
     def canonical_at(self, index: int) -> CanonicalText:
-        """`canonical[index]`, computed for this option alone."""
-        head = field_head(self.site.name, self.array_depth)
-        text = canonical_text(head, self.options[index].text)
+        """How the tokenizer cuts `  "<field>": "<option>"` for string option `index`."""
+        text = self._canonical_text(self.options[index])
         tokenizer = self.tokenizer
-        return CanonicalText(text, tuple(tokenizer.ids(text)), tuple(tokenizer.offsets(text)), len(head) + 1)
+        start = len(field_head(self.site.name, self.array_depth)) + 1  # after the opening quote
+        return CanonicalText(text, tuple(tokenizer.ids(text)), tuple(tokenizer.offsets(text)), start)
 
     @cached_property
     def noncanonical_options(self) -> list[int]:
         """String options whose canonical tokenization does not cut where scoring does."""
-        head = field_head(self.site.name, self.array_depth)
         strings = [o for o in self.options if o.is_string]
-        texts = [canonical_text(head, o.text) for o in strings]
+        texts = [self._canonical_text(o) for o in strings]
         self.tokenizer.prefill(texts, texts)
         return [o.index for o, text in zip(strings, texts) if not self._cuts_at_suffix(o, text)]
 

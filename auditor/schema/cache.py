@@ -89,17 +89,12 @@ def _entry(path: Path, raw: bytes, max_depth: int | None) -> tuple[Path, str]:
     return cache_dir() / "analysis" / f"{key[:40]}.json", key
 
 
-def is_cached(path: Path, max_depth: int | None = None) -> bool:
-    """Whether the file's analysis has a cache entry (not checked: a damaged one is rebuilt).
-    Reads only regular files (never blocks on a FIFO); the real read checks the limits."""
-    import stat
-
+def is_cached(path: Path, max_bytes: int | None = None, max_depth: int | None = None) -> bool:
+    """Whether the file's analysis has a cache entry (not checked: a damaged one is rebuilt);
+    False for what `read_source` refuses (the real read reports it)."""
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > 1 << 26:
-            return False
-        raw = path.read_bytes()
-    except OSError:
+        raw = read_source(path, str(path), max_bytes)
+    except InputFileError:
         return False
     return _entry(path, raw, max_depth)[0].is_file()
 

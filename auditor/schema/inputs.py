@@ -58,10 +58,9 @@ class Input:
         except OSError:
             return 1
 
-    def is_cached(self, max_depth: int | None = None) -> bool:
+    def is_cached(self, max_bytes: int | None = None, max_depth: int | None = None) -> bool:
         """Whether `load` would read the analysis cache (a file with an entry)."""
-        return self.path is not None and self.python is None and self.raw is None and is_cached(
-            self.path, max_depth)
+        return self.path is not None and is_cached(self.path, max_bytes, max_depth)
 
 
 def _suffix_for(display: str, raw: bytes) -> str:

@@ -117,6 +117,14 @@ class LoadedTokenizer:
                 if text in want:
                     spans[text] = enc.offsets
 
+    def warm(self, fast_encoder: bool) -> None:
+        """Build the lazy parts every encoding reads (special tokens, unknown id, id objects;
+        the fast encoder too when asked), so processes forked afterwards share one copy. The
+        vocabulary size is left: only a report reads it."""
+        self.special_tokens, self.unk_id, self._id_objects  # noqa: B018
+        if fast_encoder:
+            self.fast_encoder  # noqa: B018
+
     @cached_property
     def _id_objects(self) -> list[int]:
         return list(range(self.hf.get_vocab_size(with_added_tokens=True)))
