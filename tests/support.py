@@ -81,12 +81,14 @@ def text_findings(stdout: str) -> list[tuple[str, str]]:
     return found
 
 
-def run_cli(*args, cwd: Path | None = None, env: dict | None = None, input: str | bytes | None = None):
-    """Run `pcdlint ARGS` in this process (click's runner): exit code, stdout and stderr, with an
-    uncaught exception written to stderr as the traceback a real process would print."""
+def run_cli_bytes(*args, cwd: Path | None = None, env: dict | None = None,
+                  input: str | bytes | None = None):
+    """Run `pcdlint ARGS` in this process (click's runner) as a subprocess.CompletedProcess with
+    bytes streams; an uncaught exception is written to stderr as the traceback a real process
+    would print. `env`: variables to set (None: unset) while it runs."""
     import os
+    import subprocess
     import traceback
-    from types import SimpleNamespace
 
     from click.testing import CliRunner
 
@@ -96,14 +98,23 @@ def run_cli(*args, cwd: Path | None = None, env: dict | None = None, input: str 
     if cwd is not None:
         os.chdir(cwd)
     try:
-        result = CliRunner().invoke(cli, [str(a) for a in args], input=input, env=env, catch_exceptions=True)
+        result = CliRunner().invoke(cli, [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args],
+                                    input=input, env=env, catch_exceptions=True)
     finally:
         os.chdir(previous)
-    stderr = result.stderr
+    stderr = result.stderr_bytes or b""
     if result.exception is not None and not isinstance(result.exception, SystemExit):
-        stderr += "Traceback (most recent call last):\n" + "".join(
-            traceback.format_exception(result.exception))
-    return SimpleNamespace(returncode=result.exit_code, stdout=result.stdout, stderr=stderr)
+        stderr += ("Traceback (most recent call last):\n"
+                   + "".join(traceback.format_exception(result.exception))).encode()
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout_bytes, stderr)
+
+
+def run_cli(*args, cwd: Path | None = None, env: dict | None = None, input: str | bytes | None = None):
+    """`run_cli_bytes` with text streams (decoded as click's runner decodes them)."""
+    done = run_cli_bytes(*args, cwd=cwd, env=env, input=input)
+    done.stdout = done.stdout.decode("utf-8", "replace")
+    done.stderr = done.stderr.decode("utf-8", "replace")
+    return done
 
 
 _seed: list[Path] = []

@@ -21,13 +21,12 @@ import stat
 import subprocess
 import sys
 import threading
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from support import seed_cache
+from support import run_cli_bytes, seed_cache
 
 CLEAN = {"type": "object", "properties": {"sentiment": {"enum": ["positive", "negative"]}}}
 BAD = {"type": "object", "properties": {"code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}}
@@ -47,23 +46,9 @@ def run(args, cwd: Path, env: dict | None = None, stdout=subprocess.PIPE, timeou
 
 def run_in_process(args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     """`run` without the subprocess: the CLI called through click's runner in `cwd`."""
-    from click.testing import CliRunner
-
-    from auditor.cli.main import cli
-
-    overrides = {"HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed_cache(cwd / ".cache")),
-                 "GITHUB_ACTIONS": None, "PCDLINT_DEBUG": None, **(env or {})}
-    previous = Path.cwd()
-    os.chdir(cwd)
-    try:
-        result = CliRunner().invoke(cli, [os.fsdecode(a) for a in args], env=overrides)
-    finally:
-        os.chdir(previous)
-    stderr = result.stderr_bytes or b""
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        stderr += ("Traceback (most recent call last):\n" + "".join(
-            traceback.format_exception(result.exception))).encode()
-    return subprocess.CompletedProcess(args, result.exit_code, result.stdout_bytes, stderr)
+    return run_cli_bytes(*args, cwd=cwd, env={
+        "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed_cache(cwd / ".cache")),
+        "GITHUB_ACTIONS": None, "PCDLINT_DEBUG": None, **(env or {})})
 
 
 def digest(path: Path) -> str:
