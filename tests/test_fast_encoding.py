@@ -15,7 +15,7 @@ import pytest
 
 from auditor.lint.engine import LintOptions, lint
 from auditor.pcd.engines import ENGINES
-from auditor.pcd.scoring import TEXT_GROUPS, site_texts
+from auditor.pcd.scoring import TEXT_GROUPS, field_head, site_texts, split_options
 from auditor.tokenizers import fast
 from auditor.tokenizers.builtins import BUILTINS
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -92,3 +92,68 @@ def test_prefill_takes_the_fast_path_for_ascii_only(monkeypatch):
     for text in texts:
         enc = base.hf.encode(text, add_special_tokens=False)
         assert tokenizer.ids(text) == tuple(enc.ids) and tokenizer.offsets(text) == enc.offsets
+
+
+# --------------------------------------------------------------------------- joins (fast.always_cut)
+
+
+@pytest.fixture(scope="module")
+def corpus_pairs() -> list[tuple[str, str]]:
+    """(left, right) of every join a whole-corpus run may take: each string option's
+    remainder and the closing quote, and its field's suffix and the remainder with the quote."""
+    base = get_tokenizer("qwen2.5")
+    files = sorted(str(p) for p in CORPUS.rglob("*.json"))
+    pairs = []
+    for result in lint(files, [base], LintOptions(jobs=1, suggestions=False)).files:
+        for site in result.model.sites:
+            _, _, _, prefix, rests = split_options(site)
+            suffix = field_head(site.name, site.array_depth) + '"' + prefix
+            pairs += [(r, '"') for r in rests] + [(suffix, r + '"') for r in rests]
+    return pairs
+
+
+def random_pairs() -> list[tuple[str, str]]:
+    """Seeded pairs at both kinds of cut, around every piece the split regexes treat apart."""
+    rng = random.Random(23)
+    texts = random_ascii(4000)
+    ends = "aZ09xQ7"
+    # (lefts that end otherwise are there for a rule that would claim too much: they must not join)
+    pairs = [(t + rng.choice([*ends, ".", " ", "'"]), rng.choice(['"', "'", "."]) + rng.choice(["", *texts]))
+             for t in texts[:2000]]
+    pairs += [(t + rng.choice([' "', '"', '  "', '\n "', ' ."']), rng.choice([*ends, "."]) + rng.choice(["", *texts]))
+              for t in texts[2000:]]
+    # and pairs that must not join: a contraction, punctuation either side, no space, a space run
+    pairs += [("it", "'s\""), ("a.", '"'), ("a", '."'), (': "', '.x'), ('x"', "a"), ("x  ", '"a'),
+              (': "', " a"), ("a\n", '"'), ("caf\u00e9", '"'), (': "', "\u00e9t\u00e9"), ("<|x", '"')]
+    return pairs
+
+
+@pytest.mark.parametrize("name", FAST_BUILTINS)
+def test_joined_ids_equal_the_whole_texts(name, corpus_pairs):
+    """Wherever `joins` says a text is its two parts' ids end to end, `tokenizers` agrees on the
+    whole text; and the batch forms say what `joins` says."""
+    tokenizer = get_tokenizer(name)
+    pairs = corpus_pairs + random_pairs()
+    joined = [(a, b) for a, b in pairs if tokenizer.joins(a, b)]
+    assert len(joined) > 0.7 * len(pairs), "the rule must cover most corpus texts"
+    wholes = tokenizer.hf.encode_batch([a + b for a, b in joined], add_special_tokens=False)
+    lefts = tokenizer.hf.encode_batch([a for a, _ in joined], add_special_tokens=False)
+    rights = tokenizer.hf.encode_batch([b for _, b in joined], add_special_tokens=False)
+    wrong = [pair for pair, w, a, b in zip(joined, wholes, lefts, rights) if w.ids != a.ids + b.ids]
+    assert not wrong, f"{len(wrong)} joins differ from the whole text, e.g. {wrong[:3]}"
+    for a, b in random_pairs()[-11:]:
+        assert not tokenizer.joins(a, b), (a, b)
+    rests = [a for a, b in pairs if b == '"']
+    assert tokenizer.joins_quote(rests) == [tokenizer.joins(r, '"') for r in rests]
+    for suffix in (': "', '  "risk": "', '  "tags": ["', '  "x": "CAT_'):
+        tails = [b for _, b in pairs[:3000]]
+        assert tokenizer.joins_after(suffix, tails) == [tokenizer.joins(suffix, t) for t in tails]
+
+
+def test_only_known_split_regexes_join():
+    base = get_tokenizer("qwen2.5")
+    assert base.joins("word", '"') and base.joins('  "f": "', "word")
+    # the same vocabulary loaded from a file: its regex is not known to cut, so nothing joins
+    plain = LoadedTokenizer(id="q", source="", hf=base.hf)
+    assert not plain.joins("word", '"') and plain.joins_quote(["word"]) == [False]
+    assert plain.joins_after('  "f": "', ["word"]) == [False]

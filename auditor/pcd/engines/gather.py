@@ -12,8 +12,9 @@ scores them (their literal after `":`, cut where the canonical tokenization cuts
 
 from __future__ import annotations
 
-from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, string_remainders, tie_winner
+from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, tie_winner
 from auditor.pcd.scoring import FieldLike, SiteTokens, field_head, split_options
+from auditor.tokenizers.loader import LoadedTokenizer
 
 RLCD_MAX_OPTIONS = 255
 
@@ -29,21 +30,23 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
         sequences = tuple(tuple(ids) for ids in tokenizer.ids_many(list(texts)))
         return FieldPlan(field_head(site.name, tokens.array_depth), sequences, texts, refused)
     if all(isinstance(o, str) for o in options):
-        prefix, rests = string_remainders(tokens)
-        sequences = tuple(tuple(ids) for ids in tokenizer.ids_many([r + '"' for r in rests]))
-        return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + prefix, sequences,
+        # each option's `remainder + '"'` after the hoisted prefix
+        sequences = tuple(tokens.closed_ids(o) for o in tokens.options)
+        return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + tokens.prefix, sequences,
                          tuple(split_options(site)[2]), refused)  # every option's JSON text
     sequences = tuple(o.ids + ((tokens.close_id,) if o.is_string else ()) for o in tokens.options)
     return FieldPlan(tokens.literal_suffix, sequences, tuple(o.text for o in tokens.options), refused)
 
 
-def rlcd_plan_texts(site: FieldLike) -> list[str]:
-    """What rlcd_plan encodes for a site beyond SiteTokens' own texts."""
+def rlcd_plan_texts(site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
+    """What rlcd_plan encodes for a site beyond SiteTokens' own texts (not the `rest + '"'`
+    that SiteTokens.closed_ids joins from the remainder's ids)."""
     options = site.options
     if len(options) == 2 and all(isinstance(o, bool) for o in options) and options[0] != options[1]:
         return ["true", "false"]
     if all(isinstance(o, str) for o in options):
-        return [r + '"' for r in split_options(site)[4]]
+        rests = split_options(site)[4]
+        return [r + '"' for r, close in zip(rests, tokenizer.joins_quote(rests)) if not close]
     return []
 
 
@@ -51,8 +54,8 @@ class Gather(EngineProfile):
     def plan(self, tokens):
         return rlcd_plan(tokens)
 
-    def plan_texts(self, site):
-        return rlcd_plan_texts(site)
+    def plan_texts(self, site, tokenizer):
+        return rlcd_plan_texts(site, tokenizer)
 
     def pick(self, plan, tokens, k):
         winner = tie_winner(plan, k)

@@ -33,7 +33,7 @@ class OpenJev(EngineProfile):
     def plan(self, tokens):
         return letter_plan(tokens, self.letters)
 
-    def plan_texts(self, site):
+    def plan_texts(self, site, tokenizer):
         return [c + '"' for c in self.letters]
 
     def pick(self, plan, tokens, k):

@@ -51,8 +51,8 @@ class RlcdMlx(EngineProfile):
     def plan(self, tokens):
         return rlcd_plan(tokens)
 
-    def plan_texts(self, site):
-        return rlcd_plan_texts(site)
+    def plan_texts(self, site, tokenizer):
+        return rlcd_plan_texts(site, tokenizer)
 
     def pick(self, plan, tokens, k):
         if not plan.has_collision:
