@@ -23,3 +23,7 @@ def test_cached_model_equals_fresh_model(path, tmp_path, monkeypatch):
     assert warm.schemas == fresh.schemas
     assert [dataclasses.asdict(s) for s in warm.sites] == [dataclasses.asdict(s) for s in fresh.sites]
     assert warm.format == fresh.format and warm.suppressions == fresh.suppressions
+    # the text comes from the file's bytes, a JSON value is parsed again when read: the same
+    assert warm.document.text == fresh.document.text and warm.document.data == fresh.document.data
+    assert warm.document.value_spans == fresh.document.value_spans
+    assert warm.document.key_spans == fresh.document.key_spans

@@ -6,7 +6,8 @@ parsing code, so the resulting FileModel is stored under the user cache director
 sha256 of the bytes, the file suffix, and a digest of the modules that produce it (an edit to
 the crawler invalidates every entry).
 
-An entry holds data only: one JSON header line (format name, version, key, sha256 and length of
+An entry holds data only (not the file's text: that is the bytes the key was made of, and not a
+JSON file's parsed value: the document parses its text again if something reads it): one JSON header line (format name, version, key, sha256 and length of
 the payload) and a JSON payload. Nothing in it is ever executed — CI caches are restored from
 other branches, so an entry is untrusted input. A missing, truncated, foreign, tampered or
 unreadable entry (wrong format, version, key or checksum, bad JSON, wrong shapes) is ignored
@@ -26,12 +27,15 @@ from pathlib import Path
 from auditor import __version__
 from auditor.cachedir import cache_dir
 from auditor.errors import InputFileError
-from auditor.schema.documents import Document, Span, parse_document, read_source, run_deep
+from auditor.schema.documents import YAML_SUFFIXES, Document, Span, parse_document, read_source, run_deep
 from auditor.schema.locate import LocatedSchema
 from auditor.schema.sites import FileModel, SchemaProblem, Site, analyse
 
 CACHE_FORMAT = "pcdlint-analysis"
-CACHE_VERSION = 4  # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice
+# 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice; 4 stored the
+# file's text and, for JSON, its parsed value (5: the text comes from the file's own bytes and
+# JSON is parsed again only when read; spans are one flat list of numbers)
+CACHE_VERSION = 5
 
 
 @lru_cache(maxsize=1)
@@ -103,39 +107,42 @@ def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: i
     if not use_cache:
         return analyse(parse_document(raw, path.suffix, display, max_depth))
     entry, key = _entry(path, raw, max_depth)
-    model = load_entry(entry, key, display)
+    model = load_entry(entry, key, display, raw)
     if model is not None:
         return model
     model = analyse(parse_document(raw, path.suffix, display, max_depth))
-    store_entry(entry, key, model)
+    store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES)
     return model
 
 
 # --------------------------------------------------------------------------- entry format
 
 
-def _span(value) -> Span:
-    line, column, end_line, end_column = value
-    if type(line) is int and type(column) is int and type(end_line) is int and type(end_column) is int:
-        return Span(line, column, end_line, end_column)
-    raise ValueError("span")
+def _flat_spans(spans: dict[str, Span]) -> list:
+    """[pointers, numbers]: four numbers per pointer (line, column, end line, end column)."""
+    numbers = []
+    for span in spans.values():
+        numbers += (span.line, span.column, span.end_line, span.end_column)
+    return [list(spans), numbers]
 
 
-def _spans(mapping) -> dict[str, Span]:
-    if not isinstance(mapping, dict):
+def _spans(value) -> dict[str, Span]:
+    pointers, numbers = value
+    if (not isinstance(pointers, list) or not isinstance(numbers, list) or len(numbers) != 4 * len(pointers)
+            or not set(map(type, pointers)) <= {str} or not set(map(type, numbers)) <= {int}):
         raise ValueError("spans")
-    return {str(k): _span(v) for k, v in mapping.items()}
+    at = iter(numbers)
+    return dict(zip(pointers, (Span(a, b, c, d) for a, b, c, d in zip(at, at, at, at))))
 
 
-def _model_to_data(model: FileModel) -> dict:
+def _model_to_data(model: FileModel, keep_data: bool) -> dict:
     doc = model.document
     span = lambda s: [s.line, s.column, s.end_line, s.end_column]  # noqa: E731
     return {
         "document": {
-            "data": doc.data,
-            "text": doc.text,
-            "value_spans": {p: span(s) for p, s in doc.value_spans.items()},
-            "key_spans": {p: span(s) for p, s in doc.key_spans.items()},
+            **({"data": doc.data} if keep_data else {}),
+            "value_spans": _flat_spans(doc.value_spans),
+            "key_spans": _flat_spans(doc.key_spans),
         },
         "format": model.format,
         "sites": [{
@@ -154,11 +161,16 @@ def _model_to_data(model: FileModel) -> dict:
     }
 
 
-def _model_from_data(data: dict, display: str) -> FileModel:
+def _span(value) -> Span:
+    line, column, end_line, end_column = value
+    if type(line) is int and type(column) is int and type(end_line) is int and type(end_column) is int:
+        return Span(line, column, end_line, end_column)
+    raise ValueError("span")
+
+
+def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     d = data["document"]
-    if not isinstance(d["text"], str):
-        raise ValueError("text")
-    document = Document(display, d["data"], d["text"], _spans(d["value_spans"]), _spans(d["key_spans"]))
+    document = Document(display, d.get("data", ...), text, _spans(d["value_spans"]), _spans(d["key_spans"]))
     sites = []
     for s in data["sites"]:
         options, pointers = list(s["options"]), [str(p) for p in s["option_pointers"]]
@@ -178,8 +190,9 @@ def _model_from_data(data: dict, display: str) -> FileModel:
                      [str(r) for r in data["remote_refs"]], suppressions, schemas)
 
 
-def load_entry(entry: Path, key: str, display: str) -> FileModel | None:
-    """The cached model, or None when the entry is missing or not a valid entry for `key`."""
+def load_entry(entry: Path, key: str, display: str, raw: bytes) -> FileModel | None:
+    """The cached model of the file whose bytes are `raw`, or None when the entry is missing or
+    not a valid entry for `key`."""
     try:
         with entry.open("rb") as handle:
             header = json.loads(handle.readline())
@@ -189,15 +202,16 @@ def load_entry(entry: Path, key: str, display: str) -> FileModel | None:
                 or header.get("bytes") != len(payload)
                 or header.get("sha256") != hashlib.sha256(payload).hexdigest()):
             return None
-        return _model_from_data(json.loads(payload), display)
+        return _model_from_data(json.loads(payload), display, raw.decode("utf-8-sig"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None  # missing, truncated, foreign or tampered with: rebuilt by the caller
 
 
-def store_entry(entry: Path, key: str, model: FileModel) -> None:
+def store_entry(entry: Path, key: str, model: FileModel, keep_data: bool) -> None:
+    """Write the entry; `keep_data`: store the parsed value too (YAML: slow to parse again)."""
     try:
         # ensure_ascii: lone surrogates in a schema round-trip as \\udXXX escapes
-        payload = json.dumps(_model_to_data(model), ensure_ascii=True, separators=(",", ":")).encode()
+        payload = json.dumps(_model_to_data(model, keep_data), ensure_ascii=True, separators=(",", ":")).encode()
     except (ValueError, TypeError, RecursionError):
         return  # not representable: simply not cached
     header = json.dumps({"format": CACHE_FORMAT, "version": CACHE_VERSION, "key": key,

@@ -45,7 +45,9 @@ class Span:
 @dataclass
 class Document:
     path: str
-    data: object
+    # the parsed value; `...` (never a JSON or YAML value) until first read for a JSON document
+    # read back from the analysis cache, which parses `text` again only when something asks
+    _data: object
     text: str
     value_spans: dict[str, Span] = field(default_factory=dict)
     key_spans: dict[str, Span] = field(default_factory=dict)
@@ -53,6 +55,12 @@ class Document:
     # are all there is, as for YAML, and as a cached document is stored)
     positions: JsonPositions | None = field(default=None, repr=False, compare=False)
     _absent: set[str] = field(default_factory=set, repr=False, compare=False)
+
+    @property
+    def data(self) -> object:
+        if self._data is ...:
+            self._data = json.loads(self.text, parse_int=_int_or_refuse(self.path))
+        return self._data
 
     def span(self, pointer: str) -> Span:
         """The value's span; the nearest ancestor's when a pointer has none (never fails)."""
