@@ -46,7 +46,8 @@ def _key(value) -> tuple[bool, str]:
 
 
 def _normalise(value: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", value).casefold().split())
+    # (NFKC leaves ASCII as it is)
+    return " ".join((value if value.isascii() else unicodedata.normalize("NFKC", value)).casefold().split())
 
 
 @rule(code="PCD007", name="confusable-options", severity="warning", scope="file")
@@ -54,12 +55,14 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
     for site in file.sites:
         local = at_site(ctx, site)
         options = site.options
-        first: dict[tuple[bool, str], int] = {}
+        first: dict[tuple[bool, str], int] | None = None  # None: every option is a distinct string
         duplicates: dict[int, list[int]] = {}
-        for i, value in enumerate(options):
-            j = first.setdefault(_key(value), i)
-            if j != i:
-                duplicates.setdefault(j, []).append(i)
+        if not (all(isinstance(v, str) for v in options) and len(set(options)) == len(options)):
+            first = {}
+            for i, value in enumerate(options):
+                j = first.setdefault(_key(value), i)
+                if j != i:
+                    duplicates.setdefault(j, []).append(i)
         if duplicates:
             j, others = next(iter(duplicates.items()))
             shown = ", ".join(f"{options[k]!r}×{len(v) + 1}" for k, v in list(duplicates.items())[:5])
@@ -71,7 +74,7 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
                                       "count": len(duplicates)})
         groups: dict[str, list[int]] = {}
         for i, value in enumerate(options):
-            if isinstance(value, str) and first[_key(value)] == i:
+            if isinstance(value, str) and (first is None or first[_key(value)] == i):
                 groups.setdefault(_normalise(value), []).append(i)
         confusable = []
         for indexes in groups.values():

@@ -50,7 +50,9 @@ def _pieces(tokenizer, ids_lists: Sequence[Sequence[int]]) -> dict[int, tuple[bo
 @rule(code="PCD010", name="lossy-tokenization", severity="warning")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     tokenizer = tokens.tokenizer
-    strings = [o for o in tokens.options if isinstance(o.value, str) and o.value]
+    # (the options the tokenizer surely round-trips have nothing to find)
+    strings = [o for o in tokens.options
+               if isinstance(o.value, str) and o.value and not tokenizer.round_trips(o.value)]
     normal = [unicodedata.normalize("NFC", str(o.value)) for o in strings]
     encoded = tokenizer.ids_many(normal)
     table = _pieces(tokenizer, encoded)

@@ -31,10 +31,11 @@ With `max-options = 16`:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator
 
 from auditor.lint import Finding, RuleContext, rule
-from auditor.pcd import SiteTokens, option_windows, window_sites
+from auditor.pcd import SiteTokens, option_windows, scored_ids, window_sites
 
 
 @rule(code="PCD003", name="too-many-options", severity="error", options={"max-options": 255},
@@ -49,14 +50,15 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     size = math.ceil(n / count)  # balanced windows
     windows = []
     for (start, _), part in zip(option_windows(n, limit), window_sites(site, limit)):
-        window = SiteTokens(part, tokens.tokenizer)
+        prefix, scored = scored_ids(part, tokens.tokenizer)  # the window's own prefix hoisted
+        sizes = Counter(scored).values()
         windows.append({
             "first": start,
             "last": start + len(part.options) - 1,
             "options": len(part.options),
-            "prefix": window.prefix,
-            "distinct_tokens": len(window.buckets),
-            "colliding_options": sum(len(i) for _, i in window.collisions),
+            "prefix": prefix,
+            "distinct_tokens": len(sizes),
+            "colliding_options": sum(size for size in sizes if size > 1),
         })
     passes = 1 + math.ceil(math.log(count, limit)) if count > 1 else 1
     clean = sum(1 for w in windows if not w["colliding_options"])

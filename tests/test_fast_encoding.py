@@ -157,3 +157,26 @@ def test_only_known_split_regexes_join():
     plain = LoadedTokenizer(id="q", source="", hf=base.hf)
     assert not plain.joins("word", '"') and plain.joins_quote(["word"]) == [False]
     assert plain.joins_after('  "f": "', ["word"]) == [False]
+
+
+@pytest.mark.parametrize("name", FAST_BUILTINS)
+def test_texts_said_to_round_trip_do(name, corpus_texts):
+    """What PCD010 skips (LoadedTokenizer.round_trips) has nothing PCD010 would find: it decodes
+    back to itself, with no unknown token, no token decoding alone to U+FFFD and no token named
+    like a `<0xNN>` byte piece."""
+    from auditor.rules.lossy_tokenization import BYTE_PIECE
+
+    tokenizer = get_tokenizer(name)
+    specials = [t for t in tokenizer.special_tokens if t.isascii()][:20]
+    texts = corpus_texts + random_ascii() + [f"a{s}b" for s in specials] + ["<0x41>", "caf\u00e9"]
+    said = [t for t in texts if tokenizer.round_trips(t)]
+    assert len(said) > 20_000 and not tokenizer.round_trips("<0x41>") and not tokenizer.round_trips("caf\u00e9")
+    hf = tokenizer.hf
+    encoded = hf.encode_batch(said, add_special_tokens=False)
+    decoded = hf.decode_batch([e.ids for e in encoded], skip_special_tokens=False)
+    assert [t for t, d in zip(said, decoded) if t != d] == []
+    used = sorted({t for e in encoded for t in e.ids})
+    alone = hf.decode_batch([[t] for t in used], skip_special_tokens=False)
+    assert [t for t, text in zip(used, alone) if "\ufffd" in text] == []
+    assert [t for t in used if BYTE_PIECE.match(hf.id_to_token(t) or "")] == []
+    assert tokenizer.unk_id is None or tokenizer.unk_id not in used

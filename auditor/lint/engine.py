@@ -20,7 +20,7 @@ from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rule
 from auditor.lint.suggest import SUGGESTING, prefetch_suggestions, verified_suggestions
 from auditor.pcd.cost import run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
-from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch, window_sites
+from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch, site_texts, window_sites
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
 
@@ -307,12 +307,19 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
     codes = {r.code for r in rules if r.scope == "site"}
     groups = {"core", "cost"}.union(*(RULE_TEXT_GROUPS.get(c, ()) for c in codes))
     engines = options.engine_profiles()
-    plan_texts = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer)]
-    prefetch(sites, tokenizer, groups, plan_texts)
+    windows = []
     if "PCD003" in codes:  # its windows of a field past the limit score their own remainders
         limit = int({**load_rules()["PCD003"].options, **options.rule_options.get("PCD003", {})}["max-options"])
-        prefetch([w for s in sites if len(s.options) > limit for w in window_sites(s, limit)], tokenizer)
+        windows = [w for s in sites if len(s.options) > limit for w in window_sites(s, limit)]
+    prefetch(sites + windows, tokenizer)  # what SiteTokens reads; then what the rest reads,
     site_tokens = [r.site_tokens(s, tokenizer) for r in results for s in r.model.sites]
+    texts: list[str] = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer)]
+    spans: list[str] = []
+    for tokens in site_tokens:  # less the field texts SiteTokens joins from the memo (plain)
+        more, more_spans = site_texts(tokens.site, groups - {"core"}, tokenizer, tokens.plain)
+        texts += more
+        spans += more_spans
+    tokenizer.prefill(texts + spans, spans)
     if codes & set(LETTER_RULES):
         names = dict.fromkeys(t.site.name for t in site_tokens if t.collisions or t.multi_token)
         tokenizer.prefill([text for name in names for text in letter_probe_texts(name)])

@@ -25,6 +25,7 @@ from auditor.pcd.scoring import (
     json_text,
     letter_slots,
     option_windows,
+    scored_ids,
     window_sites,
 )
 
@@ -46,5 +47,6 @@ __all__ = [
     "json_text",
     "letter_slots",
     "option_windows",
+    "scored_ids",
     "window_sites",
 ]

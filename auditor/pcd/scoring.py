@@ -96,8 +96,13 @@ def field_texts(site: FieldLike) -> list[str]:
     texts; computed once per site)."""
     cached = site.__dict__.get("_field_texts")
     if cached is None:
-        plain = field_head(site.name)
-        cached = site.__dict__["_field_texts"] = [plain + rendered(v) for v in site.options]
+        head = field_head(site.name)
+        strings, _, texts, _, _ = split_options(site)
+        if len(strings) == len(site.options):  # (the JSON texts split_options made)
+            cached = [f'{head}"{t}"' for t in texts]
+        else:
+            cached = [head + rendered(v) for v in site.options]
+        site.__dict__["_field_texts"] = cached
     return cached
 
 
@@ -116,37 +121,42 @@ def literal_texts(site: FieldLike) -> list[str]:
 TEXT_GROUPS = ("core", "canonical", "cost", "lengths", "normal", "letters")
 
 
-def site_texts(site: FieldLike, groups: Iterable[str],
-               tokenizer: LoadedTokenizer | None = None) -> tuple[list[str], list[str]]:
-    """(texts, texts whose offsets are needed too) that scoring this site reads, by group; with
-    the tokenizer, the whole field texts that encode as their parts' ids (plain_cuts) are left
-    out: SiteTokens joins those from the suffix's and the option's own."""
+def site_texts(site: FieldLike, groups: Iterable[str], tokenizer: LoadedTokenizer | None = None,
+               plain: list[bool] | None = None) -> tuple[list[str], list[str]]:
+    """(texts, texts whose offsets are needed too) that scoring this site reads, by group. The
+    whole field texts that encode as their parts' ids are left out (SiteTokens joins those from
+    the suffix's and the option's own): `plain` says which, per option (SiteTokens.plain), or
+    else the tokenizer (plain_cuts); with neither, every text is in."""
     strings, _, texts, prefix, remainders = split_options(site)
     depth = int(getattr(site, "array_depth", 0))
     head = field_head(site.name, depth)
+    suffix = head + '"' + prefix
     out: list[str] = []
     spans: list[str] = []
-    plain = None
-    if tokenizer is not None and ({"canonical", "cost"} & set(groups)):
-        plain = plain_cuts(tokenizer, head + '"' + prefix, remainders)[1]
+    if plain is None and tokenizer is not None and ({"canonical", "cost"} & set(groups)):
+        cuts = plain_cuts(tokenizer, suffix, remainders)[1]
+        plain = [False] * len(site.options)
+        for (index, _), cut in zip(strings, cuts):
+            plain[index] = cut
     if "core" in groups:
         out += remainders
-        out += [head + '"' + prefix, head.rstrip(), STRING_CLOSE, LITERAL_CLOSE]
+        out += [suffix, head.rstrip(), STRING_CLOSE, LITERAL_CLOSE]
         spans += literal_texts(site)
     if "canonical" in groups:
-        spans += [canonical_text(head, t) for k, t in enumerate(texts) if not (plain and plain[k])]
-        out.append(head + '"' + prefix)
-        spans.append(head + '"' + prefix)
+        spans += [canonical_text(head, t) for (i, _), t in zip(strings, texts) if not (plain and plain[i])]
+        out.append(suffix)
+        spans.append(suffix)
     if "cost" in groups:
         if plain and not depth:  # (at depth 0 the canonical text is the field text)
-            joined = dict(zip((i for i, _ in strings), plain))
-            out += [t for k, t in enumerate(field_texts(site)) if not joined.get(k)]
+            whole = field_texts(site)
+            out += [whole[k] for k, cut in enumerate(plain) if not cut]
         else:
             out += field_texts(site)
     if "lengths" in groups:
         out += [json_text(v) for v in site.options]
-    if "normal" in groups:
-        out += [unicodedata.normalize("NFC", value) for _, value in strings if value]
+    if "normal" in groups:  # (not those PCD010 leaves alone: LoadedTokenizer.round_trips)
+        out += [unicodedata.normalize("NFC", value) for _, value in strings
+                if value and not (tokenizer is not None and tokenizer.round_trips(value))]
     if "letters" in groups:
         out += letter_probe_texts(site.name)
     return out, spans
@@ -174,6 +184,17 @@ def prefetch(sites: Sequence[FieldLike], tokenizer: LoadedTokenizer,
         texts += more
         spans += more_spans
     tokenizer.prefill(texts + spans, spans)
+
+
+def scored_ids(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[str, list[int]]:
+    """(hoisted prefix, each option's scored token id) as SiteTokens scores them, without the
+    per-option objects for a site of strings only (PCD003's windows of a large enum)."""
+    _, literals, _, prefix, remainders = split_options(site)
+    if literals:
+        tokens = SiteTokens(site, tokenizer)
+        return tokens.prefix, [o.scored_id for o in tokens.options]
+    close = tokenizer.ids(STRING_CLOSE)[0]
+    return prefix, [ids[0] if ids else close for ids in tokenizer.ids_many(remainders)]
 
 
 @dataclass(frozen=True, slots=True)  # one per option: a 100,000-option enum holds 100,000

@@ -81,6 +81,14 @@ class LoadedTokenizer:
     def _cuts(self) -> bool:
         return self.split_pattern in fast.CUTTING_PATTERNS
 
+    def round_trips(self, text: str) -> bool:
+        """True when `text` surely decodes back to itself with no unknown token, no partial byte
+        and no token named like a `<0xNN>` byte piece: ASCII text (without "<0x") under a
+        byte-level BPE built from tiktoken ranks, whose tokens of ASCII text are whole ASCII
+        bytes (tests/test_fast_encoding.py checks it on the corpus and seeded texts). False
+        says nothing: the text must be checked."""
+        return self.rank_source is not None and text.isascii() and "<0x" not in text
+
     @cached_property
     def _special_search(self) -> Callable[[str], object]:
         """A match object when a text holds an added token's first character (None: it holds
