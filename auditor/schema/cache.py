@@ -120,7 +120,7 @@ def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: i
 
 def _flat_spans(spans: dict[str, Span]) -> list:
     """[pointers, numbers]: four numbers per pointer (line, column, end line, end column)."""
-    numbers = []
+    numbers: list[int] = []
     for span in spans.values():
         numbers += (span.line, span.column, span.end_line, span.end_column)
     return [list(spans), numbers]
