@@ -270,16 +270,6 @@ class SiteTokens(Generic[F]):
         ):
             ids = tuple(encoded)
             scored[index] = ScoredOption(index, value, text, rest, ids, ids[0] if ids else self.close_id)
-        # per option: whether `remainder + '"'` is its ids and the quote's (closes), and also
-        # the canonical field text the suffix's ids before those (plain); literals: neither
-        closes, plain = plain_cuts(tokenizer, self.suffix, remainders)
-        if literals:
-            n = len(site.options)
-            self.closes, self.plain = [False] * n, [False] * n
-            for (index, _), close, cut in zip(strings, closes, plain):
-                self.closes[index], self.plain[index] = close, cut
-        else:
-            self.closes, self.plain = closes, plain
         if literals:
             self.literal_suffix, literal_options = self._literals(literals)
             scored.update(literal_options)
@@ -288,6 +278,30 @@ class SiteTokens(Generic[F]):
         self.options = [scored[i] for i in range(len(site.options))]
         self.has_strings = bool(strings)
         self.mixed = bool(strings) and bool(literals)
+
+    # per option: whether `remainder + '"'` is its ids and the quote's (closes), and also the
+    # canonical field text the suffix's ids before those (plain); literals: neither
+
+    @cached_property
+    def closes(self) -> list[bool]:
+        return self._per_option(self.tokenizer.joins_quote(split_options(self.site)[4]))
+
+    @cached_property
+    def plain(self) -> list[bool]:
+        strings, _, _, _, remainders = split_options(self.site)
+        opens = self.tokenizer.joins_after(self.suffix, remainders)
+        closes = self.closes
+        return self._per_option([o and closes[i] for (i, _), o in zip(strings, opens)])
+
+    def _per_option(self, flags: list[bool]) -> list[bool]:
+        """Flags of the string options (in order) as a list over every option (literals False)."""
+        strings = split_options(self.site)[0]
+        if len(strings) == len(self.options):
+            return flags
+        out = [False] * len(self.options)
+        for (index, _), flag in zip(strings, flags):
+            out[index] = flag
+        return out
 
     def _literals(self, literals) -> tuple[str, dict[int, ScoredOption]]:
         base = field_head(self.site.name, self.array_depth).rstrip()  # `  "field":`
