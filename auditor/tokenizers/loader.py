@@ -121,12 +121,6 @@ class LoadedTokenizer:
             return [False] * len(texts)
         return [cut and t.isascii() and not special(t) for cut, t in zip(fast.cut_after(left, texts), texts)]
 
-    def ids_join(self, left: str, right: str) -> tuple[int, ...]:
-        """`ids(left + right)`, from the memo's `left` and `right` where the two join."""
-        if self.joins(left, right):
-            return self.ids(left) + self.ids(right)
-        return self.ids(left + right)
-
     @cached_property
     def unk_id(self) -> int | None:
         model = self.hf.model
