@@ -55,6 +55,11 @@ class Site:
     # Items of an array are typed after `"<field>": [`: how many brackets open before the value.
     array_depth: int = 0
 
+    def __getstate__(self) -> dict:
+        """What pickling keeps (a pool worker sends sites back): the fields, not the caches the
+        scoring model keeps on a site (`_split`, its windows …; they are made again on use)."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
     def to_dict(self) -> dict:
         return {
             "pointer": self.pointer,
