@@ -48,3 +48,23 @@ def test_decoder_plans_equal_linter_tokens(tokenizer_name):
             assert plan.noncanonical_options == tokens.noncanonical_options, where
             checked += 1
     assert checked > 500 and mixed < checked
+
+
+def test_windows_split_as_sites_of_their_own():
+    """PCD003's windows take their split from their field's JSON texts (window_sites): the same
+    split a site with those options makes itself, on every corpus field cut into windows of 20."""
+    import dataclasses
+
+    from auditor.pcd.scoring import split_options, window_sites
+
+    checked = 0
+    for path in FILES:
+        for site in analyse_file(path, str(path)).sites:
+            if len(site.options) <= 20:
+                continue
+            for window in window_sites(site, 20):
+                fresh = dataclasses.replace(window)  # a new site: no split of its own yet
+                assert "_split" not in fresh.__dict__
+                assert split_options(window) == split_options(fresh)
+                checked += 1
+    assert checked > 500

@@ -81,9 +81,18 @@ def window_sites(site, limit: int) -> list:
     key = f"_windows_{limit}"
     cached = site.__dict__.get(key)
     if cached is None:
-        cached = site.__dict__[key] = [
-            replace(site, options=site.options[a:b], option_pointers=site.option_pointers[a:b],
-                    option_spans=site.option_spans[a:b]) for a, b in option_windows(len(site.options), limit)]
+        _, literals, texts, _, _ = split_options(site)
+        cached = []
+        for a, b in option_windows(len(site.options), limit):
+            window = replace(site, options=site.options[a:b], option_pointers=site.option_pointers[a:b],
+                             option_spans=site.option_spans[a:b])
+            if not literals:  # its split from the site's JSON texts (its own prefix hoisted)
+                part = texts[a:b]
+                prefix = os.path.commonprefix(part) if len(part) >= 2 else ""
+                window.__dict__["_split"] = (list(enumerate(window.options)), [], part, prefix,
+                                             [t[len(prefix):] for t in part])
+            cached.append(window)
+        site.__dict__[key] = cached
     return cached
 
 
