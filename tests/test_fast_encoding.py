@@ -180,3 +180,21 @@ def test_texts_said_to_round_trip_do(name, corpus_texts):
     assert [t for t, text in zip(used, alone) if "\ufffd" in text] == []
     assert [t for t in used if BYTE_PIECE.match(hf.id_to_token(t) or "")] == []
     assert tokenizer.unk_id is None or tokenizer.unk_id not in used
+
+
+@pytest.mark.parametrize("name", FAST_BUILTINS)
+def test_letter_slots_with_joins_equal_those_encoded(name):
+    """letter_slots reads `suffix + letter + '"'` as joined ids where the regex cuts: the same
+    slot table as encoding every probe, on every field name of the corpus."""
+    from auditor.pcd.scoring import letter_slots
+    from auditor.schema.cache import analyse_file
+
+    joined = get_tokenizer(name)
+    encoded = LoadedTokenizer(id=name, source="", hf=joined.hf)  # no split regex known: no joins
+    names = sorted({s.name for p in CORPUS.rglob("*.json") for s in analyse_file(p, str(p)).sites})
+    assert len(names) > 300
+    merging = "AB.,!?')Z09"  # (letters a user may configure; some merge with the quote)
+    for field in names + ['we"ird', "tab\there", "<|endoftext|>"]:
+        assert letter_slots(joined, field, 5) == letter_slots(encoded, field, 5), field
+        assert letter_slots(joined, field, 5, merging) == letter_slots(encoded, field, 5, merging), field
+    assert any("merges with the quote" in why for why in letter_slots(encoded, names[0], 5, merging).failures.values())

@@ -322,7 +322,7 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
     tokenizer.prefill(texts + spans, spans)
     if codes & set(LETTER_RULES):
         names = dict.fromkeys(t.site.name for t in site_tokens if t.collisions or t.multi_token)
-        tokenizer.prefill([text for name in names for text in letter_probe_texts(name)])
+        tokenizer.prefill([text for name in names for text in letter_probe_texts(name, tokenizer=tokenizer)])
     if options.suggestions and codes & set(SUGGESTING):
         prefetch_suggestions(site_tokens, tokenizer, engines, ("core",), "PCD005" in codes)
 

@@ -188,7 +188,7 @@ def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonica
     needing = [t for t in site_tokens
                if t.collisions or t.multi_token or (canonical and t.noncanonical_options)]
     names = dict.fromkeys(t.site.name for t in needing)
-    tokenizer.prefill([text for name in names for text in letter_probe_texts(name)])
+    tokenizer.prefill([text for name in names for text in letter_probe_texts(name, tokenizer=tokenizer)])
     candidates = [replace(t.site, options=renamed) for t in needing for e in engines
                   for _, _, renamed in kept_candidates(t, e.letters)]
     if candidates:

@@ -173,7 +173,7 @@ def site_texts(site: FieldLike, groups: Iterable[str], tokenizer: LoadedTokenize
         out += [unicodedata.normalize("NFC", value) for _, value in strings
                 if value and not (tokenizer is not None and tokenizer.round_trips(value))]
     if "letters" in groups:
-        out += letter_probe_texts(site.name)
+        out += letter_probe_texts(site.name, tokenizer=tokenizer)
     return out, spans
 
 
@@ -474,10 +474,22 @@ def _letter_failures_alone(tokenizer: LoadedTokenizer, alphabet: str = SLOT_LETT
     return _alone_cache[key]
 
 
-def letter_probe_texts(field_name: str, alphabet: str = SLOT_LETTERS) -> list[str]:
-    """What letter_slots encodes for one field: the suffix, each letter alone and after it."""
+def letter_probe_texts(field_name: str, alphabet: str = SLOT_LETTERS,
+                       tokenizer: LoadedTokenizer | None = None) -> list[str]:
+    """What letter_slots encodes for one field: the suffix, each letter alone and after it
+    (with the tokenizer: not the letters after it that it joins, see _in_context)."""
     suffix = field_head(field_name) + '"'
-    return [suffix, STRING_CLOSE, *alphabet, *(suffix + c + '"' for c in alphabet)]
+    after = _in_context(tokenizer, suffix, list(alphabet)) if tokenizer is not None else list(alphabet)
+    return [suffix, STRING_CLOSE, *alphabet, *(suffix + c + '"' for c in after)]
+
+
+def _in_context(tokenizer: LoadedTokenizer, suffix: str, letters: list[str]) -> list[str]:
+    """The letters whose `suffix + letter + '"'` must be encoded to be known: the others join
+    (LoadedTokenizer.joins: suffix | letter | quote), so they are the suffix's ids, the
+    letter's and the quote's by construction."""
+    cut = tokenizer.joins_after(suffix, letters)
+    closes = tokenizer.joins_quote(letters)
+    return [c for c, a, b in zip(letters, cut, closes) if not (a and b)]
 
 
 def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,
@@ -488,7 +500,7 @@ def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,
     suffix = field_head(field_name) + '"'
     base = tokenizer.ids(suffix)
     close = tokenizer.ids(STRING_CLOSE)
-    candidates = [c for c in alphabet if c not in failures]
+    candidates = _in_context(tokenizer, suffix, [c for c in alphabet if c not in failures])
     in_context = tokenizer.ids_many([suffix + c + '"' for c in candidates])
     for letter, ids in zip(candidates, in_context):
         alone = tokenizer.ids(letter)
