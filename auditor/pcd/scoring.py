@@ -220,10 +220,7 @@ class ScoredOption(NamedTuple):  # one per option (a 100,000-option enum holds 1
     remainder: str  # the part scored after the suffix
     ids: tuple[int, ...]  # remainder tokens; () for an empty remainder
     scored_id: int
-
-    @property
-    def is_string(self) -> bool:
-        return isinstance(self.value, str)
+    is_string: bool  # a string option (else a literal: number, boolean, null)
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +281,7 @@ class SiteTokens(Generic[F]):
             strings, texts, remainders, tokenizer.ids_many(remainders)
         ):
             ids = tuple(encoded)
-            scored[index] = ScoredOption(index, value, text, rest, ids, ids[0] if ids else self.close_id)
+            scored[index] = ScoredOption(index, value, text, rest, ids, ids[0] if ids else self.close_id, True)
         if literals:
             self.literal_suffix, literal_options = self._literals(literals)
             scored.update(literal_options)
@@ -337,7 +334,7 @@ class SiteTokens(Generic[F]):
             cut = offsets[position][0]
             ids = tuple(all_ids[position:])
             cut_suffix = full[:cut]
-            out[index] = ScoredOption(index, value, json_text(value), full[cut:], ids, ids[0])
+            out[index] = ScoredOption(index, value, json_text(value), full[cut:], ids, ids[0], False)
         return cut_suffix, out
 
     # -- derived views rules share

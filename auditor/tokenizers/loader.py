@@ -34,6 +34,7 @@ from auditor.tokenizers.cache import cached_conversion, file_sha256, read_tokeni
 
 MEMO_LIMIT = 500_000  # encoded strings kept per tokenizer in one process
 PREFILL_CHUNK = 8192  # texts per native batch: a native Encoding is far larger than its ids
+SHARE_MIN_TEXTS = 50_000  # a memo this large keeps one int object per token id (_shared)
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
@@ -154,7 +155,8 @@ class LoadedTokenizer:
         if derived or (len(missing) >= fast.FAST_MIN_TEXTS and self.rank_source is not None
                        and self.fast_encoder is not None):
             encode = self.fast_encoder.encode  # type: ignore[union-attr]
-            shared = self._shared
+            # one int object per token id pays for itself in memory only in a large run
+            shared = self._shared if len(memo) + len(missing) >= SHARE_MIN_TEXTS else tuple
             for text in missing:
                 if text.isascii():
                     memo[text] = shared(encode(text))
