@@ -14,6 +14,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from auditor.errors import InputFileError
 from auditor.schema.positions import JsonPositions
@@ -32,9 +33,9 @@ JSON_SUFFIXES = {".json"}
 LINTABLE_SUFFIXES = YAML_SUFFIXES | JSON_SUFFIXES
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A region of the source: start inclusive, end exclusive (1-based lines and columns)."""
+class Span(NamedTuple):
+    """A region of the source: start inclusive, end exclusive (1-based lines and columns). A
+    tuple: a document has one per node, and a cached one is read back 30,000 at a time."""
 
     line: int
     column: int
