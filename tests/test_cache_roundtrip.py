@@ -27,3 +27,21 @@ def test_cached_model_equals_fresh_model(path, tmp_path, monkeypatch):
     assert warm.document.text == fresh.document.text and warm.document.data == fresh.document.data
     assert warm.document.value_spans == fresh.document.value_spans
     assert warm.document.key_spans == fresh.document.key_spans
+
+
+def test_a_deep_file_read_back_from_the_cache_gives_its_value(tmp_path, monkeypatch):
+    """A cached JSON file's value is parsed again when read: as deep as the analysis allowed,
+    not within the caller's recursion limit (1,402 levels under max-depth 2,000)."""
+    monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path / "cache"))
+    text = '{"type": "string", "enum": ["a", "b"]}'
+    for _ in range(700):
+        text = '{"type": "object", "properties": {"n": ' + text + "}}"
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    analyse_file(path, str(path), max_depth=2000)  # cold: stores the entry
+    warm = analyse_file(path, str(path), max_depth=2000)
+    assert warm.document._data is ...  # not parsed until read
+    node, depth = warm.document.data, 0
+    while "properties" in node:
+        node, depth = node["properties"]["n"], depth + 1
+    assert depth == 700 and node["enum"] == ["a", "b"] and len(warm.sites) == 1

@@ -59,8 +59,8 @@ class Document:
 
     @property
     def data(self) -> object:
-        if self._data is ...:
-            self._data = json.loads(self.text, parse_int=_int_or_refuse(self.path))
+        if self._data is ...:  # (as deep as the file is: parsed where the analysis was, run_deep)
+            self._data = run_deep(_parse_json_value, self.text, self.path)
         return self._data
 
     def span(self, pointer: str) -> Span:
@@ -237,6 +237,10 @@ def check_depth(data, display: str, limit: int) -> None:
     if depth > limit:
         raise InputFileError(display, f"nested {depth} levels deep, over the limit of {limit} "
                                       "(config key max-depth)")
+
+
+def _parse_json_value(text: str, display: str) -> object:
+    return json.loads(text, parse_int=_int_or_refuse(display))
 
 
 def _too_deep(display: str, limit: int) -> InputFileError:
