@@ -6,12 +6,12 @@ parsing code, so the resulting FileModel is stored under the user cache director
 sha256 of the bytes, the file suffix, and a digest of the modules that produce it (an edit to
 the crawler invalidates every entry).
 
-An entry holds data only (not the file's text: that is the bytes the key was made of, and not a
-JSON file's parsed value: the document parses its text again if something reads it): one JSON header line (format name, version, key, sha256 and length of
-the payload) and a JSON payload. Nothing in it is ever executed — CI caches are restored from
-other branches, so an entry is untrusted input. A missing, truncated, foreign, tampered or
-unreadable entry (wrong format, version, key or checksum, bad JSON, wrong shapes) is ignored
-and rebuilt. Entries are written atomically (tempfile.mkstemp + os.replace).
+An entry holds data only: one JSON header line (format name, version, key, sha256 and length of
+the payload) and a JSON payload. It holds neither the file's text (the bytes the key is made of)
+nor a JSON file's parsed value (the document parses its text again if something reads it).
+Nothing in it is ever executed — CI caches are restored from other branches, so an entry is
+untrusted input. A missing, truncated, foreign, tampered or unreadable entry (wrong format,
+version, key or checksum, bad JSON, wrong shapes) is ignored and rebuilt. Entries are written atomically (tempfile.mkstemp + os.replace).
 """
 
 from __future__ import annotations
