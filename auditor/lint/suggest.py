@@ -110,9 +110,8 @@ def _relint(tokens, options: list[str], engine=None) -> bool:
     and the engine profile."""
     site = replace(tokens.site, options=options)
     candidate = SiteTokens(site, tokens.tokenizer)
-    if engine is not None and engine.first_token and any(
-            len(indexes) > 1 for indexes in engine.field_plan(candidate).buckets.values()):
-        return False  # PCD001 reports every first-token bucket of two or more (error or warning)
+    if engine is not None and engine.first_token and engine.field_plan(candidate).has_collision:
+        return False  # PCD001 reports every first-token collision (error or warning)
     file: Any = SimpleNamespace(path=site.path, document=None)  # rules read only the path
     for rule in load_rules().values():
         if rule.scope != "site":

@@ -149,10 +149,7 @@ def site_texts(site: FieldLike, groups: Iterable[str], tokenizer: LoadedTokenize
     out: list[str] = []
     spans: list[str] = []
     if plain is None and tokenizer is not None and ({"canonical", "cost"} & set(groups)):
-        cuts = plain_cuts(tokenizer, suffix, remainders)[1]
-        plain = [False] * len(site.options)
-        for (index, _), cut in zip(strings, cuts):
-            plain[index] = cut
+        plain = join_flags(site, tokenizer)[1]
     if "core" in groups:
         out += remainders
         out += [suffix, head.rstrip(), STRING_CLOSE, LITERAL_CLOSE]
@@ -177,13 +174,27 @@ def site_texts(site: FieldLike, groups: Iterable[str], tokenizer: LoadedTokenize
     return out, spans
 
 
-def plain_cuts(tokenizer: LoadedTokenizer, suffix: str, remainders: list[str]) -> tuple[list[bool], list[bool]]:
-    """Per string option: (`remainder + '"'` encodes as the remainder's ids then the quote's,
-    and also `suffix + remainder + '"'` as the suffix's ids before those): LoadedTokenizer.joins,
-    where the split regex always cuts. A plain option cuts canonically by construction."""
-    closes = tokenizer.joins_quote(remainders)
-    opens = tokenizer.joins_after(suffix, remainders)
+def plain_cuts(tokenizer: LoadedTokenizer, suffix: str, texts: list[str]) -> tuple[list[bool], list[bool]]:
+    """Per text: (`text + '"'` encodes as the text's ids then the quote's, and also
+    `suffix + text + '"'` as the suffix's ids before those): LoadedTokenizer.joins, where the
+    split regex always cuts. A plain option cuts canonically by construction."""
+    closes = tokenizer.joins_quote(texts)
+    opens = tokenizer.joins_after(suffix, texts)
     return closes, [a and b for a, b in zip(closes, opens)]
+
+
+def join_flags(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[list[bool], list[bool]]:
+    """plain_cuts of a site's remainders after its suffix, per option (literals: False)."""
+    strings, _, _, prefix, remainders = split_options(site)
+    suffix = field_head(site.name, int(getattr(site, "array_depth", 0))) + '"' + prefix
+    closes, plain = plain_cuts(tokenizer, suffix, remainders)
+    if len(strings) == len(site.options):
+        return closes, plain
+    n = len(site.options)
+    all_closes, all_plain = [False] * n, [False] * n
+    for (index, _), close, cut in zip(strings, closes, plain):
+        all_closes[index], all_plain[index] = close, cut
+    return all_closes, all_plain
 
 
 def prefetch(sites: Sequence[FieldLike], tokenizer: LoadedTokenizer,
@@ -295,25 +306,16 @@ class SiteTokens(Generic[F]):
     # canonical field text the suffix's ids before those (plain); literals: neither
 
     @cached_property
+    def _join_flags(self) -> tuple[list[bool], list[bool]]:
+        return join_flags(self.site, self.tokenizer)
+
+    @property
     def closes(self) -> list[bool]:
-        return self._per_option(self.tokenizer.joins_quote(split_options(self.site)[4]))
+        return self._join_flags[0]
 
-    @cached_property
+    @property
     def plain(self) -> list[bool]:
-        strings, _, _, _, remainders = split_options(self.site)
-        opens = self.tokenizer.joins_after(self.suffix, remainders)
-        closes = self.closes
-        return self._per_option([o and closes[i] for (i, _), o in zip(strings, opens)])
-
-    def _per_option(self, flags: list[bool]) -> list[bool]:
-        """Flags of the string options (in order) as a list over every option (literals False)."""
-        strings = split_options(self.site)[0]
-        if len(strings) == len(self.options):
-            return flags
-        out = [False] * len(self.options)
-        for (index, _), flag in zip(strings, flags):
-            out[index] = flag
-        return out
+        return self._join_flags[1]
 
     def _literals(self, literals) -> tuple[str, dict[int, ScoredOption]]:
         base = field_head(self.site.name, self.array_depth).rstrip()  # `  "field":`
@@ -481,12 +483,9 @@ def letter_probe_texts(field_name: str, alphabet: str = SLOT_LETTERS,
 
 
 def _in_context(tokenizer: LoadedTokenizer, suffix: str, letters: list[str]) -> list[str]:
-    """The letters whose `suffix + letter + '"'` must be encoded to be known: the others join
-    (LoadedTokenizer.joins: suffix | letter | quote), so they are the suffix's ids, the
-    letter's and the quote's by construction."""
-    cut = tokenizer.joins_after(suffix, letters)
-    closes = tokenizer.joins_quote(letters)
-    return [c for c, a, b in zip(letters, cut, closes) if not (a and b)]
+    """The letters whose `suffix + letter + '"'` must be encoded to be known: the plain others
+    (plain_cuts) are the suffix's ids, the letter's and the quote's by construction."""
+    return [c for c, cut in zip(letters, plain_cuts(tokenizer, suffix, letters)[1]) if not cut]
 
 
 def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,

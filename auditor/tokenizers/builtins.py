@@ -131,8 +131,6 @@ def _quicktok(pattern: str) -> Callable[[list[Path]], Tokenizer]:
     return build
 
 
-
-
 def _gguf(paths: list[Path]) -> Tokenizer:
     return convert.tokenizer_from_gguf(paths[0])
 

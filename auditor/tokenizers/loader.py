@@ -75,10 +75,6 @@ class LoadedTokenizer:
         return {tok.content: idx for idx, tok in self.hf.get_added_tokens_decoder().items()}
 
     @cached_property
-    def _special_starts(self) -> frozenset[str]:
-        return frozenset(text[0] for text in self.special_tokens if text)
-
-    @cached_property
     def _cuts(self) -> bool:
         return self.split_pattern in fast.CUTTING_PATTERNS
 
@@ -92,10 +88,8 @@ class LoadedTokenizer:
 
     @cached_property
     def _special_search(self) -> Callable[[str], object]:
-        """A match object when a text holds an added token's first character (None: it holds
-        no added token)."""
-        starts = "".join(sorted(self._special_starts))
-        return re.compile(f"[{re.escape(starts)}]" if starts else "(?!)").search
+        """A match where a text holds an added token's first character (None: no added token)."""
+        return fast.special_search(self.special_tokens)
 
     def joins(self, left: str, right: str) -> bool:
         """Whether `left + right` encodes as `left`'s ids then `right`'s, by construction: the
