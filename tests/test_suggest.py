@@ -106,3 +106,37 @@ def test_write_needs_one_file_and_exit_codes(write_schema, tmp_path):
     assert clean.exit_code == 0 and "No field needs a fix." in clean.output
     usage = CliRunner().invoke(cli, ["suggest", str(path), str(path), "--write", str(tmp_path / "x.json")])
     assert usage.exit_code == 2 and "exactly one input file" in usage.output
+
+
+def test_a_field_repeated_across_files_is_verified_once_with_the_same_result(write_schema, qwen):
+    """SharedSuggestions: the same enum under the same name in two files (and a third file
+    with the same options under another name) gives each field the suggestions a run of that
+    file alone gives it, in lists of its own."""
+    from auditor.lint import suggest
+
+    risk = {"enum": ["LOW", "MEDIUM", "HIGH", "CRITICAL"]}
+    paths = [write_schema({"type": "object", "properties": {name: risk}}, f"{i}.json")
+             for i, name in enumerate(["risk_level", "risk_level", "severity"])]
+    calls = []
+    verify = suggest.verified_suggestions
+
+    def counted(tokens, engine=None, letters=None):
+        calls.append(tokens.site.name)
+        return verify(tokens, engine, letters)
+
+    suggest.verified_suggestions = counted
+    try:
+        together = lint([str(p) for p in paths], [qwen], LintOptions(jobs=1))
+    finally:
+        suggest.verified_suggestions = verify
+    assert sorted(calls) == ["risk_level", "severity"]  # once per distinct (name, options)
+
+    def suggestions(run):
+        return [f.data.get("suggestions") for r in run.files for f in r.findings if f.data.get("suggestions")]
+
+    shared = [suggestions(lint([str(p)], [qwen], LintOptions(jobs=1))) for p in paths]
+    per_file = [[f.data.get("suggestions") for f in r.findings if f.data.get("suggestions")]
+                for r in together.files]
+    assert per_file == shared and all(per_file)
+    first, second = per_file[0][0], per_file[1][0]
+    assert first == second and first is not second and first[0]["options"] is not second[0]["options"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -17,7 +17,7 @@ from auditor.lint import selection, suppressions
 from auditor.lint.context import Finding, RuleContext
 from auditor.lint.pool import map_chunks, pool_size
 from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rules, severity_rank
-from auditor.lint.suggest import SUGGESTING, prefetch_suggestions, verified_suggestions
+from auditor.lint.suggest import SUGGESTING, SharedSuggestions, prefetch_suggestions, verified_suggestions
 from auditor.pcd.cost import run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch, site_texts, window_sites
@@ -265,8 +265,9 @@ def lint_models(models, tokenizers: list[LoadedTokenizer],
             run.files.append(FileResult(model, named=named))
         for tokenizer in tokenizers:
             tokenize_run(run.files, tokenizer, rules, options)
+        suggester = SharedSuggestions()  # a field repeated across the run's files: verified once
         for result in run.files:
-            lint_model(result.model, tokenizers, rules, options, run, result)
+            lint_model(result.model, tokenizers, rules, options, run, result, suggester)
         run.cost = run_cost(run)
     return run
 
@@ -329,8 +330,11 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
 
 def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[Rule],
                options: LintOptions, run: LintRun | None = None,
-               result: FileResult | None = None) -> FileResult:
-    """Lint one crawled file; `result` may hold the tokenizations tokenize_run prepared."""
+               result: FileResult | None = None,
+               suggester: Callable[..., list[dict]] | None = None) -> FileResult:
+    """Lint one crawled file; `result` may hold the tokenizations tokenize_run prepared;
+    `suggester` (default: a new SharedSuggestions) finds the verified suggestions."""
+    suggester = suggester or SharedSuggestions()
     if result is None:
         result = FileResult(model)
         for tokenizer in tokenizers:
@@ -358,7 +362,7 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
             tokens = result.site_tokens(site, tokenizer)
             for rule in site_rules:
                 for engine in (engines if rule.per_engine else engines[:1]):
-                    ctx = _context(rule, options, model, site, tokenizer, engine)
+                    ctx = _context(rule, options, model, site, tokenizer, engine, suggester)
                     raw.extend((rule, f) for f in _checked(rule, tokens, ctx))
     used: set[tuple[str, str]] = set()
     for rule, finding in raw:
@@ -402,8 +406,9 @@ def _checked(rule: Rule, subject, ctx: RuleContext) -> list[Finding]:
 
 
 def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer,
-             engine: EngineProfile | None = None) -> RuleContext:
+             engine: EngineProfile | None = None,
+             suggester: Callable[..., list[dict]] | None = None) -> RuleContext:
     merged = {**rule.options, **options.rule_options.get(rule.code, {})}
     severity = options.severities.get(rule.code, rule.severity)
     return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
-                       verified_suggestions, engine, options.details)
+                       suggester or verified_suggestions, engine, options.details)

@@ -151,6 +151,35 @@ keeps (letter slots, a legend, last); letter slots come from `letters` or the en
     return found
 
 
+def field_key(tokens, engine, letters: str | None) -> tuple | None:
+    """What a field's verified suggestions depend on: its name, array depth and options (all
+    strings: other fields get none), the tokenizer, the engine profile and the letter alphabet
+    (a re-lint reads rules' defaults, not the file's settings); None when not all strings."""
+    options = tokens.site.options
+    if not all(type(o) is str for o in options):
+        return None
+    return (tokens.tokenizer.id, engine.name if engine else None, letters, tokens.site.name,
+            tokens.array_depth, tuple(options))
+
+
+class SharedSuggestions:
+    """`verified_suggestions` computed once per distinct field of a run (the same enum under
+    the same field name recurs across a corpus's files and `$defs`); each caller gets its own
+    copy, so a finding's data never shares lists with another's."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple, list[dict]] = {}
+
+    def __call__(self, tokens, engine=None, letters: str | None = None) -> list[dict]:
+        key = field_key(tokens, engine, letters)
+        if key is None:
+            return verified_suggestions(tokens, engine, letters)
+        if key not in self._found:
+            self._found[key] = verified_suggestions(tokens, engine, letters)
+        return [{**s, "options": list(s["options"]), "mapping": [dict(m) for m in s["mapping"]]}
+                for s in self._found[key]]
+
+
 def kept_candidates(tokens, letters: str) -> list[tuple[str, str, list[str]]]:
     """The candidates worth re-linting, in order: new, distinct, non-empty, still distinct
     after folding, dropping no distinguishing word (letter slots aside). Computed once per
@@ -188,7 +217,11 @@ def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonica
                if t.collisions or t.multi_token or (canonical and t.noncanonical_options)]
     names = dict.fromkeys(t.site.name for t in needing)
     tokenizer.prefill([text for name in names for text in letter_probe_texts(name, tokenizer=tokenizer)])
-    candidates = [replace(t.site, options=renamed) for t in needing for e in engines
+    fields: dict[tuple, tuple] = {}  # one of each distinct field (SharedSuggestions verifies it once)
+    for t in needing:
+        for e in engines:
+            fields.setdefault(field_key(t, e, e.letters) or (id(t), e.name), (t, e))
+    candidates = [replace(t.site, options=renamed) for t, e in fields.values()
                   for _, _, renamed in kept_candidates(t, e.letters)]
     if candidates:
         plan_texts = [text for e in engines for c in candidates for text in e.plan_texts(c, tokenizer)]
