@@ -6,6 +6,9 @@ made of brackets, braces, commas, quotes, backslashes (runs of them before a quo
 characters, lone surrogates and non-ASCII text; empty and nested empty containers; non-finite
 floats (written as strings by `strict_json`); non-string keys. The whole-corpus report is
 compared byte for byte in tests/test_bulk_parity.py.
+
+`orjson` writes the document where its bytes are the same; elsewhere (`_orjson_text` gives
+None) the C encoder and the re-indentation do. Both paths are checked against the reference.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,11 +44,61 @@ def test_reindent_equals_pure_python_encoder(value):
     assert json_text.reindent(compact) == reference(value)
 
 
+@settings(max_examples=400, deadline=None)
+@given(values)
+def test_orjson_path_writes_the_reference_or_steps_aside(value):
+    text = json_text._orjson_text(value)
+    assert text is None or text == reference(value)
+
+
+# what orjson writes as json.dumps does: strings (control characters, non-ASCII, no surrogates),
+# integers within 64 bits, floats of 1e-4 and more (or zero), string keys
+plain_texts = st.text(alphabet=st.sampled_from(TRICKY.replace("\ud800\udcff", "")) | st.characters(
+    blacklist_categories=("Cs",)), max_size=12)
+plain_floats = st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: f == 0 or abs(f) >= 1e-4)
+plain = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | plain_floats | plain_texts,
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(plain_texts, inner, max_size=4), max_leaves=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(plain)
+def test_orjson_path_is_taken_where_its_bytes_agree(value):
+    text = json_text._orjson_text(value)
+    if text is None:  # only where a string merely looks like a small float (` 0.0000`)
+        assert json_text._other_float_form(json.dumps(value, indent=2, ensure_ascii=False).encode())
+    else:
+        assert text == reference(value)
+
+
+@pytest.mark.parametrize("value", [math.nan, -math.inf, 1e-05, -3.5e-07, 2**64, "\ud800", {1: "a"}],
+                         ids=["nan", "-inf", "1e-05", "-3.5e-07", "2**64", "surrogate", "int-key"])
+def test_what_orjson_would_write_differently_goes_the_other_way(value):
+    document = {"findings": [{"data": [value]}]}
+    assert json_text._orjson_text(document) is None
+    assert json_text.dumps_strict(document) == reference(document)
+
+
+def test_nesting_beyond_orjson_depth_falls_back():
+    document: list = []
+    for _ in range(300):
+        document = [document]
+    assert json_text._orjson_text(document) is None
+    assert json_text.dumps_strict(document) == reference(document)
+
+
 @settings(max_examples=200, deadline=None)
 @given(values)
 def test_dumps_strict_equals_reference_on_both_paths(value):
     expected = reference(value)
-    assert json_text.dumps_strict(value) == expected  # small: json.dumps itself
+    assert json_text.dumps_strict(value) == expected  # orjson, or small: json.dumps itself
+    saved_orjson = json_text._orjson_text
+    json_text._orjson_text = lambda value: None  # the C encoder's paths
+    try:
+        assert json_text.dumps_strict(value) == expected
+    finally:
+        json_text._orjson_text = saved_orjson
     saved = json_text.REINDENT_MIN_CHARS
     json_text.REINDENT_MIN_CHARS = 0  # force the numpy path
     try:
@@ -61,4 +115,7 @@ def test_large_document_takes_the_reindent_path_and_matches():
                 "nan": math.nan, "summary": {}}
     compact = json.dumps(strict_json(document), ensure_ascii=False, separators=(",", ": "))
     assert len(compact) > json_text.REINDENT_MIN_CHARS
+    assert json_text._orjson_text(document) is None  # infinities: the numpy path
     assert json_text.dumps_strict(document) == reference(document)
+    finite = strict_json(document)
+    assert json_text._orjson_text(finite) == reference(finite)

@@ -13,12 +13,19 @@ for documents large enough to pay for it; small ones go through `json.dumps(inde
 
 Non-finite floats (`NaN`, `1e999` from a schema) make the C encoder raise under
 `allow_nan=False`; then the document is first rewritten by `strict_json`, as before.
+
+Faster still, `orjson` writes the indented form itself (about ten times the C encoder's speed),
+and its bytes are the same as `json.dumps`'s except in cases that are checked for and then left
+to the path above: a non-finite float (orjson writes `null`), a float under 1e-4 (orjson writes
+`0.00001` or `1e-9` where `repr` writes `1e-05` and `1e-09`), and anything orjson refuses (an
+integer beyond 64 bits, a lone surrogate, a non-string key, nesting deeper than 255).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 
 from auditor.reporting.escape import strict_json
 
@@ -29,8 +36,37 @@ _OPEN, _CLOSE, _COMMA = 1, -1, 2  # byte kinds outside strings
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ": "))
 
 
+# Where orjson and `repr` may write a float differently: under 1e-4, orjson writes `0.00001`
+# (`repr`: `1e-05`) or a one-digit negative exponent, `1e-9` (`repr`: `1e-09`). Both searches
+# start from a literal (fast); a hit is a number, not string text, when a space (after `: `, or
+# the indentation) and an optional minus sign come before its digits.
+_ONE_DIGIT_EXPONENT = re.compile(rb"e-\d(?!\d)")
+_NUMBER_CHARS = frozenset(b"0123456789.")
+
+
+def _other_float_form(raw: bytes) -> bool:
+    """Whether the indented JSON `raw` holds a number orjson writes in another form than repr's."""
+    hits = [m.start() for m in _ONE_DIGIT_EXPONENT.finditer(raw)]
+    start = raw.find(b"0.0000")
+    while start != -1:
+        hits.append(start)
+        start = raw.find(b"0.0000", start + 1)
+    for hit in hits:
+        begin = hit
+        while begin > 0 and raw[begin - 1] in _NUMBER_CHARS:
+            begin -= 1
+        if begin > 0 and raw[begin - 1] == ord("-"):
+            begin -= 1
+        if begin > 0 and raw[begin - 1] == ord(" ") and (begin < hit or raw[hit] == ord("0")):
+            return True
+    return False
+
+
 def dumps_strict(value) -> str:
     """`json.dumps(strict_json(value), indent=2, ensure_ascii=False, allow_nan=False)`."""
+    text = _orjson_text(value)
+    if text is not None:
+        return text
     try:
         compact = _COMPACT.encode(value)
     except ValueError:  # a non-finite float: write it as a string, exactly as before
@@ -39,6 +75,41 @@ def dumps_strict(value) -> str:
     if len(compact) < REINDENT_MIN_CHARS:
         return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
     return reindent(compact)
+
+
+def _orjson_text(value) -> str | None:
+    """The document as `orjson` writes it, or None where that could differ from `json.dumps`."""
+    try:
+        import orjson
+    except ImportError:  # a core dependency; an environment without it takes the path above
+        return None
+    if _has_nonfinite(value):
+        return None
+    try:
+        # what json.dumps refuses (dataclasses, datetimes) orjson must refuse too
+        raw = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS
+                           | orjson.OPT_PASSTHROUGH_DATETIME)
+    except TypeError:  # orjson.JSONEncodeError: big integers, surrogates, non-string keys, depth
+        return None
+    if _other_float_form(raw):
+        return None
+    return raw.decode()
+
+
+def _has_nonfinite(value) -> bool:
+    """Whether a NaN or an infinity is anywhere in `value` (dicts, lists and tuples)."""
+    stack: list = [[value]]
+    while stack:
+        node = stack.pop()
+        for item in (node.values() if isinstance(node, dict) else node):
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if isinstance(item, (dict, list, tuple)):
+                stack.append(item)
+            elif isinstance(item, float) and item - item != 0.0:  # inf - inf and nan - x are nan
+                return True
+    return False
 
 
 def reindent(compact: str) -> str:
