@@ -63,21 +63,25 @@ def map_chunks(work: Callable[[list], object], items: list, workers: int,
     `weights`: each item's expected cost (chunks of about equal weight; default: equal);
     `per_worker`: chunks per worker (more: a shorter tail when results are large to send back)."""
     global _job
-    chunks = chunk_bounds(weights or [1.0] * len(items), workers * per_worker)
+    weights = weights or [1.0] * len(items)
+    chunks = chunk_bounds(weights, workers * per_worker)
+    # the heaviest chunks first (a worker that finishes early takes the next): a shorter tail
+    order = sorted(range(len(chunks)), key=lambda i: -sum(weights[chunks[i][0]:chunks[i][1]]))
     previous = os.environ.get("TOKENIZERS_PARALLELISM")
     _job = (work, items)
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             os.environ["TOKENIZERS_PARALLELISM"] = "false"  # what the workers see at fork
             try:
-                first = pool.submit(_run_chunk, chunks[0])  # forks every worker, before any thread
+                first = pool.submit(_run_chunk, chunks[order[0]])  # forks every worker, before any thread
             finally:
                 if previous is None:
                     os.environ.pop("TOKENIZERS_PARALLELISM", None)
                 else:
                     os.environ["TOKENIZERS_PARALLELISM"] = previous
-            rest = [pool.submit(_run_chunk, chunk) for chunk in chunks[1:]]
-            return [future.result() for future in [first, *rest]]
+            futures = {order[0]: first}
+            futures.update((i, pool.submit(_run_chunk, chunks[i])) for i in order[1:])
+            return [futures[i].result() for i in range(len(chunks))]  # in input order
     except BrokenProcessPool:
         return None
     finally:
