@@ -1,0 +1,51 @@
+"""The garbage collector around a lint run (auditor.lint.engine.gc_paused): paused while the
+run builds its arrays; afterwards the run's objects sit in the oldest generation (no young
+collection walks them), nothing stays frozen, cycles are still collected, and objects the
+process froze itself stay frozen. Real Qwen2.5 tokenizer, a bundled fixture."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+from auditor.lint.engine import LintOptions, lint
+from support import FIXTURES
+
+SCHEMA = str(FIXTURES / "schemas" / "risk_triage.json")
+
+
+class Node:
+    pass
+
+
+def _in_oldest_generation(obj) -> bool:
+    return any(o is obj for o in gc.get_objects(generation=2))
+
+
+def test_the_run_goes_to_the_oldest_generation_and_nothing_stays_frozen(qwen):
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    run = lint([SCHEMA], [qwen], LintOptions(jobs=1))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert run.findings and _in_oldest_generation(run)
+    assert _in_oldest_generation(run.files[0].findings[0])
+
+
+def test_a_cycle_dropped_before_the_run_is_still_collected(qwen):
+    node = Node()
+    node.self = node
+    alive = weakref.ref(node)
+    del node
+    lint([SCHEMA], [qwen], LintOptions(jobs=1))
+    gc.collect()
+    assert alive() is None
+
+
+def test_objects_the_process_froze_stay_frozen(qwen):
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        assert lint([SCHEMA], [qwen], LintOptions(jobs=1)).findings
+        assert gc.get_freeze_count() == frozen  # not unfrozen by the run
+    finally:
+        gc.unfreeze()
