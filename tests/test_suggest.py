@@ -140,3 +140,31 @@ def test_a_field_repeated_across_files_is_verified_once_with_the_same_result(wri
     assert per_file == shared and all(per_file)
     first, second = per_file[0][0], per_file[1][0]
     assert first == second and first is not second and first[0]["options"] is not second[0]["options"]
+
+
+def _drops_reference(options, renamed):
+    """The rule as first written: a dropped non-numeric word some sibling lacks."""
+    from auditor.lint.suggest import _word_set
+
+    sets = [_word_set(o) for o in options]
+    for index, (words, new) in enumerate(zip(sets, renamed)):
+        for word in sorted(words - _word_set(new)):
+            if not word.isdigit() and any(word not in other for j, other in enumerate(sets) if j != index):
+                return f"{options[index]} → {new} drops {word!r}"
+    return None
+
+
+def test_the_word_counts_decide_as_the_pairwise_check_did():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    words = st.sampled_from(["LOW", "High", "very", "NEG", "pos", "01", "7", "Über", "x"])
+    option = st.lists(words, min_size=1, max_size=3).map("_".join)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(option, option), min_size=1, max_size=6))
+    def check(pairs):
+        options, renamed = [a for a, _ in pairs], [b.lower() for _, b in pairs]
+        assert drops_distinguishing_word(options, renamed) == _drops_reference(options, renamed)
+
+    check()

@@ -79,7 +79,8 @@ def _word_set(option: str) -> frozenset[str]:
 
 
 def drops_distinguishing_word(options: list[str], renamed: list[str],
-                              sets: list[frozenset[str]] | None = None) -> str | None:
+                              sets: list[frozenset[str]] | None = None,
+                              counts: Counter | None = None) -> str | None:
     """The first word a renaming drops that tells its option apart from a sibling, or None.
 
     A word may go only when every sibling has it too (it says nothing), or when it is a
@@ -87,11 +88,14 @@ def drops_distinguishing_word(options: list[str], renamed: list[str],
     `VERY_NEGATIVE → very` drops NEGATIVE, which NEUTRAL lacks: refused.
     """
     sets = sets if sets is not None else [_word_set(o) for o in options]
+    # how many options have each word: a sibling lacks it exactly when not all of them do
+    counts = counts if counts is not None else Counter(w for words in sets for w in words)
+    everyone = len(sets)
     for index, (words, new) in enumerate(zip(sets, renamed)):
         for word in sorted(words - _word_set(new)):
             if word.isdigit():
                 continue
-            if any(word not in other for j, other in enumerate(sets) if j != index):
+            if counts[word] < everyone:
                 return f"{options[index]} → {new} drops {word!r}"
     return None
 
@@ -192,6 +196,7 @@ def kept_candidates(tokens, letters: str) -> list[tuple[str, str, list[str]]]:
     if len(options) >= 2 and all(isinstance(o, str) for o in options):
         slots = tokens.slots(letters)
         sets = [_word_set(o) for o in options]
+        counts = Counter(w for words in sets for w in words)
         seen: set[tuple[str, ...]] = set()
         for strategy, description, renamed in _candidates(options, slots.letters if slots.viable else ()):
             key_ = tuple(renamed)
@@ -200,7 +205,7 @@ def kept_candidates(tokens, letters: str) -> list[tuple[str, str, list[str]]]:
             seen.add(key_)
             if len({_fold(r) for r in renamed}) != len(renamed):
                 continue
-            if strategy != "letter-slots" and drops_distinguishing_word(options, renamed, sets):
+            if strategy != "letter-slots" and drops_distinguishing_word(options, renamed, sets, counts):
                 continue
             kept.append((strategy, description, renamed))
     tokens.memo[key] = kept
