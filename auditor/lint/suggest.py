@@ -113,9 +113,12 @@ def _relint(tokens, options: list[str], engine=None) -> bool:
     """True when the field with these options has no warning or error under the tokenizer
     and the engine profile."""
     site = replace(tokens.site, options=options)
+    # PCD001 reports every first-token collision (error or warning)
+    if engine is not None and engine.first_token and engine.quick_collision(site, tokens.tokenizer):
+        return False  # (told by the first options that collide: most renamings of a big field)
     candidate = SiteTokens(site, tokens.tokenizer)
     if engine is not None and engine.first_token and engine.field_plan(candidate).has_collision:
-        return False  # PCD001 reports every first-token collision (error or warning)
+        return False
     file: Any = SimpleNamespace(path=site.path, document=None)  # rules read only the path
     for rule in load_rules().values():
         if rule.scope != "site":
@@ -226,8 +229,13 @@ def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonica
     for t in needing:
         for e in engines:
             fields.setdefault(field_key(t, e, e.letters) or (id(t), e.name), (t, e))
-    candidates = [replace(t.site, options=renamed) for t, e in fields.values()
-                  for _, _, renamed in kept_candidates(t, e.letters)]
+    # a renaming whose first options already collide is refused before the rest is tokenized
+    candidates = []
+    for t, e in fields.values():
+        for _, _, renamed in kept_candidates(t, e.letters):
+            candidate = replace(t.site, options=renamed)
+            if not (e.first_token and e.quick_collision(candidate, tokenizer)):
+                candidates.append(candidate)
     if candidates:
         plan_texts = [text for e in engines for c in candidates for text in e.plan_texts(c, tokenizer)]
         prefetch(candidates, tokenizer, groups, plan_texts)

@@ -102,6 +102,11 @@ class EngineProfile:
         """Sequential forward passes this field needs after the batched suffix pass."""
         return 0
 
+    def quick_collision(self, site: FieldLike, tokenizer: LoadedTokenizer) -> bool | None:
+        """`field_plan(SiteTokens(site, tokenizer)).has_collision` where the profile can tell it
+        without building the plan (stopping at the first repeated first token); None: build it."""
+        return None
+
     def plan_texts(self, site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
         """The texts `plan` encodes beyond SiteTokens' own under this tokenizer, so the engine
         can encode them in its one batch per run (a text left out is encoded on demand: slower,

@@ -50,9 +50,41 @@ def rlcd_plan_texts(site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
     return []
 
 
+QUICK_CHUNK = 64  # options whose joins are read at once by rlcd_first_token_collides
+
+
+def rlcd_first_token_collides(site: FieldLike, tokenizer: LoadedTokenizer) -> bool | None:
+    """Whether two options of an all-string field share the first token of rlcd_plan's
+    sequences (`remainder + '"'`: the remainder's ids then the quote's where they join, else the
+    whole text's), option by option, stopping at the first repeat: a renaming that collides in
+    its first options is refused without tokenizing the rest. None for other fields."""
+    options = site.options
+    if not options or not all(isinstance(o, str) for o in options):
+        return None
+    rests = split_options(site)[4]
+    close = tokenizer.ids('"')[0]
+    ids = tokenizer.ids
+    seen: set[int] = set()
+    for start in range(0, len(rests), QUICK_CHUNK):
+        chunk = rests[start:start + QUICK_CHUNK]
+        for rest, joins in zip(chunk, tokenizer.joins_quote(chunk)):
+            if joins:
+                own = ids(rest)
+                first = own[0] if own else close
+            else:
+                first = ids(rest + '"')[0]
+            if first in seen:
+                return True
+            seen.add(first)
+    return False
+
+
 class Gather(EngineProfile):
     def plan(self, tokens):
         return rlcd_plan(tokens)
+
+    def quick_collision(self, site, tokenizer):
+        return rlcd_first_token_collides(site, tokenizer)
 
     def plan_texts(self, site, tokenizer):
         return rlcd_plan_texts(site, tokenizer)

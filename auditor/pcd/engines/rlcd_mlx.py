@@ -14,7 +14,13 @@ and the first option that starts with the truncated text wins.
 from __future__ import annotations
 
 from auditor.pcd.engines.base import BUDGET, PREFIX_MATCH, EngineProfile
-from auditor.pcd.engines.gather import RLCD_MAX_OPTIONS, rlcd_plan, rlcd_plan_texts, tie_winner
+from auditor.pcd.engines.gather import (
+    RLCD_MAX_OPTIONS,
+    rlcd_first_token_collides,
+    rlcd_plan,
+    rlcd_plan_texts,
+    tie_winner,
+)
 from auditor.pcd.scoring import SiteTokens
 
 GREEDY_BUDGET = 4
@@ -50,6 +56,9 @@ def _first_match(texts: tuple[str, ...], generated: str) -> int | None:
 class RlcdMlx(EngineProfile):
     def plan(self, tokens):
         return rlcd_plan(tokens)
+
+    def quick_collision(self, site, tokenizer):
+        return rlcd_first_token_collides(site, tokenizer)
 
     def plan_texts(self, site, tokenizer):
         return rlcd_plan_texts(site, tokenizer)

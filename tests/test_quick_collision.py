@@ -1,0 +1,60 @@
+"""The suggestions' quick refusal (EngineProfile.quick_collision) says exactly what the full
+plan says: for every field of the shared corpus and every renaming the suggestions consider,
+under gather and rlcd-mlx, with a tiktoken-native vocabulary (Qwen2.5, where the quote joins
+are read from the split regex) and a SentencePiece-style one (SmolLM2, where they never are),
+`quick_collision(site)` equals `field_plan(SiteTokens(site)).has_collision`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from auditor.lint.suggest import kept_candidates
+from auditor.pcd.engines import get_engine
+from auditor.pcd.scoring import SiteTokens
+from auditor.schema.cache import analyse_file
+from support import corpus_files, get_tokenizer
+
+FILES = corpus_files()
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not FILES, reason="../shared/corpus not present")]
+
+
+@pytest.mark.parametrize("tokenizer_name", ["qwen2.5", "smollm2"])
+def test_quick_collision_equals_the_plan_on_the_corpus_and_its_renamings(tokenizer_name):
+    tokenizer = get_tokenizer(tokenizer_name)
+    engines = [get_engine("gather"), get_engine("rlcd-mlx")]
+    told = {True: 0, False: 0, None: 0}
+    for path in FILES:
+        for site in analyse_file(path, str(path)).sites:
+            tokens = SiteTokens(site, tokenizer)
+            sites = [site] + [replace(site, options=renamed)
+                              for _, _, renamed in kept_candidates(tokens, engines[0].letters)]
+            for candidate in sites:
+                for engine in engines:
+                    quick = engine.quick_collision(candidate, tokenizer)
+                    told[quick] += 1
+                    if quick is not None:
+                        full = engine.field_plan(SiteTokens(candidate, tokenizer)).has_collision
+                        assert quick == full, (path.name, candidate.name, engine.name)
+    assert told[True] > 100 and told[False] > 100  # both answers were tested, many times
+
+
+@pytest.mark.parametrize(("options", "collides"), [
+    ([".", ".>", "zz"], False),  # `."` is one token, `.>"` starts with `.`: no shared first token
+    (["&", "&,", "zz"], True),  # `&"` and `&,"` both start with the same token
+])
+def test_quick_collision_reads_the_quote_where_it_joins(options, collides, qwen):
+    """Where the quote merges into the remainder's first token, the remainder's own first token
+    is not the scored one (Qwen2.5): the quick check reads `remainder + '"'` there."""
+    from auditor.schema.documents import Span
+    from auditor.schema.sites import Site
+
+    span = Span(1, 1, 1, 1)
+    site = Site("schema.json", "/properties/f", "f", "f", options, [f"/{i}" for i in range(len(options))],
+                span, [span] * len(options), "enum")
+    gather = get_engine("gather")
+    assert gather.field_plan(SiteTokens(site, qwen)).has_collision is collides
+    assert gather.quick_collision(site, qwen) is collides
+    own_first = [qwen.ids(o)[0] for o in options]  # what reading the remainder alone would say
+    assert (len(set(own_first)) < len(options)) is not collides
