@@ -80,6 +80,13 @@ def test_what_orjson_would_write_differently_goes_the_other_way(value):
     assert json_text.dumps_strict(document) == reference(document)
 
 
+@pytest.mark.parametrize("value", [1e-05, -7.5e-09, [2e-06], {"p": -3e-07}])
+def test_a_small_float_anywhere_goes_the_other_way(value):
+    """At the top level, in a list, after a key: the forms orjson and repr disagree on."""
+    assert json_text._orjson_text(value) is None
+    assert json_text.dumps_strict(value) == reference(value)
+
+
 def test_nesting_beyond_orjson_depth_falls_back():
     document: list = []
     for _ in range(300):

@@ -39,7 +39,7 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(","
 # Where orjson and `repr` may write a float differently: under 1e-4, orjson writes `0.00001`
 # (`repr`: `1e-05`) or a one-digit negative exponent, `1e-9` (`repr`: `1e-09`). Both searches
 # start from a literal (fast); a hit is a number, not string text, when a space (after `: `, or
-# the indentation) and an optional minus sign come before its digits.
+# the indentation) or the document's start, and an optional minus sign, come before its digits.
 _ONE_DIGIT_EXPONENT = re.compile(rb"e-\d(?!\d)")
 _NUMBER_CHARS = frozenset(b"0123456789.")
 
@@ -57,8 +57,8 @@ def _other_float_form(raw: bytes) -> bool:
             begin -= 1
         if begin > 0 and raw[begin - 1] == ord("-"):
             begin -= 1
-        if begin > 0 and raw[begin - 1] == ord(" ") and (begin < hit or raw[hit] == ord("0")):
-            return True
+        if (begin == 0 or raw[begin - 1] == ord(" ")) and (begin < hit or raw[hit] == ord("0")):
+            return True  # (at 0: the whole document is the number)
     return False
 
 
