@@ -126,3 +126,14 @@ def test_large_document_takes_the_reindent_path_and_matches():
     assert json_text.dumps_strict(document) == reference(document)
     finite = strict_json(document)
     assert json_text._orjson_text(finite) == reference(finite)
+
+
+def test_without_orjson_the_c_encoder_path_writes_the_same(monkeypatch):
+    import sys
+
+    document = {"findings": [{"data": ["a", 1, 2.5, None, True]}], "summary": {}}
+    expected = reference(document)
+    assert json_text._orjson_text(document) == expected
+    monkeypatch.setitem(sys.modules, "orjson", None)  # `import orjson` raises ImportError
+    assert json_text._orjson_text(document) is None
+    assert json_text.dumps_strict(document) == expected
