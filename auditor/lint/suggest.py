@@ -112,10 +112,13 @@ def words_kept(options: list[str], renamed: list[str]) -> float:
 def _relint(tokens, options: list[str], engine=None) -> bool:
     """True when the field with these options has no warning or error under the tokenizer
     and the engine profile."""
+    # PCD001 reports every first-token collision (error or warning): told by the first
+    # options that collide (most renamings of a big field), here or in the prefetch before
+    if engine is not None and tuple(options) in tokens.memo.get(("refused", engine.name), ()):
+        return False
     site = replace(tokens.site, options=options)
-    # PCD001 reports every first-token collision (error or warning)
     if engine is not None and engine.first_token and engine.quick_collision(site, tokens.tokenizer):
-        return False  # (told by the first options that collide: most renamings of a big field)
+        return False
     candidate = SiteTokens(site, tokens.tokenizer)
     if engine is not None and engine.first_token and engine.field_plan(candidate).has_collision:
         return False
@@ -234,7 +237,9 @@ def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonica
     for t, e in fields.values():
         for _, _, renamed in kept_candidates(t, e.letters):
             candidate = replace(t.site, options=renamed)
-            if not (e.first_token and e.quick_collision(candidate, tokenizer)):
+            if e.first_token and e.quick_collision(candidate, tokenizer):
+                t.memo.setdefault(("refused", e.name), set()).add(tuple(renamed))  # (for _relint)
+            else:
                 candidates.append(candidate)
     if candidates:
         plan_texts = [text for e in engines for c in candidates for text in e.plan_texts(c, tokenizer)]
