@@ -183,6 +183,14 @@ def plain_cuts(tokenizer: LoadedTokenizer, suffix: str, texts: list[str]) -> tup
     return closes, [a and b for a, b in zip(closes, opens)]
 
 
+def closed_remainder_ids(tokenizer: LoadedTokenizer, rest: str, closes: bool) -> tuple[int, ...]:
+    """ids of `rest + '"'`: the remainder's ids then the quote's where they join (`closes`, from
+    plain_cuts), else the whole text's (what the `gather` plan scores for a string option)."""
+    if closes:
+        return tokenizer.ids(rest) + (tokenizer.ids(STRING_CLOSE)[0],)
+    return tokenizer.ids(rest + STRING_CLOSE)
+
+
 def join_flags(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[list[bool], list[bool]]:
     """plain_cuts of a site's remainders after its suffix, per option (literals: False)."""
     strings, _, _, prefix, remainders = split_options(site)
@@ -419,9 +427,7 @@ class SiteTokens(Generic[F]):
 
     def closed_ids(self, option: ScoredOption) -> tuple[int, ...]:
         """ids of a string option's `remainder + '"'` (joined from the memo where they join)."""
-        if self.closes[option.index]:
-            return option.ids + (self.close_id,)
-        return self.tokenizer.ids(option.remainder + STRING_CLOSE)
+        return closed_remainder_ids(self.tokenizer, option.remainder, self.closes[option.index])
 
     @cached_property
     def field_lengths(self) -> list[int]:

@@ -13,7 +13,7 @@ scores them (their literal after `":`, cut where the canonical tokenization cuts
 from __future__ import annotations
 
 from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, tie_winner
-from auditor.pcd.scoring import FieldLike, SiteTokens, field_head, split_options
+from auditor.pcd.scoring import FieldLike, SiteTokens, closed_remainder_ids, field_head, split_options
 from auditor.tokenizers.loader import LoadedTokenizer
 
 RLCD_MAX_OPTIONS = 255
@@ -55,24 +55,18 @@ QUICK_CHUNK = 64  # options whose joins are read at once by rlcd_first_token_col
 
 def rlcd_first_token_collides(site: FieldLike, tokenizer: LoadedTokenizer) -> bool | None:
     """Whether two options of an all-string field share the first token of rlcd_plan's
-    sequences (`remainder + '"'`: the remainder's ids then the quote's where they join, else the
-    whole text's), option by option, stopping at the first repeat: a renaming that collides in
-    its first options is refused without tokenizing the rest. None for other fields."""
+    sequences (closed_remainder_ids), option by option, stopping at the first repeat: a
+    renaming that collides in its first options is refused without tokenizing the rest. None
+    for other fields."""
     options = site.options
     if not options or not all(isinstance(o, str) for o in options):
         return None
     rests = split_options(site)[4]
-    close = tokenizer.ids('"')[0]
-    ids = tokenizer.ids
     seen: set[int] = set()
     for start in range(0, len(rests), QUICK_CHUNK):
         chunk = rests[start:start + QUICK_CHUNK]
-        for rest, joins in zip(chunk, tokenizer.joins_quote(chunk)):
-            if joins:
-                own = ids(rest)
-                first = own[0] if own else close
-            else:
-                first = ids(rest + '"')[0]
+        for rest, closes in zip(chunk, tokenizer.joins_quote(chunk)):
+            first = closed_remainder_ids(tokenizer, rest, closes)[0]
             if first in seen:
                 return True
             seen.add(first)
