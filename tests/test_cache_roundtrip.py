@@ -4,6 +4,7 @@ the JSON cache (a warm run once lost `files[].schemas` and array depths)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -45,3 +46,73 @@ def test_a_deep_file_read_back_from_the_cache_gives_its_value(tmp_path, monkeypa
     while "properties" in node:
         node, depth = node["properties"]["n"], depth + 1
     assert depth == 700 and node["enum"] == ["a", "b"] and len(warm.sites) == 1
+
+
+def test_a_cache_hit_is_read_without_the_deep_stack_thread(tmp_path, monkeypatch):
+    """A warm run reads each entry in the caller's thread: no analysis thread per file."""
+    from auditor.schema import cache
+
+    monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path))
+    path = FIXTURES / "schemas" / "risk_triage.json"
+    cold = analyse_file(path, str(path))
+
+    def no_thread(*args):
+        raise AssertionError("a cache hit started the analysis thread")
+
+    monkeypatch.setattr(cache, "run_deep", no_thread)
+    warm = analyse_file(path, str(path))
+    assert [dataclasses.asdict(s) for s in warm.sites] == [dataclasses.asdict(s) for s in cold.sites]
+
+
+def _entry_payload(sites_options: list, **document) -> bytes:
+    return json.dumps({"document": document, "sites": [{"options": o} for o in sites_options]}).encode()
+
+
+@pytest.mark.parametrize("payload", [
+    _entry_payload([["a", 1, 2.5, -0.0, 1e300, "x\u00e9\n", None, True]]),
+    _entry_payload([[float("nan"), float("inf"), -float("inf")]]),  # json.dumps writes NaN
+    _entry_payload([[123456789012345678901234567890]]),  # orjson: a float (past 64 bits)
+    _entry_payload([["a"], [-9223372036854775809]]),  # 19 digits, below the int64 range
+    _entry_payload([[18446744073709551615, -9223372036854775808, 1e19]]),
+    _entry_payload([["a"]], data={"n": 123456789012345678901234567890}),  # a YAML file's value
+    _entry_payload([["\ud800", "\ud83d\ude00"]]),  # a lone surrogate round-trips escaped
+    b'{"document": {}, "sites": [{"options": [1]}], "k": 1, "k": 2}',
+    b'{"document": {}, "sites": ' + b"[" * 1100 + b"]" * 1100 + b"}",  # past orjson's nesting limit
+    b'[1, 2]',  # not an entry's shape
+], ids=["plain", "non-finite", "big-int", "below-int64", "int64-edges", "yaml-data", "surrogate",
+        "duplicate-key", "deep", "shape"])
+def test_an_entry_payload_reads_as_json_reads_it(payload):
+    import sys
+
+    from auditor.schema.cache import _loads
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)  # (json reads the deep one in the analysis thread's limit)
+    try:
+        assert repr(_loads(payload)) == repr(json.loads(payload))
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def test_every_corpus_entry_reads_the_same_through_orjson(tmp_path, monkeypatch):
+    """The payloads of the corpus's entries (YAML values kept in them included) read by orjson
+    give what json.loads gives."""
+    import orjson
+
+    from auditor.errors import InputFileError
+    from support import corpus_files
+
+    monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path))
+    files = corpus_files()
+    if not files:
+        pytest.skip("shared corpus not present (PCDLINT_CORPUS)")
+    for path in files:
+        try:
+            analyse_file(path, str(path))
+        except InputFileError:
+            pass  # (a corpus file the analysis refuses has no entry)
+    entries = list(tmp_path.rglob("*.json"))
+    assert len(entries) >= 30
+    for entry in entries:
+        payload = entry.read_bytes().split(b"\n", 1)[1]
+        assert repr(orjson.loads(payload)) == repr(json.loads(payload)), entry
