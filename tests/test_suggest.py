@@ -168,3 +168,25 @@ def test_the_word_counts_decide_as_the_pairwise_check_did():
         assert drops_distinguishing_word(options, renamed) == _drops_reference(options, renamed)
 
     check()
+
+
+def test_a_field_past_the_option_limit_gets_no_candidates_as_none_would_be_kept(write_schema, qwen, monkeypatch):
+    """Every renaming keeps a field's count of options, and PCD003 (an error past 255) refuses
+    each re-lint: a field that large is given no candidates, which changes no finding."""
+    from auditor.lint import suggest
+    from auditor.pcd.scoring import SiteTokens
+
+    options = [f"ITEM_{i:03d}_Part" for i in range(300)]
+    path = write_schema({"type": "object", "properties": {"part": {"enum": options}}})
+
+    def findings():
+        return [f.to_dict() for f in lint([str(path)], [qwen], LintOptions(jobs=1)).findings]
+
+    shortcut = findings()
+    site = lint([str(path)], [qwen], LintOptions(jobs=1)).files[0].model.sites[0]
+    assert suggest.kept_candidates(SiteTokens(site, qwen), "ABC") == []
+    monkeypatch.setattr(suggest, "_max_options", lambda: 10**9)  # candidates built and re-linted
+    tokens = SiteTokens(site, qwen)
+    assert suggest.kept_candidates(tokens, "ABC")  # there are renamings to try ...
+    assert suggest.verified_suggestions(tokens) == []  # ... and the re-lint keeps none
+    assert findings() == shortcut and any(f["code"] == "PCD001" for f in shortcut)

@@ -199,7 +199,7 @@ def kept_candidates(tokens, letters: str) -> list[tuple[str, str, list[str]]]:
         return tokens.memo[key]
     options = tokens.site.options
     kept: list[tuple[str, str, list[str]]] = []
-    if len(options) >= 2 and all(isinstance(o, str) for o in options):
+    if 2 <= len(options) <= _max_options() and all(isinstance(o, str) for o in options):
         slots = tokens.slots(letters)
         sets = [_word_set(o) for o in options]
         counts = Counter(w for words in sets for w in words)
@@ -216,6 +216,14 @@ def kept_candidates(tokens, letters: str) -> list[tuple[str, str, list[str]]]:
             kept.append((strategy, description, renamed))
     tokens.memo[key] = kept
     return kept
+
+
+def _max_options() -> int:
+    """Past PCD003's default limit no renaming can be kept: a renaming keeps the field's count
+    of options, and each re-lint runs PCD003 with its defaults (an error at that count), so a
+    field that large gets no candidates at all (its renamings were all built, tokenized and
+    refused before: three quarters of the corpus's options are in such fields)."""
+    return int(load_rules()["PCD003"].options["max-options"])
 
 
 def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonical: bool) -> None:
