@@ -116,3 +116,25 @@ def test_every_corpus_entry_reads_the_same_through_orjson(tmp_path, monkeypatch)
     for entry in entries:
         payload = entry.read_bytes().split(b"\n", 1)[1]
         assert repr(orjson.loads(payload)) == repr(json.loads(payload)), entry
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.name)
+def test_a_model_survives_the_trip_back_from_a_pool_worker(path):
+    """A worker that parsed a file pickles its model back (spans packed flat): the same model,
+    its spans Span tuples again, the scoring caches on its sites left behind."""
+    import pickle
+
+    from auditor.pcd.scoring import split_options
+    from auditor.schema.documents import Span
+
+    model = analyse_file(path, str(path), use_cache=False)
+    for site in model.sites:
+        split_options(site)  # a cache the scoring model keeps on the site
+    copy = pickle.loads(pickle.dumps(model))
+    assert [dataclasses.asdict(s) for s in copy.sites] == [dataclasses.asdict(s) for s in model.sites]
+    assert all("_split" not in s.__dict__ for s in copy.sites)
+    assert copy.document.value_spans == model.document.value_spans
+    assert copy.document.key_spans == model.document.key_spans
+    assert copy.document.text == model.document.text and copy.document.data == model.document.data
+    spans = [*copy.document.value_spans.values(), *(o for s in copy.sites for o in s.option_spans)]
+    assert spans and all(type(s) is Span for s in spans)

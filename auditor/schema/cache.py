@@ -22,13 +22,21 @@ import json
 import os
 import tempfile
 from functools import lru_cache
-from itertools import repeat
 from pathlib import Path
 
 from auditor import __version__
 from auditor.cachedir import cache_dir
 from auditor.errors import InputFileError
-from auditor.schema.documents import YAML_SUFFIXES, Document, Span, parse_document, read_source, run_deep
+from auditor.schema.documents import (
+    YAML_SUFFIXES,
+    Document,
+    Span,
+    pack_spans,
+    parse_document,
+    read_source,
+    run_deep,
+    unpack_spans,
+)
 from auditor.schema.locate import LocatedSchema
 from auditor.schema.sites import FileModel, SchemaProblem, Site, analyse
 
@@ -127,22 +135,13 @@ def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: i
 # --------------------------------------------------------------------------- entry format
 
 
-def _flat_spans(spans: dict[str, Span]) -> list:
-    """[pointers, numbers]: four numbers per pointer (line, column, end line, end column)."""
-    numbers: list[int] = []
-    for span in spans.values():
-        numbers += (span.line, span.column, span.end_line, span.end_column)
-    return [list(spans), numbers]
-
-
 def _spans(value) -> dict[str, Span]:
+    """The pointer → Span map of an entry's packed spans (documents.pack_spans), checked."""
     pointers, numbers = value
     if (not isinstance(pointers, list) or not isinstance(numbers, list) or len(numbers) != 4 * len(pointers)
             or not set(map(type, pointers)) <= {str} or not set(map(type, numbers)) <= {int}):
         raise ValueError("spans")
-    at = iter(numbers)
-    # tuple.__new__(Span, four): a Span without the keyword-parsing constructor (30,000 a run)
-    return dict(zip(pointers, map(tuple.__new__, repeat(Span), zip(at, at, at, at))))
+    return dict(zip(pointers, unpack_spans(numbers)))
 
 
 def _model_to_data(model: FileModel, keep_data: bool) -> dict:
@@ -151,8 +150,8 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
     return {
         "document": {
             **({"data": doc.data} if keep_data else {}),
-            "value_spans": _flat_spans(doc.value_spans),
-            "key_spans": _flat_spans(doc.key_spans),
+            "value_spans": pack_spans(doc.value_spans),
+            "key_spans": pack_spans(doc.key_spans),
         },
         "format": model.format,
         "sites": [{

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from auditor.schema.documents import Document, Span, escape_token, resolve_pointer
+from auditor.schema.documents import Document, Span, escape_token, pack_spans, resolve_pointer, unpack_spans
 from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
 from auditor.schema.metaschema import meta_schema_errors
 
@@ -57,8 +57,15 @@ class Site:
 
     def __getstate__(self) -> dict:
         """What pickling keeps (a pool worker sends sites back): the fields, not the caches the
-        scoring model keeps on a site (`_split`, its windows …; they are made again on use)."""
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        scoring model keeps on a site (`_split`, its windows …; they are made again on use);
+        the option spans packed flat (documents.pack_spans)."""
+        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        state["option_spans"] = pack_spans(self.option_spans)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state["option_spans"] = unpack_spans(state["option_spans"][0])
+        self.__dict__.update(state)
 
     def to_dict(self) -> dict:
         return {
