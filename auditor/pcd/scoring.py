@@ -19,7 +19,7 @@ import string
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -49,6 +49,7 @@ def json_text(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+@lru_cache(maxsize=4096)  # (a site's head is asked for by every option's canonical text)
 def field_head(name: str, array_depth: int = 0) -> str:
     """`  "<field>": ` — and one `[` per array level for the items of an array (`  "tags": [`)."""
     return f'  "{json_text(name)}": ' + "[" * array_depth
@@ -122,10 +123,15 @@ def field_texts(site: FieldLike) -> list[str]:
 
 
 def literal_texts(site: FieldLike) -> list[str]:
-    """`  "<field>": <literal>` of each literal option (SiteTokens cuts these canonically)."""
-    base = field_head(site.name, int(getattr(site, "array_depth", 0))).rstrip()
-    gap = "" if base.endswith("[") else " "  # `  "flags": [true`, `  "flag": true`
-    return [f"{base}{gap}{json_text(value)}" for _, value in split_options(site)[1]]
+    """`  "<field>": <literal>` of each literal option (SiteTokens cuts these canonically;
+    computed once per site, as the prefetch and SiteTokens both read them)."""
+    cached = site.__dict__.get("_literal_texts")
+    if cached is None:
+        base = field_head(site.name, int(getattr(site, "array_depth", 0))).rstrip()
+        gap = "" if base.endswith("[") else " "  # `  "flags": [true`, `  "flag": true`
+        cached = [f"{base}{gap}{json_text(value)}" for _, value in split_options(site)[1]]
+        site.__dict__["_literal_texts"] = cached
+    return cached
 
 
 # The groups of texts a run may need (the engine asks for those its rules and engines read):
@@ -366,7 +372,7 @@ class SiteTokens(Generic[F]):
         return [o for o in self.options if len(o.ids) > 1]
 
     def pieces(self, option: ScoredOption) -> list[str]:
-        return [self.tokenizer.piece(t) for t in option.ids] or ['"']
+        return self.tokenizer.pieces(option.ids) or ['"']
 
     def _canonical_text(self, option: ScoredOption) -> str:
         return canonical_text(field_head(self.site.name, self.array_depth), option.text)
