@@ -198,7 +198,17 @@ def closed_remainder_ids(tokenizer: LoadedTokenizer, rest: str, closes: bool) ->
 
 
 def join_flags(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[list[bool], list[bool]]:
-    """plain_cuts of a site's remainders after its suffix, per option (literals: False)."""
+    """plain_cuts of a site's remainders after its suffix, per option (literals: False);
+    computed once per site and tokenizer (SiteTokens, the engine's plan texts and the prefetch
+    read them). Shared: callers must not change the lists."""
+    cached = site.__dict__.setdefault("_join_flags", {})
+    flags = cached.get(tokenizer.id)
+    if flags is None:
+        flags = cached[tokenizer.id] = _join_flags(site, tokenizer)
+    return flags
+
+
+def _join_flags(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[list[bool], list[bool]]:
     strings, _, _, prefix, remainders = split_options(site)
     suffix = field_head(site.name, int(getattr(site, "array_depth", 0))) + '"' + prefix
     closes, plain = plain_cuts(tokenizer, suffix, remainders)

@@ -12,8 +12,15 @@ scores them (their literal after `":`, cut where the canonical tokenization cuts
 
 from __future__ import annotations
 
-from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, tie_winner
-from auditor.pcd.scoring import FieldLike, SiteTokens, closed_remainder_ids, field_head, split_options
+from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, Loss, is_boolean, tie_winner
+from auditor.pcd.scoring import (
+    FieldLike,
+    SiteTokens,
+    closed_remainder_ids,
+    field_head,
+    join_flags,
+    split_options,
+)
 from auditor.tokenizers.loader import LoadedTokenizer
 
 RLCD_MAX_OPTIONS = 255
@@ -29,9 +36,12 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
         texts = tuple("true" if o else "false" for o in options)
         sequences = tuple(tuple(ids) for ids in tokenizer.ids_many(list(texts)))
         return FieldPlan(field_head(site.name, tokens.array_depth), sequences, texts, refused)
-    if all(isinstance(o, str) for o in options):
-        # each option's `remainder + '"'` after the hoisted prefix
-        sequences = tuple(tokens.closed_ids(o) for o in tokens.options)
+    if all_strings(options):
+        # each option's `remainder + '"'` after the hoisted prefix: its ids and the quote's
+        # where they join (SiteTokens.closed_ids, here for every option at once)
+        quote, ids = (tokens.close_id,), tokenizer.ids
+        sequences = tuple(o.ids + quote if closes else ids(o.remainder + '"')
+                          for o, closes in zip(tokens.options, tokens.closes))
         return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + tokens.prefix, sequences,
                          tuple(split_options(site)[2]), refused)  # every option's JSON text
     sequences = tuple(o.ids + ((tokens.close_id,) if o.is_string else ()) for o in tokens.options)
@@ -44,10 +54,15 @@ def rlcd_plan_texts(site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
     options = site.options
     if len(options) == 2 and all(isinstance(o, bool) for o in options) and options[0] != options[1]:
         return ["true", "false"]
-    if all(isinstance(o, str) for o in options):
+    if all_strings(options):
         rests = split_options(site)[4]
-        return [r + '"' for r, close in zip(rests, tokenizer.joins_quote(rests)) if not close]
+        return [r + '"' for r, close in zip(rests, join_flags(site, tokenizer)[0]) if not close]
     return []
+
+
+def all_strings(options: list) -> bool:
+    """Whether every option is a string (one pass over their types where they are all `str`)."""
+    return set(map(type, options)) <= {str} or all(isinstance(o, str) for o in options)
 
 
 QUICK_CHUNK = 64  # options whose joins are read at once by rlcd_first_token_collides
@@ -82,6 +97,21 @@ class Gather(EngineProfile):
 
     def plan_texts(self, site, tokenizer):
         return rlcd_plan_texts(site, tokenizer)
+
+    def losses(self, tokens):
+        """EngineProfile.losses, asking `pick` only of the options that share a first token
+        and are not its lowest index (the others are returned: tie_winner is themselves)."""
+        plan = self.field_plan(tokens)
+        key = ("losses", self.name)
+        if plan.refused is not None or type(self).pick is not Gather.pick or key in tokens.memo:
+            return super().losses(tokens)
+        options = tokens.site.options
+        out = []
+        for k in sorted(k for bucket in plan.buckets.values() if len(bucket) > 1 for k in bucket[1:]):
+            returned, reason, detail = self.pick(plan, tokens, k)
+            out.append(Loss(k, options[k], returned, options[returned], reason, detail))
+        tokens.memo[key] = out
+        return out
 
     def pick(self, plan, tokens, k):
         winner = tie_winner(plan, k)
