@@ -34,13 +34,13 @@ def corpus_texts() -> list[str]:
     base = get_tokenizer("qwen2.5")
     tokenizer = LoadedTokenizer(id="qwen2.5", source="", hf=base.hf, rank_source=base.rank_source)
     asked: list[str] = []
-    real = fast.FastEncoder.encode
-    fast.FastEncoder.encode = lambda self, text: asked.append(text) or real(self, text)  # type: ignore[method-assign]
+    real = fast.FastEncoder.encode_ascii
+    fast.FastEncoder.encode_ascii = lambda self, text: asked.append(text) or real(self, text)  # type: ignore[method-assign]
     try:
         files = sorted(str(p) for p in CORPUS.rglob("*.json"))
         run = lint(files, [tokenizer], LintOptions(engines=list(ENGINES), jobs=1))  # counted here
     finally:
-        fast.FastEncoder.encode = real  # type: ignore[method-assign]
+        fast.FastEncoder.encode_ascii = real  # type: ignore[method-assign]
     assert len(asked) > 20_000, "the run must have taken the fast path"
     texts = list(asked)
     for result in run.files:
@@ -76,7 +76,8 @@ def test_fast_ids_and_offsets_equal_tokenizers(name, corpus_texts):
     assert len(ascii_texts) > 20_000
     native = tokenizer.hf.encode_batch(ascii_texts, add_special_tokens=False)
     mismatched = [t for t, enc in zip(ascii_texts, native)
-                  if encoder.encode(t) != enc.ids or encoder.ascii_offsets(enc.ids) != enc.offsets]
+                  if encoder.encode(t) != enc.ids or encoder.encode_ascii(t) != enc.ids
+                  or encoder.ascii_offsets(enc.ids) != enc.offsets]
     assert not mismatched, f"{len(mismatched)} texts differ, e.g. {mismatched[:3]}"
 
 
@@ -84,8 +85,8 @@ def test_prefill_takes_the_fast_path_for_ascii_only(monkeypatch):
     base = get_tokenizer("qwen2.5")
     tokenizer = LoadedTokenizer(id="q", source="", hf=base.hf, rank_source=base.rank_source)
     calls = []
-    real = fast.FastEncoder.encode
-    monkeypatch.setattr(fast.FastEncoder, "encode", lambda self, text: calls.append(text) or real(self, text))
+    real = fast.FastEncoder.encode_ascii
+    monkeypatch.setattr(fast.FastEncoder, "encode_ascii", lambda self, text: calls.append(text) or real(self, text))
     texts = [f"option_{i}" for i in range(fast.FAST_MIN_TEXTS)] + ["café", "naïve"]
     tokenizer.prefill(texts, texts)
     assert set(calls) == set(texts[:-2])

@@ -62,7 +62,8 @@ def split_options(site: FieldLike):
         return cached
     strings = [(i, o) for i, o in enumerate(site.options) if isinstance(o, str)]
     literals = [(i, o) for i, o in enumerate(site.options) if not isinstance(o, str)]
-    texts = [json_text(o) for _, o in strings]
+    needs_escape = _NEEDS_ESCAPE.search  # (json_text, without a call per plain option)
+    texts = [json_text(o) if needs_escape(o) else o for _, o in strings]
     prefix = os.path.commonprefix(texts) if len(texts) >= 2 else ""
     result = strings, literals, texts, prefix, [t[len(prefix):] for t in texts]
     site.__dict__["_split"] = result
@@ -311,18 +312,18 @@ class SiteTokens(Generic[F]):
         # items of an array are typed after `"<field>": [` (Site.array_depth; 0 for other fields)
         self.array_depth = int(getattr(site, "array_depth", 0))
         self.suffix = field_head(site.name, self.array_depth) + '"' + self.prefix
-        scored: dict[int, ScoredOption] = {}
-        for (index, value), text, rest, encoded in zip(
-            strings, texts, remainders, tokenizer.ids_many(remainders)
-        ):
-            ids = tuple(encoded)
-            scored[index] = ScoredOption(index, value, text, rest, ids, ids[0] if ids else self.close_id, True)
+        close, new = self.close_id, tuple.__new__  # (a ScoredOption without its Python __new__)
+        strung = [new(ScoredOption, (index, value, text, rest, ids, ids[0] if ids else close, True))
+                  for (index, value), text, rest, ids in zip(strings, texts, remainders,
+                                                             map(tuple, tokenizer.ids_many(remainders)))]
         if literals:
             self.literal_suffix, literal_options = self._literals(literals)
+            scored = {o.index: o for o in strung}
             scored.update(literal_options)
+            self.options = [scored[i] for i in range(len(site.options))]
         else:
             self.literal_suffix = field_head(site.name, self.array_depth).rstrip()
-        self.options = [scored[i] for i in range(len(site.options))]
+            self.options = strung  # (strings only: in option order)
         self.has_strings = bool(strings)
         self.mixed = bool(strings) and bool(literals)
 

@@ -89,11 +89,21 @@ class FastEncoder:
         # plain encoder then gives the same ids without looking for them (a third faster)
         self._special = special_search(specials)
         self._ordinary = self._encoding.encode_ordinary
+        # for ASCII text, the native encoder itself: tiktoken's wrapper only adds a retry for
+        # lone surrogates (never ASCII), and a run calls it tens of thousands of times
+        core = getattr(self._encoding, "_core_bpe", None)
+        self._ascii_ordinary = getattr(core, "encode_ordinary", None) or self._ordinary
 
     def encode(self, text: str) -> list[int]:
         if self._special(text):
             return self._encoding.encode(text, allowed_special="all")
         return self._ordinary(text)
+
+    def encode_ascii(self, text: str) -> list[int]:
+        """`encode` of an ASCII text."""
+        if self._special(text):
+            return self._encoding.encode(text, allowed_special="all")
+        return self._ascii_ordinary(text)
 
     def begin(self, ids: Sequence[int], index: int) -> int:
         """Where token `index` of an ASCII text begins (its characters before it)."""

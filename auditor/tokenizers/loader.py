@@ -148,7 +148,7 @@ class LoadedTokenizer:
         # the fast encoder once built serves every batch; building it pays off for a large one
         if derived or (len(missing) >= fast.FAST_MIN_TEXTS and self.rank_source is not None
                        and self.fast_encoder is not None):
-            encode = self.fast_encoder.encode  # type: ignore[union-attr]
+            encode = self.fast_encoder.encode_ascii  # type: ignore[union-attr]
             # one int object per token id pays for itself in memory only in a large run
             shared = self._shared if len(memo) + len(missing) >= SHARE_MIN_TEXTS else tuple
             for text in missing:
@@ -189,7 +189,7 @@ class LoadedTokenizer:
         ids = self._memo.get(text)
         if ids is None:
             if self._fast_ready and text.isascii():
-                ids = self._memo[text] = self._shared(self.fast_encoder.encode(text))  # type: ignore[union-attr]
+                ids = self._memo[text] = self._shared(self.fast_encoder.encode_ascii(text))  # type: ignore[union-attr]
             else:
                 ids = self._memo[text] = self._shared(self.hf.encode(text, add_special_tokens=False).ids)
         return ids
