@@ -72,10 +72,15 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
                                 data={"duplicates": [{"option": options[k], "count": len(v) + 1}
                                                      for k, v in list(duplicates.items())[:MAX_LISTED]],
                                       "count": len(duplicates)})
+        if first is None:  # (every option a distinct string)
+            kept = list(enumerate(options))
+        else:
+            kept = [(i, v) for i, v in enumerate(options) if isinstance(v, str) and first[_key(v)] == i]
+        normals = [_normalise(v) for _, v in kept]
         groups: dict[str, list[int]] = {}
-        for i, value in enumerate(options):
-            if isinstance(value, str) and (first is None or first[_key(value)] == i):
-                groups.setdefault(_normalise(value), []).append(i)
+        if len(set(normals)) < len(normals):  # (else no two are confusable)
+            for (i, _), normal in zip(kept, normals):
+                groups.setdefault(normal, []).append(i)
         confusable = []
         for indexes in groups.values():
             if len(indexes) < 2:
