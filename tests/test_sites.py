@@ -123,3 +123,55 @@ def test_meta_schema_problems_keep_linting(write_schema):
     model = crawl(write_schema({"type": "object", "properties": {"risk": {"type": 12, "enum": ["a", "b"]}}}))
     assert [p.pointer for p in model.schema_problems] == ["/properties/risk/type"]
     assert [s.pointer for s in model.sites] == ["/properties/risk"]
+
+
+def test_refs_looked_up_once_give_the_crawl_of_looking_each_up(write_schema, monkeypatch):
+    """The crawler looks a `$ref` up once per resolver: on the corpus (and a schema whose
+    unresolvable ref recurs, with `$id` subresources) the models are those of a lookup per
+    occurrence."""
+    import dataclasses
+
+    from auditor.errors import InputFileError
+    from auditor.schema import sites
+    from support import corpus_files
+
+    path = write_schema({
+        "$id": "https://example.com/root",
+        "type": "object",
+        "properties": {
+            "a": {"$ref": "#/$defs/Risk"}, "b": {"$ref": "#/$defs/Risk"},
+            "c": {"$ref": "#/$defs/missing"}, "d": {"$ref": "#/$defs/missing"},
+            "e": {"$ref": "other.json#/x"}, "f": {"$ref": "child#/$defs/Level"},
+            "g": {"$id": "child", "$defs": {"Level": {"enum": ["x", "y"]}}},
+        },
+        "$defs": {"Risk": {"enum": ["LOW", "HIGH"]}},
+    })
+    paths = [path, *(p for p in corpus_files() if p.suffix == ".json")]
+
+    def models():
+        out = []
+        for p in paths:
+            try:
+                model = crawl(p)
+            except InputFileError as error:
+                out.append(str(error))
+                continue
+            out.append(([dataclasses.asdict(s) for s in model.sites], model.schema_problems,
+                        model.remote_refs, model.suppressions))
+        return out
+
+    once = models()
+    assert once[0][1] and once[0][2]  # the seeded schema's problems and remote ref are there
+
+    class Forgetful(dict):
+        def __setitem__(self, key, value):
+            pass  # nothing kept: every occurrence looked up
+
+    real_init = sites._JsonSchemaCrawler.__init__
+
+    def forgetful_init(self, *args):
+        real_init(self, *args)
+        self._resolved = Forgetful()
+
+    monkeypatch.setattr(sites._JsonSchemaCrawler, "__init__", forgetful_init)
+    assert models() == once

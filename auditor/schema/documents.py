@@ -139,9 +139,9 @@ class Document:
             return None
         key_start, key_end, value_start, value_end = entry
         at = self.positions.line_column
-        value = self.value_spans[pointer] = Span(*at(value_start), *at(value_end))
+        value = self.value_spans[pointer] = tuple.__new__(Span, (*at(value_start), *at(value_end)))
         if key_start >= 0:
-            self.key_spans[pointer] = Span(*at(key_start), *at(key_end))
+            self.key_spans[pointer] = tuple.__new__(Span, (*at(key_start), *at(key_end)))
         return value
 
 

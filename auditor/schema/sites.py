@@ -254,6 +254,9 @@ class _JsonSchemaCrawler:
         self.visited: set[str] = set()
         self.site_pointers: set[str] = set()
         self.located = LocatedSchema("", "", "json-schema", "json-schema")
+        # (id of the resolver, ref) → (that resolver, kept alive so its id stays its own; the
+        # resolved target): a `$ref` to a shared definition is looked up once per resolver
+        self._resolved: dict[tuple[int, str], tuple[Any, tuple[str, Any]]] = {}
         self._index(document.data, "")
 
     def run(self, located: list[LocatedSchema]) -> None:
@@ -340,9 +343,13 @@ class _JsonSchemaCrawler:
     # -- traversal
 
     def _resolve(self, ref: str, resolver):
-        """(target pointer, its resolver) for a local ref; None for remote or unresolvable."""
+        """(target pointer, its resolver) for a local ref; None for remote or unresolvable
+        (each time: those record a remote ref or a schema problem)."""
         if resolver is None:
             return None
+        known = self._resolved.get((id(resolver), ref))
+        if known is not None:
+            return known[1]
         try:
             resolved = resolver.lookup(ref)
         except Exception:
@@ -358,7 +365,9 @@ class _JsonSchemaCrawler:
             if ref not in self.model.remote_refs:
                 self.model.remote_refs.append(ref)
             return None
-        return pointer, resolved.resolver
+        target = pointer, resolved.resolver
+        self._resolved[(id(resolver), ref)] = (resolver, target)
+        return target
 
     def _deref(self, node, resolver, depth: int = 0):
         """(node, pointer) after following local `$ref`s (None pointer when not followed)."""
