@@ -366,12 +366,15 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     for rule in file_rules:
         ctx = _context(rule, options, model, None, None)
         raw.extend((rule, f) for f in _checked(rule, model, ctx))
+    settings = {rule.code: _settings(rule, options) for rule in site_rules}  # (read, never changed)
     for tokenizer in tokenizers:
         for site in model.sites:
             tokens = result.site_tokens(site, tokenizer)
             for rule in site_rules:
+                merged, severity = settings[rule.code]
                 for engine in (engines if rule.per_engine else engines[:1]):
-                    ctx = _context(rule, options, model, site, tokenizer, engine, suggester)
+                    ctx = RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
+                                      suggester, engine, options.details)
                     raw.extend((rule, f) for f in _checked(rule, tokens, ctx))
     used: set[tuple[str, str]] = set()
     for rule, finding in raw:
@@ -414,10 +417,15 @@ def _checked(rule: Rule, subject, ctx: RuleContext) -> list[Finding]:
                                                 "detail": str(exc)})]
 
 
+def _settings(rule: Rule, options: LintOptions) -> tuple[dict, str]:
+    """(the rule's options with the run's settings over its defaults, its severity)."""
+    return ({**rule.options, **options.rule_options.get(rule.code, {})},
+            options.severities.get(rule.code, rule.severity))
+
+
 def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer,
              engine: EngineProfile | None = None,
              suggester: Callable[..., list[dict]] | None = None) -> RuleContext:
-    merged = {**rule.options, **options.rule_options.get(rule.code, {})}
-    severity = options.severities.get(rule.code, rule.severity)
+    merged, severity = _settings(rule, options)
     return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
                        suggester or verified_suggestions, engine, options.details)
