@@ -371,10 +371,9 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
         for site in model.sites:
             tokens = result.site_tokens(site, tokenizer)
             for rule in site_rules:
-                merged, severity = settings[rule.code]
                 for engine in (engines if rule.per_engine else engines[:1]):
-                    ctx = RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
-                                      suggester, engine, options.details)
+                    ctx = _context(rule, options, model, site, tokenizer, engine, suggester,
+                                   settings[rule.code])
                     raw.extend((rule, f) for f in _checked(rule, tokens, ctx))
     used: set[tuple[str, str]] = set()
     for rule, finding in raw:
@@ -425,7 +424,9 @@ def _settings(rule: Rule, options: LintOptions) -> tuple[dict, str]:
 
 def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer,
              engine: EngineProfile | None = None,
-             suggester: Callable[..., list[dict]] | None = None) -> RuleContext:
-    merged, severity = _settings(rule, options)
+             suggester: Callable[..., list[dict]] | None = None,
+             settings: tuple[dict, str] | None = None) -> RuleContext:
+    """The rule's context; `settings`: its _settings, when the caller made them once for a file."""
+    merged, severity = settings or _settings(rule, options)
     return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
                        suggester or verified_suggestions, engine, options.details)

@@ -190,11 +190,13 @@ def plain_cuts(tokenizer: LoadedTokenizer, suffix: str, texts: list[str]) -> tup
     return closes, [a and b for a, b in zip(closes, opens)]
 
 
-def closed_remainder_ids(tokenizer: LoadedTokenizer, rest: str, closes: bool) -> tuple[int, ...]:
-    """ids of `rest + '"'`: the remainder's ids then the quote's where they join (`closes`, from
-    plain_cuts), else the whole text's (what the `gather` plan scores for a string option)."""
+def closed_remainder_ids(tokenizer: LoadedTokenizer, rest: str, closes: bool,
+                         ids: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    """ids of `rest + '"'`: the remainder's ids (`ids`, when the caller holds them) then the
+    quote's where they join (`closes`, from plain_cuts), else the whole text's (what the
+    `gather` plan scores for a string option)."""
     if closes:
-        return tokenizer.ids(rest) + (tokenizer.ids(STRING_CLOSE)[0],)
+        return (tokenizer.ids(rest) if ids is None else ids) + (tokenizer.ids(STRING_CLOSE)[0],)
     return tokenizer.ids(rest + STRING_CLOSE)
 
 
@@ -442,9 +444,16 @@ class SiteTokens(Generic[F]):
         self.tokenizer.prefill(texts, texts)
         return [o.index for o, text in zip(strings, texts) if not self._cuts_at_suffix(o, text)]
 
+    @cached_property
+    def closed_sequences(self) -> list[tuple[int, ...] | None]:
+        """closed_ids of every option, in option order (literals: None; the `gather` plan's)."""
+        tokenizer, closes = self.tokenizer, self.closes
+        return [closed_remainder_ids(tokenizer, o.remainder, closes[o.index], o.ids) if o.is_string else None
+                for o in self.options]
+
     def closed_ids(self, option: ScoredOption) -> tuple[int, ...]:
         """ids of a string option's `remainder + '"'` (joined from the memo where they join)."""
-        return closed_remainder_ids(self.tokenizer, option.remainder, self.closes[option.index])
+        return closed_remainder_ids(self.tokenizer, option.remainder, self.closes[option.index], option.ids)
 
     @cached_property
     def field_lengths(self) -> list[int]:

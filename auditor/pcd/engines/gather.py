@@ -37,11 +37,8 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
         sequences = tuple(tuple(ids) for ids in tokenizer.ids_many(list(texts)))
         return FieldPlan(field_head(site.name, tokens.array_depth), sequences, texts, refused)
     if all_strings(options):
-        # each option's `remainder + '"'` after the hoisted prefix: its ids and the quote's
-        # where they join (SiteTokens.closed_ids, here for every option at once)
-        quote, ids = (tokens.close_id,), tokenizer.ids
-        sequences = tuple(o.ids + quote if closes else ids(o.remainder + '"')
-                          for o, closes in zip(tokens.options, tokens.closes))
+        # each option's `remainder + '"'` after the hoisted prefix
+        sequences = tuple(tokens.closed_sequences)  # type: ignore[arg-type]  # (all strings)
         return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + tokens.prefix, sequences,
                          tuple(split_options(site)[2]), refused)  # every option's JSON text
     sequences = tuple(o.ids + ((tokens.close_id,) if o.is_string else ()) for o in tokens.options)
@@ -74,7 +71,7 @@ def rlcd_first_token_collides(site: FieldLike, tokenizer: LoadedTokenizer) -> bo
     renaming that collides in its first options is refused without tokenizing the rest. None
     for other fields."""
     options = site.options
-    if not options or not all(isinstance(o, str) for o in options):
+    if not options or not all_strings(options):
         return None
     rests = split_options(site)[4]
     seen: set[int] = set()
