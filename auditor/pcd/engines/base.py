@@ -12,6 +12,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from auditor.pcd.scoring import FieldLike, SiteTokens, json_text, rendered  # noqa: F401  (re-exported)
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -61,12 +62,12 @@ class FieldPlan:
         return any(len(b) > 1 for b in self.buckets.values())
 
 
-@dataclass(frozen=True, slots=True)  # one per lost option
-class Loss:
+class Loss(NamedTuple):  # one per lost option (a refused 10,000-option field: 10,000), so a
+    # tuple built without its Python constructor (`tuple.__new__`, see `lost`), like ScoredOption
     """Option `index` is never returned: with the oracle certain of it, the engine returns
     option `returned` (None: nothing) for `reason`."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # (shadows tuple.index, which nothing calls)
     option: object
     returned: int | None
     returned_option: object
@@ -128,21 +129,28 @@ class EngineProfile:
             return tokens.memo[key]
         plan = self.field_plan(tokens)
         options = tokens.site.options
-        out = []
-        for k, option in enumerate(options):
-            if plan.refused is not None:
-                out.append(Loss(k, option, None, None, OPTION_CAP, plan.refused))
-                continue
-            returned, reason, detail = self.pick(plan, tokens, k)
-            if returned != k:
-                out.append(Loss(k, option, returned, None if returned is None else options[returned],
-                                reason, detail))
+        if plan.refused is not None:  # every option, for one reason
+            refused = plan.refused
+            out = [lost(k, option, None, None, OPTION_CAP, refused) for k, option in enumerate(options)]
+        else:
+            out = []
+            for k, option in enumerate(options):
+                returned, reason, detail = self.pick(plan, tokens, k)
+                if returned != k:
+                    out.append(lost(k, option, returned, None if returned is None else options[returned],
+                                    reason, detail))
         tokens.memo[key] = out
         return out
 
     def describe(self) -> dict:
         return {"name": self.name, "summary": self.summary, "letters": self.letters,
                 "first_token": self.first_token, **self.limits}
+
+
+def lost(index: int, option: object, returned: int | None, returned_option: object, reason: str,
+         detail: str) -> Loss:
+    """Loss(...) without the NamedTuple's Python constructor (a third of its time)."""
+    return tuple.__new__(Loss, (index, option, returned, returned_option, reason, detail))
 
 
 def is_boolean(tokens: SiteTokens) -> bool:

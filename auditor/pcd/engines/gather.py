@@ -12,7 +12,7 @@ scores them (their literal after `":`, cut where the canonical tokenization cuts
 
 from __future__ import annotations
 
-from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, Loss, is_boolean, tie_winner
+from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, lost, tie_winner
 from auditor.pcd.scoring import (
     FieldLike,
     SiteTokens,
@@ -106,7 +106,7 @@ class Gather(EngineProfile):
         out = []
         for k in sorted(k for bucket in plan.buckets.values() if len(bucket) > 1 for k in bucket[1:]):
             returned, reason, detail = self.pick(plan, tokens, k)
-            out.append(Loss(k, options[k], returned, options[returned], reason, detail))
+            out.append(lost(k, options[k], returned, options[returned], reason, detail))
         tokens.memo[key] = out
         return out
 
