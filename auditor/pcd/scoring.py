@@ -46,6 +46,13 @@ def json_text(value) -> str:
         if not _NEEDS_ESCAPE.search(value):
             return value
         return json.dumps(value, ensure_ascii=False)[1:-1]
+    kind = type(value)  # the literals a schema holds most, as json.dumps writes them
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
     return json.dumps(value, ensure_ascii=False)
 
 
