@@ -33,6 +33,7 @@ condition (50 %), and on 5 of the 24 with neither (21 %): info does not mean exa
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator
 
 from auditor.lint import Finding, RuleContext, rule
@@ -46,13 +47,22 @@ def disagreement_risks(tokens: SiteTokens) -> list[str]:
     if tokens.collisions:
         risks.append("the field also has a first-token collision")
     strings = [o for o in tokens.options if o.is_string and o.ids]
+    # the remainders in sorted order: those a piece begins are one run of it, from its bisection
+    order = sorted(range(len(strings)), key=lambda k: strings[k].remainder)
+    rests = [strings[k].remainder for k in order]
     piece = tokens.tokenizer.piece
-    for option in strings:
+    for position, option in enumerate(strings):
         scored = piece(option.scored_id)
-        other = next((o for o in strings if o.index != option.index and o.remainder != scored
-                      and o.remainder.startswith(scored)), None)
+        other = None  # the first option, in schema order, that the piece begins and is not
+        for at in range(bisect_left(rests, scored), len(rests)):
+            rest = rests[at]
+            if not rest.startswith(scored):
+                break
+            k = order[at]
+            if k != position and rest != scored and (other is None or k < other):
+                other = k
         if other is not None:
-            risks.append(f"{option.text!r} is scored by {scored!r}, which also begins {other.text!r}")
+            risks.append(f"{option.text!r} is scored by {scored!r}, which also begins {strings[other].text!r}")
             break
     return risks
 
