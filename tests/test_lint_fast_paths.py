@@ -1,0 +1,113 @@
+"""The lint path's shortcuts (issue 17) say exactly what their plain definitions say.
+
+- `scoring.json_text` writes a literal without `json.dumps` for the common types: the same
+  text as `json.dumps(value, ensure_ascii=False)` (string content without its quotes) for any
+  JSON value, big integers, non-finite floats and nested values included.
+- PCD002's `disagreement_risks` finds the first option another one's scored piece begins by
+  bisecting the sorted remainders (not by a scan of every pair): the same sentence as the
+  pairwise definition, on every corpus field and on generated fields.
+- `EngineProfile.losses` builds its Loss tuples without their Python constructor: the same
+  values, fields and methods as a Loss built by name.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from auditor.pcd.engines import get_engine
+from auditor.pcd.engines.base import OPTION_CAP, Loss
+from auditor.pcd.scoring import SiteTokens, json_text
+from auditor.rules.multi_token_option import disagreement_risks
+from auditor.schema.cache import analyse_file
+from support import corpus_files, get_tokenizer
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(min_value=2**63, max_value=2**80)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _reference_json_text(value) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text[1:-1] if isinstance(value, str) else text
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON_VALUES)
+def test_json_text_writes_what_json_dumps_writes(value):
+    assert json_text(value) == _reference_json_text(value)
+
+
+@pytest.mark.parametrize("value", [True, False, None, 0, -1, 1, 2**64, 1.0, -0.0, 1e-7, float("nan"),
+                                   float("inf"), float("-inf"), "a\"b", "\x00", [True, 1], {"k": None}])
+def test_json_text_of_literals_that_share_a_hash(value):
+    """True == 1 and False == 0: a lookup table keyed by value would write `true` for 1."""
+    assert json_text(value) == _reference_json_text(value)
+
+
+def _pairwise_risks(tokens: SiteTokens) -> list[str]:
+    """PCD002's definition, one pair at a time (what disagreement_risks computed before)."""
+    risks = []
+    if tokens.collisions:
+        risks.append("the field also has a first-token collision")
+    strings = [o for o in tokens.options if o.is_string and o.ids]
+    for option in strings:
+        scored = tokens.tokenizer.piece(option.scored_id)
+        other = next((o for o in strings if o.index != option.index and o.remainder != scored
+                      and o.remainder.startswith(scored)), None)
+        if other is not None:
+            risks.append(f"{option.text!r} is scored by {scored!r}, which also begins {other.text!r}")
+            break
+    return risks
+
+
+def _field(options: list) -> SimpleNamespace:
+    return SimpleNamespace(name="label", options=options)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="abAB_ 12é-", min_size=0, max_size=6), min_size=1, max_size=12))
+def test_disagreement_risks_equal_the_pairwise_definition(options):
+    tokenizer = get_tokenizer("qwen2.5")
+    tokens = SiteTokens(_field(options), tokenizer)
+    assert disagreement_risks(tokens) == _pairwise_risks(tokens)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tokenizer_name", ["qwen2.5", "smollm2"])
+def test_disagreement_risks_equal_the_pairwise_definition_on_the_corpus(tokenizer_name):
+    files = corpus_files()
+    if not files:
+        pytest.skip("../shared/corpus not present")
+    tokenizer = get_tokenizer(tokenizer_name)
+    found = 0
+    for path in files:
+        for site in analyse_file(path, str(path)).sites:
+            tokens = SiteTokens(site, tokenizer)
+            risks = disagreement_risks(tokens)
+            assert risks == _pairwise_risks(tokens), (path.name, site.name)
+            found += any("also begins" in r for r in risks)
+    assert found > 20  # the sentence that depends on the bisection was compared, many times
+
+
+def test_losses_are_loss_tuples_with_their_fields():
+    tokenizer = get_tokenizer("qwen2.5")
+    refused = SiteTokens(_field([f"v{i}" for i in range(300)]), tokenizer)  # past RLCD's 255
+    losses = get_engine("gather").losses(refused)
+    assert len(losses) == 300
+    first = losses[0]
+    assert type(first) is Loss
+    assert first == Loss(0, "v0", None, None, OPTION_CAP, first.detail)
+    assert (first.index, first.option, first.returned, first.reason) == (0, "v0", None, OPTION_CAP)
+    assert first.to_dict()["returned_index"] is None
+    tied = SiteTokens(_field(["CAT_1", "CAT_2", "DOG"]), tokenizer)  # prefix "" : C, C, D
+    (loss,) = get_engine("gather").losses(tied)
+    assert loss == Loss(1, "CAT_2", 0, "CAT_1", "tie", loss.detail)
+    assert loss.phrase().startswith("'CAT_2' is never returned (shares first token")
