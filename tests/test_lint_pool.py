@@ -9,6 +9,7 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import pytest
@@ -121,13 +122,45 @@ def test_chunks_come_back_in_order_and_a_dead_worker_hands_the_work_back():
     items = list(range(20))
     parts = map_chunks(list, items, 2)
     assert parts is not None and len(parts) >= 2 and [i for part in parts for i in part] == items
+    parent = os.getpid()
 
-    def dies_on_three(chunk):
-        if 3 in chunk:
+    def dies_in_a_worker(chunk):
+        if os.getpid() != parent:
             os._exit(1)  # as a worker killed for memory would
+        time.sleep(0.5)  # (this process is a worker too: the forked one takes a chunk meanwhile)
         return sum(chunk)
 
-    assert map_chunks(dies_on_three, items, 2) is None
+    assert map_chunks(dies_in_a_worker, items, 2) is None
+
+
+def test_an_exception_in_a_worker_is_raised_in_the_caller():
+    from auditor.lint.pool import map_chunks
+
+    parent = os.getpid()
+
+    def fails_in_a_worker(chunk):
+        if os.getpid() != parent:
+            raise LookupError(f"no such thing: {chunk[0]}")
+        time.sleep(0.5)
+        return chunk
+
+    with pytest.raises(LookupError, match="no such thing"):
+        map_chunks(fails_in_a_worker, list(range(8)), 2)
+
+
+def test_the_caller_is_one_of_the_workers_and_every_chunk_is_done_once():
+    from auditor.lint.pool import map_chunks
+
+    def who(chunk):
+        time.sleep(0.02)
+        return [(os.getpid(), i) for i in chunk]
+
+    parts = map_chunks(who, list(range(40)), 3, per_worker=4)
+    assert parts is not None
+    done = [i for part in parts for _, i in part]
+    assert done == list(range(40))  # each once, in input order
+    pids = {pid for part in parts for pid, _ in part}
+    assert os.getpid() in pids and len(pids) <= 3  # the caller and at most two forked workers
 
 
 def test_a_run_whose_worker_dies_is_linted_in_one_process(write_schema, qwen, monkeypatch):

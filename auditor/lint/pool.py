@@ -1,27 +1,42 @@
-"""A process pool over files: `work` (the engine's serial path) run by forked workers on
-contiguous chunks of the inputs, its results handed back in input order, so merging them gives
-what one process gives (tests/test_lint_pool.py compares the output).
+"""A process pool over files: `work` (the engine's serial path) run on contiguous chunks of the
+inputs by this process and forked workers, its results handed back in input order, so merging
+them gives what one process gives (tests/test_lint_pool.py compares the output).
 
 Workers are forked after the tokenizers are loaded: each shares the parent's tokenizers (no
-load, no conversion); the tokenizers library's own threads are off in them (one core each).
-Where fork is not available the serial path runs.
+load, no conversion); the tokenizers library's own threads are off while the pool runs (one
+core each). Where fork is not available the serial path runs.
+
+The pool is plain `os.fork`, not `concurrent.futures`, and this process is one of its workers
+(`jobs` 2 forks one process). The chunks wait in one pipe that every worker reads (a pipe hands
+each 4-byte record to exactly one reader), heaviest first, so whoever is free takes the next.
+A forked worker writes each chunk's pickled result to a file of its own in memory (memfd) and
+its place to a pipe, so it never waits for the parent to read; the parent reads them between
+its own chunks. Nothing is pickled on the way out (the workers inherit the work), no thread
+hands anything over, and no one waits for a worker's exit (which unmaps a copy of the
+parent's pages). Against `concurrent.futures` with one worker per core, a warm corpus run
+spent about 15 ms less in starting, handing over and shutting down, and one fork (5 ms for a
+process that holds a tokenizer) fewer.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import pickle
+import selectors
+import signal
+import struct
 import sys
+import tempfile
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 from auditor.errors import UsageError
 
 POOL_MIN_FILES = 16  # below this, starting workers costs more than it saves
 MAX_WORKERS = 8
 _CHUNKS_PER_WORKER = 2  # contiguous chunks: few (each is one bulk tokenizer batch), not one (balance)
-_job: tuple[Callable, list] | None = None  # what the forked workers inherit: (work, items)
+_RECORD = struct.Struct("<I")  # a chunk's number in the task pipe
+_FRAME = struct.Struct("<iQQ")  # a result's place: chunk number (-1: the work raised), offset, bytes
+_exited: list[int] = []  # workers that were done but not yet reaped (reaped by the next pool)
 
 
 def pool_size(files: int, jobs: int | None) -> int:
@@ -31,7 +46,7 @@ def pool_size(files: int, jobs: int | None) -> int:
         raise UsageError(f"--jobs: must be at least 1, not {jobs}")
     if os.environ.get("PCDLINT_DEBUG"):
         return 1  # an exception raised in one process keeps its traceback
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not hasattr(os, "fork"):
         return 1  # the workers get the loaded tokenizers by fork
     if jobs is None:
         if files < POOL_MIN_FILES or not sys.platform.startswith("linux"):
@@ -58,37 +73,174 @@ def chunk_bounds(weights: list[float], count: int) -> list[tuple[int, int]]:
 
 def map_chunks(work: Callable[[list], object], items: list, workers: int,
                weights: list[float] | None = None, per_worker: int = _CHUNKS_PER_WORKER) -> list | None:
-    """[work(chunk) for each contiguous chunk of items], computed by `workers` forked processes;
-    None when a worker died (killed for memory, say): the caller then does the work itself.
-    `weights`: each item's expected cost (chunks of about equal weight; default: equal);
-    `per_worker`: chunks per worker (more: a shorter tail when results are large to send back)."""
-    global _job
+    """[work(chunk) for each contiguous chunk of items], computed by this process and
+    `workers - 1` forked ones; None when a worker died (killed for memory, say): the caller then
+    does the work itself. `weights`: each item's expected cost (chunks of about equal weight;
+    default: equal); `per_worker`: chunks per worker (more: a shorter tail). An exception the
+    work raises, here or in a worker, is raised here."""
     weights = weights or [1.0] * len(items)
     chunks = chunk_bounds(weights, workers * per_worker)
     # the heaviest chunks first (a worker that finishes early takes the next): a shorter tail
     order = sorted(range(len(chunks)), key=lambda i: -sum(weights[chunks[i][0]:chunks[i][1]]))
+    _reap(block=False)
     previous = os.environ.get("TOKENIZERS_PARALLELISM")
-    _job = (work, items)
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one core each, this process included
+    tasks_read, tasks_write = os.pipe()
+    os.write(tasks_write, b"".join(_RECORD.pack(i) for i in order))  # (bytes: far under a pipe's buffer)
+    os.close(tasks_write)
+    forked: list[_Forked] = []
+    results: dict[int, object] = {}
     try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            os.environ["TOKENIZERS_PARALLELISM"] = "false"  # what the workers see at fork
-            try:
-                first = pool.submit(_run_chunk, chunks[order[0]])  # forks every worker, before any thread
-            finally:
-                if previous is None:
-                    os.environ.pop("TOKENIZERS_PARALLELISM", None)
-                else:
-                    os.environ["TOKENIZERS_PARALLELISM"] = previous
-            futures = {order[0]: first}
-            futures.update((i, pool.submit(_run_chunk, chunks[i])) for i in order[1:])
-            return [futures[i].result() for i in range(len(chunks))]  # in input order
-    except BrokenProcessPool:
-        return None
+        for _ in range(min(workers, len(chunks)) - 1):
+            forked.append(_fork(work, items, chunks, tasks_read))
+        while record := os.read(tasks_read, _RECORD.size):  # this process's share
+            (number,) = _RECORD.unpack(record)
+            start, end = chunks[number]
+            results[number] = work(items[start:end])
+            for worker in forked:
+                worker.collect(results)
+        selector = selectors.DefaultSelector()
+        for worker in forked:
+            selector.register(worker.notices, selectors.EVENT_READ, worker)
+        while selector.get_map():
+            for key, _ in selector.select():
+                if not key.data.collect(results):
+                    selector.unregister(key.fd)
+        selector.close()
+        if len(results) < len(chunks):
+            return None  # a worker died before it sent all it took
+        return [results[i] for i in range(len(chunks))]  # in input order
     finally:
-        _job = None
+        os.close(tasks_read)
+        for worker in forked:
+            worker.close()  # (an interrupt or a raise: the others stop too)
+        _exited.extend(worker.pid for worker in forked)
+        _reap(block=False)
+        if previous is None:
+            os.environ.pop("TOKENIZERS_PARALLELISM", None)
+        else:
+            os.environ["TOKENIZERS_PARALLELISM"] = previous
 
 
-def _run_chunk(bounds: tuple[int, int]):
-    assert _job is not None
-    work, items = _job
-    return work(items[bounds[0]:bounds[1]])
+class _Forked:
+    """One forked worker, seen from the parent: its pid, the pipe of its results' places and the
+    in-memory file that holds them."""
+
+    def __init__(self, pid: int, notices: int, results: int):
+        self.pid, self.notices, self.results = pid, notices, results
+        self.pending = bytearray()
+        self.open = True
+        os.set_blocking(notices, False)
+
+    def collect(self, into: dict) -> bool:
+        """Read the results it has announced so far into `into`, without waiting; False once
+        it has closed its pipe (done, or dead)."""
+        while self.open:
+            try:
+                data = os.read(self.notices, 1 << 16)
+            except BlockingIOError:
+                break
+            if not data:
+                self.open = False
+                break
+            self.pending.extend(data)
+            while len(self.pending) >= _FRAME.size:
+                number, offset, size = _FRAME.unpack_from(self.pending)
+                del self.pending[:_FRAME.size]
+                value = pickle.loads(os.pread(self.results, size, offset))
+                if number < 0:
+                    raise value
+                into[number] = value
+        return self.open
+
+    def close(self) -> None:
+        if self.open:
+            _kill(self.pid)
+            self.open = False
+        for fd in (self.notices, self.results):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _fork(work: Callable[[list], object], items: list, chunks: list[tuple[int, int]], tasks: int) -> _Forked:
+    notices_read, notices_write = os.pipe()
+    results = _memory_file()
+    pid = os.fork()
+    if pid == 0:  # the worker: never returns
+        os.close(notices_read)
+        _worker(work, items, chunks, tasks, notices_write, results)
+    os.close(notices_write)
+    return _Forked(pid, notices_read, results)
+
+
+def _memory_file() -> int:
+    """A file descriptor of a new anonymous file (in memory where the system has memfd)."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("pcdlint-results", os.MFD_CLOEXEC)
+    with tempfile.TemporaryFile() as handle:  # (removed at once: the descriptor keeps it)
+        return os.dup(handle.fileno())
+
+
+def _worker(work: Callable[[list], object], items: list, chunks: list[tuple[int, int]], tasks: int,
+            notices: int, results: int) -> None:
+    """A forked worker: take chunk numbers from the task pipe until it is empty, append each
+    result to the results file and announce its place, close the pipe and exit (no interpreter
+    shutdown: the state is the parent's)."""
+    code, offset = 0, 0
+
+    def send(number: int, payload: bytes) -> None:
+        nonlocal offset
+        data = memoryview(payload)
+        while data:
+            data = data[os.pwrite(results, data, offset + len(payload) - len(data)):]
+        _write_all(notices, _FRAME.pack(number, offset, len(payload)))
+        offset += len(payload)
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent stops; a worker just ends
+        while record := os.read(tasks, _RECORD.size):
+            (number,) = _RECORD.unpack(record)
+            start, end = chunks[number]
+            send(number, pickle.dumps(work(items[start:end]), pickle.HIGHEST_PROTOCOL))
+    except BaseException as error:  # sent to the parent, which raises it
+        code = 1
+        try:
+            payload = pickle.dumps(error, pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            payload = pickle.dumps(RuntimeError(f"{type(error).__name__}: {error}"))
+        try:
+            send(-1, payload)
+        except OSError:
+            pass
+    finally:
+        try:
+            os.close(notices)
+        finally:
+            os._exit(code)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _reap(block: bool) -> None:
+    """Collect the exit status of finished workers (a worker exits after its last frame; the
+    parent does not wait for its exit, which unmaps a copy of the parent's pages)."""
+    for pid in list(_exited):
+        try:
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _exited.remove(pid)
