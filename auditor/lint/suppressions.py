@@ -55,6 +55,8 @@ def holders_for(model: FileModel, finding) -> tuple[str, ...]:
 
 def suppressing_entries(model: FileModel, finding, rule: Rule) -> list[tuple[str, str]]:
     """(holder, entry) pairs that silence `finding`; empty when nothing does."""
+    if not model.suppressions:  # (most files: no entry anywhere, no site to look up)
+        return []
     return [(holder, entry) for holder in holders_for(model, finding)
             for entry in model.suppressions.get(holder, ()) if entry_names(entry, rule)]
 
