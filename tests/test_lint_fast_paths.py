@@ -111,3 +111,25 @@ def test_losses_are_loss_tuples_with_their_fields():
     (loss,) = get_engine("gather").losses(tied)
     assert loss == Loss(1, "CAT_2", 0, "CAT_1", "tie", loss.detail)
     assert loss.phrase().startswith("'CAT_2' is never returned (shares first token")
+
+
+@pytest.mark.parametrize("tokenizer_name", ["qwen2.5", "smollm2"])
+@pytest.mark.parametrize("suffix", ['  "risk": "', '  "<risk>": "', '  "été": "', '  "risk": ', '  "a": "x',
+                                    '  "tags": ["'])
+def test_letters_in_context_are_those_plain_cuts_does_not_join(tokenizer_name, suffix):
+    from auditor.pcd.scoring import SLOT_LETTERS, _in_context, plain_cuts
+
+    tokenizer = get_tokenizer(tokenizer_name)
+    for letters in (list(SLOT_LETTERS), list("AB<é1"), list("Q")):
+        expected = [c for c, cut in zip(letters, plain_cuts(tokenizer, suffix, letters)[1]) if not cut]
+        assert _in_context(tokenizer, suffix, letters) == expected, letters
+        assert _in_context(tokenizer, suffix, letters) == expected  # (read back from the tokenizer's table)
+
+
+@pytest.mark.parametrize("texts", [["low", "high"], ["low", "<high"], ["low", "hé"], ["a<", "b"], ["", "x"]])
+def test_joins_of_a_batch_are_the_joins_of_each_text(texts):
+    tokenizer = get_tokenizer("qwen2.5")
+    suffix = '  "level": "'
+    assert tokenizer.joins_quote(texts) == [tokenizer.joins(t, '"') for t in texts]
+    assert tokenizer.joins_after(suffix, texts) == [tokenizer.joins(suffix, t) for t in texts]
+    assert any(tokenizer.joins_quote(texts)) or texts == ["", "x"]  # a batch with a plain text in it

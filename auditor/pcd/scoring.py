@@ -523,8 +523,17 @@ def letter_probe_texts(field_name: str, alphabet: str = SLOT_LETTERS,
 
 def _in_context(tokenizer: LoadedTokenizer, suffix: str, letters: list[str]) -> list[str]:
     """The letters whose `suffix + letter + '"'` must be encoded to be known: the plain others
-    (plain_cuts) are the suffix's ids, the letter's and the quote's by construction."""
-    return [c for c, cut in zip(letters, plain_cuts(tokenizer, suffix, letters)[1]) if not cut]
+    (plain_cuts) are the suffix's ids, the letter's and the quote's by construction. Whether a
+    letter is plain depends on the suffix only through LoadedTokenizer.opens: the letters' own
+    part is worked out once per tokenizer and alphabet."""
+    if not tokenizer.opens(suffix):
+        return list(letters)
+    key = ("plain letters", "".join(letters))
+    plain = tokenizer.derived.get(key)
+    if plain is None:
+        plain = tokenizer.derived[key] = [a and b for a, b in zip(tokenizer.joins_quote(letters),
+                                                                   tokenizer.opening_joins(letters))]
+    return [c for c, cut in zip(letters, plain) if not cut]
 
 
 def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,

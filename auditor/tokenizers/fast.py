@@ -56,10 +56,14 @@ def cut_before_quotes(texts: Sequence[str]) -> list[bool]:
     return [bool(t) and t[-1] in _ALNUM for t in texts]
 
 
-def cut_after(left: str, texts: Sequence[str]) -> list[bool]:
-    """always_cut(left, text) of each text not starting with `"`, in one pass."""
-    if not left.endswith(' "'):
-        return [False] * len(texts)
+def opens_piece(left: str) -> bool:
+    """Whether always_cut(left, text) holds for every text that starts a piece (starts_piece)."""
+    return left.endswith(' "')
+
+
+def starts_piece(texts: Sequence[str]) -> list[bool]:
+    """Per text: it starts with an ASCII letter or digit (always_cut after a left that
+    opens_piece); always_cut(left, text) is opens_piece(left) and this."""
     return [bool(t) and t[0] in _ALNUM for t in texts]
 
 

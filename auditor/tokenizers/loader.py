@@ -105,16 +105,31 @@ class LoadedTokenizer:
         """joins(text, '"') of each text, in one pass (a field's remainders)."""
         if not self._cuts or self._special_search('"'):
             return [False] * len(texts)
-        special = self._special_search
-        return [cut and t.isascii() and not special(t) for cut, t in zip(fast.cut_before_quotes(texts), texts)]
+        return self._plain(texts, fast.cut_before_quotes(texts))
+
+    def opens(self, left: str) -> bool:
+        """Whether `left` ends where the split regex always cuts before a letter or digit and is
+        ASCII without an added token's first character: then joins(left, text) is
+        `opening_joins([text])`, whatever the left; else it never holds."""
+        return self._cuts and fast.opens_piece(left) and left.isascii() and not self._special_search(left)
+
+    def opening_joins(self, texts: Sequence[str]) -> list[bool]:
+        """joins(left, text) of each text, for any `left` that `opens`."""
+        return self._plain(texts, fast.starts_piece(texts))
 
     def joins_after(self, left: str, texts: Sequence[str]) -> list[bool]:
         """joins(left, text) of each text not starting with `"`, in one pass (a field's suffix
         and its remainders)."""
+        return self.opening_joins(texts) if self.opens(left) else [False] * len(texts)
+
+    def _plain(self, texts: Sequence[str], cuts: list[bool]) -> list[bool]:
+        """Per text: its cut, where the text is ASCII without an added token's first character;
+        one test of all the texts together where none has either (most runs)."""
         special = self._special_search
-        if not (self._cuts and left.isascii() and not special(left)):
-            return [False] * len(texts)
-        return [cut and t.isascii() and not special(t) for cut, t in zip(fast.cut_after(left, texts), texts)]
+        together = "".join(texts)
+        if together.isascii() and not special(together):
+            return cuts
+        return [cut and t.isascii() and not special(t) for cut, t in zip(cuts, texts)]
 
     @cached_property
     def unk_id(self) -> int | None:
