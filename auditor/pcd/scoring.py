@@ -19,9 +19,10 @@ import string
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
+from auditor.lazy import cached_property
 from auditor.tokenizers.loader import LoadedTokenizer
 
 SLOT_LETTERS = string.ascii_uppercase

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import NamedTuple
 
+from auditor.lazy import cached_property
 from auditor.pcd.scoring import FieldLike, SiteTokens, json_text, rendered  # noqa: F401  (re-exported)
 from auditor.tokenizers.loader import LoadedTokenizer
 

@@ -1,0 +1,38 @@
+"""`cached_property` without a lock.
+
+`functools.cached_property` takes an RLock on every first read up to Python 3.11 (3.12 dropped
+it); SiteTokens, FieldPlan and LoadedTokenizer compute a dozen such values for each of a run's
+thousands of fields, and the lock was a tenth of a small field's lint. These objects are never
+shared between threads while they are built, so a first read computes the value and stores it
+in the instance, where every later read finds it without calling the descriptor (as with
+functools' own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
+
+T = TypeVar("T")
+
+
+class cached_property(Generic[T]):  # (the name of the functools one it stands in for)
+    def __init__(self, func: Callable[[Any], T]):
+        self.func = func
+        self.attrname = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attrname = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> cached_property[T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.attrname] = self.func(instance)
+        return value
