@@ -133,3 +133,36 @@ def test_joins_of_a_batch_are_the_joins_of_each_text(texts):
     assert tokenizer.joins_quote(texts) == [tokenizer.joins(t, '"') for t in texts]
     assert tokenizer.joins_after(suffix, texts) == [tokenizer.joins(suffix, t) for t in texts]
     assert any(tokenizer.joins_quote(texts)) or texts == ["", "x"]  # a batch with a plain text in it
+
+
+def _reference_slots(tokenizer, name: str, needed: int, alphabet: str):
+    """letter_slots by its definition: every letter encoded after the suffix, none skipped."""
+    from auditor.pcd.scoring import _letter_failures_alone, field_head
+
+    failures = dict(_letter_failures_alone(tokenizer, alphabet))
+    suffix = field_head(name) + '"'
+    base, close = list(tokenizer.hf.encode(suffix, add_special_tokens=False).ids), tokenizer.ids('"')
+    for letter in alphabet:
+        if letter in failures:
+            continue
+        ids = tokenizer.hf.encode(suffix + letter + '"', add_special_tokens=False).ids
+        if tuple(ids) != tuple(base) + tuple(tokenizer.ids(letter)) + tuple(close):
+            failures[letter] = f"merges with the quote after the suffix: {[tokenizer.piece(t) for t in ids[len(base) - 1:]]}"
+    letters = tuple(c for c in alphabet if c not in failures)
+    in_order = all(c not in failures for c in alphabet[:needed]) and needed <= len(alphabet)
+    return (letters if in_order else (), failures, in_order, needed)
+
+
+@pytest.mark.parametrize("tokenizer_name", ["qwen2.5", "smollm2"])
+def test_letter_slots_shared_between_field_names_are_each_names_own(tokenizer_name):
+    from auditor.pcd.scoring import SLOT_LETTERS, letter_slots
+
+    tokenizer = get_tokenizer(tokenizer_name)
+    for alphabet in (SLOT_LETTERS, "ABCD<|é"):
+        for needed in (2, 5, 27):
+            for name in ("risk", "level", "<tag>", "été", "a b", 'q"'):
+                table = letter_slots(tokenizer, name, needed, alphabet)
+                expected = _reference_slots(tokenizer, name, needed, alphabet)
+                assert (table.letters, table.failures, table.viable, table.needed) == expected, (name, alphabet)
+    if tokenizer_name == "qwen2.5":  # the suffix opens and A-Z are plain: one table for both names
+        assert letter_slots(tokenizer, "risk", 4) is letter_slots(tokenizer, "level", 4)

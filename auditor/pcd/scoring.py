@@ -540,18 +540,28 @@ def _in_context(tokenizer: LoadedTokenizer, suffix: str, letters: list[str]) -> 
 def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,
                  alphabet: str = SLOT_LETTERS) -> SlotTable:
     """Slots A, B, … of `alphabet` in order: each must be one round-trip token, alone and
-    after the quote."""
-    failures = dict(_letter_failures_alone(tokenizer, alphabet))
+    after the quote. Where the field's suffix `opens` and every letter is plain after it (no
+    letter to encode in context), the table is the same for every field name: made once per
+    tokenizer, alphabet and count (shared: callers must not change it)."""
     suffix = field_head(field_name) + '"'
-    base = tokenizer.ids(suffix)
-    close = tokenizer.ids(STRING_CLOSE)
+    key = ("slots", alphabet, needed)
+    opens = tokenizer.opens(suffix)
+    if opens and key in tokenizer.derived:
+        return tokenizer.derived[key]
+    failures = dict(_letter_failures_alone(tokenizer, alphabet))
     candidates = _in_context(tokenizer, suffix, [c for c in alphabet if c not in failures])
-    in_context = tokenizer.ids_many([suffix + c + '"' for c in candidates])
-    for letter, ids in zip(candidates, in_context):
-        alone = tokenizer.ids(letter)
-        if ids != base + alone + close:
-            pieces = [tokenizer.piece(t) for t in ids[len(base) - 1:]]
-            failures[letter] = f"merges with the quote after the suffix: {pieces}"
+    if candidates:
+        base = tokenizer.ids(suffix)
+        close = tokenizer.ids(STRING_CLOSE)
+        in_context = tokenizer.ids_many([suffix + c + '"' for c in candidates])
+        for letter, ids in zip(candidates, in_context):
+            alone = tokenizer.ids(letter)
+            if ids != base + alone + close:
+                pieces = [tokenizer.piece(t) for t in ids[len(base) - 1:]]
+                failures[letter] = f"merges with the quote after the suffix: {pieces}"
     letters = tuple(c for c in alphabet if c not in failures)
     in_order = all(c not in failures for c in alphabet[:needed]) and needed <= len(alphabet)
-    return SlotTable(letters if in_order else (), failures, in_order, needed)
+    table = SlotTable(letters if in_order else (), failures, in_order, needed)
+    if opens and not candidates:
+        tokenizer.derived[key] = table
+    return table
