@@ -109,23 +109,44 @@ def words_kept(options: list[str], renamed: list[str]) -> float:
     return sum(shares) / len(shares) if shares else 0.0
 
 
+def candidate_site(tokens, options: list[str]):
+    """The field with these options in place of its own, made once per tokenization: the
+    suggestions' prefetch and the re-lint share it (and what the scoring model keeps on it)."""
+    sites = tokens.memo.setdefault("candidate sites", {})
+    key = tuple(options)
+    site = sites.get(key)
+    if site is None:
+        site = sites[key] = replace(tokens.site, options=options)
+    return site
+
+
+def _quick_collision(tokens, site, engine) -> bool:
+    """engine.quick_collision of a candidate, asked once per tokenization and engine (the
+    prefetch asks first; the re-lint reads its answer)."""
+    told = tokens.memo.setdefault(("quick collision", engine.name), {})
+    key = tuple(site.options)
+    if key not in told:
+        told[key] = bool(engine.quick_collision(site, tokens.tokenizer))
+    return told[key]
+
+
+def _site_rules() -> list:
+    return [rule for rule in load_rules().values() if rule.scope == "site"]
+
+
 def _relint(tokens, options: list[str], engine=None) -> bool:
     """True when the field with these options has no warning or error under the tokenizer
     and the engine profile."""
+    site = candidate_site(tokens, options)
     # PCD001 reports every first-token collision (error or warning): told by the first
     # options that collide (most renamings of a big field), here or in the prefetch before
-    if engine is not None and tuple(options) in tokens.memo.get(("refused", engine.name), ()):
-        return False
-    site = replace(tokens.site, options=options)
-    if engine is not None and engine.first_token and engine.quick_collision(site, tokens.tokenizer):
+    if engine is not None and engine.first_token and _quick_collision(tokens, site, engine):
         return False
     candidate = SiteTokens(site, tokens.tokenizer)
     if engine is not None and engine.first_token and engine.field_plan(candidate).has_collision:
         return False
     file: Any = SimpleNamespace(path=site.path, document=None)  # rules read only the path
-    for rule in load_rules().values():
-        if rule.scope != "site":
-            continue
+    for rule in _site_rules():
         # suggestions=False: re-linting a candidate must not look for suggestions of its own;
         # details=False: only its findings' severities are read
         ctx = RuleContext(rule, dict(rule.options), file, site, tokens.tokenizer, rule.severity,
@@ -244,10 +265,8 @@ def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonica
     candidates = []
     for t, e in fields.values():
         for _, _, renamed in kept_candidates(t, e.letters):
-            candidate = replace(t.site, options=renamed)
-            if e.first_token and e.quick_collision(candidate, tokenizer):
-                t.memo.setdefault(("refused", e.name), set()).add(tuple(renamed))  # (for _relint)
-            else:
+            candidate = candidate_site(t, renamed)
+            if not (e.first_token and _quick_collision(t, candidate, e)):
                 candidates.append(candidate)
     if candidates:
         plan_texts = [text for e in engines for c in candidates for text in e.plan_texts(c, tokenizer)]
