@@ -29,18 +29,19 @@ from auditor.lint import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
 
-def _prefilter(tokenizer, specials: dict[str, int]) -> re.Pattern | None:
-    """Per tokenizer, one alternation of its special texts, to pass over options without any."""
+def _specials(tokenizer) -> tuple[dict[str, int], re.Pattern | None]:
+    """Per tokenizer: its special texts (not blank) → id, and one alternation of them to pass
+    over options without any (None: no such text)."""
     key = "PCD009 specials"
     if key not in tokenizer.derived:
-        tokenizer.derived[key] = re.compile("|".join(map(re.escape, specials))) if specials else None
+        specials = {text: idx for text, idx in tokenizer.special_tokens.items() if text.strip()}
+        tokenizer.derived[key] = specials, re.compile("|".join(map(re.escape, specials))) if specials else None
     return tokenizer.derived[key]
 
 
 @rule(code="PCD009", name="special-token-text", severity="error")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
-    specials = {text: idx for text, idx in tokens.tokenizer.special_tokens.items() if text.strip()}
-    anywhere = _prefilter(tokens.tokenizer, specials)
+    specials, anywhere = _specials(tokens.tokenizer)
     if anywhere is None:
         return
     for option in tokens.options:
