@@ -34,13 +34,15 @@ def corpus_texts() -> list[str]:
     base = get_tokenizer("qwen2.5")
     tokenizer = LoadedTokenizer(id="qwen2.5", source="", hf=base.hf, rank_source=base.rank_source)
     asked: list[str] = []
-    real = fast.FastEncoder.encode_ascii
+    real, real_many = fast.FastEncoder.encode_ascii, fast.FastEncoder.encode_ascii_many
     fast.FastEncoder.encode_ascii = lambda self, text: asked.append(text) or real(self, text)  # type: ignore[method-assign]
+    fast.FastEncoder.encode_ascii_many = (  # type: ignore[method-assign]
+        lambda self, texts: asked.extend(texts) or real_many(self, texts))
     try:
         files = sorted(str(p) for p in CORPUS.rglob("*.json"))
         run = lint(files, [tokenizer], LintOptions(engines=list(ENGINES), jobs=1))  # counted here
     finally:
-        fast.FastEncoder.encode_ascii = real  # type: ignore[method-assign]
+        fast.FastEncoder.encode_ascii, fast.FastEncoder.encode_ascii_many = real, real_many  # type: ignore[method-assign]
     assert len(asked) > 20_000, "the run must have taken the fast path"
     texts = list(asked)
     for result in run.files:
@@ -85,8 +87,9 @@ def test_prefill_takes_the_fast_path_for_ascii_only(monkeypatch):
     base = get_tokenizer("qwen2.5")
     tokenizer = LoadedTokenizer(id="q", source="", hf=base.hf, rank_source=base.rank_source)
     calls = []
-    real = fast.FastEncoder.encode_ascii
-    monkeypatch.setattr(fast.FastEncoder, "encode_ascii", lambda self, text: calls.append(text) or real(self, text))
+    real = fast.FastEncoder.encode_ascii_many
+    monkeypatch.setattr(fast.FastEncoder, "encode_ascii_many",
+                        lambda self, texts: calls.extend(texts) or real(self, texts))
     texts = [f"option_{i}" for i in range(fast.FAST_MIN_TEXTS)] + ["café", "naïve"]
     tokenizer.prefill(texts, texts)
     assert set(calls) == set(texts[:-2])

@@ -166,3 +166,14 @@ def test_letter_slots_shared_between_field_names_are_each_names_own(tokenizer_na
                 assert (table.letters, table.failures, table.viable, table.needed) == expected, (name, alphabet)
     if tokenizer_name == "qwen2.5":  # the suffix opens and A-Z are plain: one table for both names
         assert letter_slots(tokenizer, "risk", 4) is letter_slots(tokenizer, "level", 4)
+
+
+@pytest.mark.parametrize("texts", [["low", "HIGH_RISK", " spaced", ""], ["a", "<|im_start|>x", "b<"],
+                                   ["<think>", "no"]])
+def test_fast_encoder_batches_encode_as_each_text_alone(texts):
+    tokenizer = get_tokenizer("qwen2.5")
+    encoder = tokenizer.fast_encoder
+    if encoder is None:
+        pytest.skip("tiktoken not installed")
+    assert encoder.encode_ascii_many(texts) == [encoder.encode_ascii(t) for t in texts]
+    assert encoder.encode_ascii_many(texts) == [tokenizer.hf.encode(t, add_special_tokens=False).ids for t in texts]

@@ -109,6 +109,13 @@ class FastEncoder:
             return self._encoding.encode(text, allowed_special="all")
         return self._ascii_ordinary(text)
 
+    def encode_ascii_many(self, texts: list[str]) -> list[list[int]]:
+        """`encode_ascii` of each ASCII text; where none holds a special token's first character
+        (one search of them all together), straight through the native encoder."""
+        if self._special("".join(texts)):
+            return [self.encode_ascii(t) for t in texts]
+        return list(map(self._ascii_ordinary, texts))
+
     def begin(self, ids: Sequence[int], index: int) -> int:
         """Where token `index` of an ASCII text begins (its characters before it)."""
         lengths = self._lengths

@@ -163,13 +163,14 @@ class LoadedTokenizer:
         # the fast encoder once built serves every batch; building it pays off for a large one
         if derived or (len(missing) >= fast.FAST_MIN_TEXTS and self.rank_source is not None
                        and self.fast_encoder is not None):
-            encode = self.fast_encoder.encode_ascii  # type: ignore[union-attr]
             # one int object per token id pays for itself in memory only in a large run
             shared = self._shared if len(memo) + len(missing) >= SHARE_MIN_TEXTS else tuple
-            for text in missing:
-                if text.isascii():
-                    memo[text] = shared(encode(text))
-            missing = [t for t in missing if not t.isascii()]
+            plain = [t for t in missing if t.isascii()]
+            memo.update(zip(plain, map(shared, self.fast_encoder.encode_ascii_many(plain))))  # type: ignore[union-attr]
+            if len(plain) < len(missing):
+                missing = [t for t in missing if not t.isascii()]
+            else:
+                missing = []
         encode_batch = self.hf.encode_batch
         for begin in range(0, len(missing), PREFILL_CHUNK):
             chunk = missing[begin:begin + PREFILL_CHUNK]
