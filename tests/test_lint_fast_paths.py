@@ -177,3 +177,23 @@ def test_fast_encoder_batches_encode_as_each_text_alone(texts):
         pytest.skip("tiktoken not installed")
     assert encoder.encode_ascii_many(texts) == [encoder.encode_ascii(t) for t in texts]
     assert encoder.encode_ascii_many(texts) == [tokenizer.hf.encode(t, add_special_tokens=False).ids for t in texts]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tokenizer_name", ["qwen2.5", "smollm2"])
+def test_closed_sequences_are_each_options_closed_remainder_ids_on_the_corpus(tokenizer_name):
+    from auditor.pcd.scoring import closed_remainder_ids
+
+    files = corpus_files()
+    if not files:
+        pytest.skip("../shared/corpus not present")
+    tokenizer = get_tokenizer(tokenizer_name)
+    joined = 0
+    for path in files:
+        for site in analyse_file(path, str(path)).sites:
+            tokens = SiteTokens(site, tokenizer)
+            expected = [closed_remainder_ids(tokenizer, o.remainder, tokens.closes[o.index], o.ids)
+                        if o.is_string else None for o in tokens.options]
+            assert tokens.closed_sequences == expected, (path.name, site.name)
+            joined += sum(tokens.closes)
+    assert joined > 1000 or tokenizer_name == "smollm2"  # the joined branch was compared, many times

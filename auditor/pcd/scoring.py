@@ -456,8 +456,12 @@ class SiteTokens(Generic[F]):
     def closed_sequences(self) -> list[tuple[int, ...] | None]:
         """closed_ids of every option, in option order (literals: None; the `gather` plan's)."""
         tokenizer, closes = self.tokenizer, self.closes
-        return [closed_remainder_ids(tokenizer, o.remainder, closes[o.index], o.ids) if o.is_string else None
-                for o in self.options]
+        if self.mixed or not self.has_strings:
+            return [closed_remainder_ids(tokenizer, o.remainder, closes[o.index], o.ids) if o.is_string else None
+                    for o in self.options]
+        # all strings, in option order: closed_remainder_ids of each, without a call per option
+        tail, ids = (self.close_id,), tokenizer.ids
+        return [o.ids + tail if joins else ids(o.remainder + STRING_CLOSE) for o, joins in zip(self.options, closes)]
 
     def closed_ids(self, option: ScoredOption) -> tuple[int, ...]:
         """ids of a string option's `remainder + '"'` (joined from the memo where they join)."""

@@ -130,8 +130,8 @@ class EngineProfile:
         plan = self.field_plan(tokens)
         options = tokens.site.options
         if plan.refused is not None:  # every option, for one reason
-            refused = plan.refused
-            out = [lost(k, option, None, None, OPTION_CAP, refused) for k, option in enumerate(options)]
+            refused, new = plan.refused, tuple.__new__  # (lost(), without a call per option)
+            out = [new(Loss, (k, option, None, None, OPTION_CAP, refused)) for k, option in enumerate(options)]
         else:
             out = []
             for k, option in enumerate(options):
