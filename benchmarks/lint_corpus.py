@@ -1,13 +1,15 @@
 """Lint speed against floors measured in the same process (ratios, not absolute targets).
 
 1. Lint the whole shared corpus with qwen2.5 vs batch-encoding every option string of the corpus
-   with the same tokenizer (the encode floor). Target: lint <= 2x the floor. Printed for all
-   rules with suggestions (JSON output), all rules without (text output), the core rules
-   PCD000-PCD004, and --no-cache (every file parsed, crawled and meta-validated again).
+   with the same tokenizer (the encode floor). Targets (issue 17): core rules PCD000-PCD004
+   <= 2x the floor, all default rules with text output <= 3x, JSON with suggestions and the
+   report written <= 5x, --no-cache (every file parsed, crawled and meta-validated again) <= 6x.
 2. Tokenizer load: cold (conversion into an empty cache) and warm (from the cache) vs a plain
    `Tokenizer.from_file` of the cached file. Target: warm <= 3x plain.
 3. Start-up: `pcdlint check` on one file with a warm cache vs a bare Python process that loads the
-   cached tokenizer.json with `tokenizers` and encodes the same options. Target: <= 3x.
+   cached tokenizer.json with `tokenizers` and encodes the same options. Target: <= 1.3x. Both
+   run as an installed pcdlint does: with compiled modules (PYTHONDONTWRITEBYTECODE is dropped
+   for them, so the first run writes them; a wheel install compiles them when it installs).
 
 Usage: python benchmarks/lint_corpus.py [CORPUS_DIR]   (default: ../shared/corpus)
 """
@@ -130,7 +132,11 @@ def main() -> None:
     one = corpus / "pcd-presets" / "support_triage.json"
     one_options = [json_text(o) for r in lint([str(one)], [tok]).files for s in r.model.sites
                    for o in s.options]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    # like an installed pcdlint: compiled modules (written by the first, unmeasured run)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["HF_HUB_OFFLINE"] = "1"
+    subprocess.run([sys.executable, "-m", "auditor", "check", "-q", str(one)], env=env, capture_output=True,
+                   cwd=REPO)
     check = best_of(3, lambda: subprocess.run([sys.executable, "-m", "auditor", "check", "-q", str(one)],
                                               env=env, capture_output=True, cwd=REPO))
     bare_code = ("import sys; from tokenizers import Tokenizer; "
@@ -150,12 +156,12 @@ def main() -> None:
     print(f"JSON report            {report_time:8.3f} s   (render of the warm run's document)")
     print(f"lint corpus, text -j 1 {serial_text:8.3f} s   (no pool: one process, one core)")
     print(f"lint corpus, warm -j 1 {serial_json:8.3f} s   (no pool, suggestions)")
-    print(f"  ratio lint/encode    {lint_time / encode_time:8.1f} x   warm, all rules, JSON (target <= 2)")
+    print(f"  ratio lint/encode    {lint_time / encode_time:8.1f} x   warm, all rules, JSON (no report)")
     print(f"  ratio lint/encode    {(lint_time + report_time) / encode_time:8.1f} x   "
           f"warm, all rules, JSON report written (target <= 5)")
-    print(f"  ratio lint/encode    {lint_text / encode_time:8.1f} x   warm, all rules, text")
-    print(f"  ratio lint/encode    {lint_core / encode_time:8.1f} x   warm, core rules")
-    print(f"  ratio lint/encode    {lint_nocache / encode_time:8.1f} x   --no-cache, all rules, JSON")
+    print(f"  ratio lint/encode    {lint_text / encode_time:8.1f} x   warm, all rules, text (target <= 3)")
+    print(f"  ratio lint/encode    {lint_core / encode_time:8.1f} x   warm, core rules (target <= 2)")
+    print(f"  ratio lint/encode    {lint_nocache / encode_time:8.1f} x   --no-cache, all rules, JSON (target <= 6)")
     print("paired (the floor measured beside each run; medians of the runs and of their floors):")
     for key, label, target in (("core", "warm, core rules", 2), ("text", "warm, all rules, text", 3),
                                ("json", "warm, all rules, JSON report written", 5),
@@ -176,7 +182,7 @@ def main() -> None:
     print(f"  ratio warm/plain     {warm / plain:8.2f} x   (target <= 3)")
     print(f"one-file check process {check:8.3f} s   ({one.name}, warm cache)")
     print(f"bare tokenizers process{bare:8.3f} s")
-    print(f"  ratio check/bare     {check / bare:8.2f} x   (target <= 3)")
+    print(f"  ratio check/bare     {check / bare:8.2f} x   (target <= 1.3)")
 
 
 if __name__ == "__main__":
