@@ -366,15 +366,18 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     for rule in file_rules:
         ctx = _context(rule, options, model, None, None)
         raw.extend((rule, f) for f in _checked(rule, model, ctx))
-    settings = {rule.code: _settings(rule, options) for rule in site_rules}  # (read, never changed)
+    # one context per (rule, engine) for the file, pointed at each site and tokenizer in turn (a
+    # rule's findings are made within its check; its options are read, never changed)
+    checks = [(rule, _context(rule, options, model, None, None, engine, suggester, _settings(rule, options)))
+              for rule in site_rules for engine in (engines if rule.per_engine else engines[:1])]
     for tokenizer in tokenizers:
         for site in model.sites:
             tokens = result.site_tokens(site, tokenizer)
-            for rule in site_rules:
-                for engine in (engines if rule.per_engine else engines[:1]):
-                    ctx = _context(rule, options, model, site, tokenizer, engine, suggester,
-                                   settings[rule.code])
-                    raw.extend((rule, f) for f in _checked(rule, tokens, ctx))
+            for rule, ctx in checks:
+                ctx.site, ctx.tokenizer = site, tokenizer
+                found = _checked(rule, tokens, ctx)
+                if found:
+                    raw.extend((rule, f) for f in found)
     used: set[tuple[str, str]] = set()
     for rule, finding in raw:
         silenced_by = suppressions.suppressing_entries(model, finding, rule)
