@@ -180,10 +180,12 @@ def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], opt
     large = sum(item.size() for item in inputs) >= WARM_FAST_ENCODER_BYTES
     for tokenizer in tokenizers:
         tokenizer.warm(fast_encoder=large)
-    if use_cache and 4 * sum(item.is_cached(max_bytes, max_depth) for item in inputs) >= 3 * len(inputs):
+    cached = [item.cached(max_bytes, max_depth) for item in inputs] if use_cache else []
+    if use_cache and 4 * sum(model is not None for model in cached) >= 3 * len(inputs):
         # (nearly) every analysis is cached: read here (fast), the workers inherit the models
         # and send back only findings and costs (sending models back costs more than linting)
-        loaded = list(models(inputs))
+        loaded = [(model, item.named) if model is not None else next(models([item]))
+                  for item, model in zip(inputs, cached)]
         # a file costs about what its options do: chunks of equal option counts
         weights = [1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
                    for m, _ in loaded]

@@ -110,14 +110,16 @@ def _entry(path: Path, raw: bytes, max_depth: int | None) -> tuple[Path, str]:
     return cache_dir() / "analysis" / f"{key[:40]}.json", key
 
 
-def is_cached(path: Path, max_bytes: int | None = None, max_depth: int | None = None) -> bool:
-    """Whether the file's analysis has a cache entry (not checked: a damaged one is rebuilt);
-    False for what `read_source` refuses (the real read reports it)."""
+def cached_analysis(path: Path, display: str, max_bytes: int | None = None,
+                    max_depth: int | None = None) -> FileModel | None:
+    """The file's model from the analysis cache (what analyse_file reads on a hit), or None:
+    no entry, a damaged one, or a file `read_source` refuses (analyse_file reports it)."""
     try:
-        raw = read_source(path, str(path), max_bytes)
+        raw = read_source(path, display, max_bytes)
     except InputFileError:
-        return False
-    return _entry(path, raw, max_depth)[0].is_file()
+        return None
+    entry, key = _entry(path, raw, max_depth)
+    return load_entry(entry, key, display, raw)
 
 
 def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: int | None) -> FileModel:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.errors import InputFileError
-from auditor.schema.cache import analyse_file, is_cached
+from auditor.schema.cache import analyse_file, cached_analysis
 from auditor.schema.documents import LINTABLE_SUFFIXES, parse_document
 from auditor.schema.python_source import is_python_ref, load_python_ref
 from auditor.schema.sites import FileModel, analyse
@@ -58,9 +58,9 @@ class Input:
         except OSError:
             return 1
 
-    def is_cached(self, max_bytes: int | None = None, max_depth: int | None = None) -> bool:
-        """Whether `load` would read the analysis cache (a file with an entry)."""
-        return self.path is not None and is_cached(self.path, max_bytes, max_depth)
+    def cached(self, max_bytes: int | None = None, max_depth: int | None = None) -> FileModel | None:
+        """What `load` reads from the analysis cache, or None where it would analyse (or fail)."""
+        return None if self.path is None else cached_analysis(self.path, self.display, max_bytes, max_depth)
 
 
 def _suffix_for(display: str, raw: bytes) -> str:
