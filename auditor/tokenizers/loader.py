@@ -212,9 +212,8 @@ class LoadedTokenizer:
 
     def ids_many(self, texts: list[str]) -> list[tuple[int, ...]]:
         """`ids` of each text (shared lists, not copies); one native batch for any misses."""
-        get = self._memo.get
-        out = [get(t) for t in texts]
-        if None in out:
+        out = list(map(self._memo.get, texts))
+        if not all(out) and None in out:  # (all(): one truth test each; only () is false besides None)
             self.prefill(texts)
             out = [self.ids(t) for t in texts]
         return out  # type: ignore[return-value]
