@@ -197,3 +197,24 @@ def test_closed_sequences_are_each_options_closed_remainder_ids_on_the_corpus(to
             assert tokens.closed_sequences == expected, (path.name, site.name)
             joined += sum(tokens.closes)
     assert joined > 1000 or tokenizer_name == "smollm2"  # the joined branch was compared, many times
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tokenizer_name", ["qwen2.5", "smollm2"])
+def test_field_lengths_are_the_field_texts_encoded_on_the_corpus(tokenizer_name):
+    """The cost model's token counts, joined from the depth-0 suffix where the texts join
+    (array items included), equal each field text encoded whole by `tokenizers`."""
+    from auditor.pcd.scoring import field_texts
+
+    files = corpus_files()
+    if not files:
+        pytest.skip("../shared/corpus not present")
+    tokenizer = get_tokenizer(tokenizer_name)
+    items = 0
+    for path in files:
+        for site in analyse_file(path, str(path)).sites:
+            tokens = SiteTokens(site, tokenizer)
+            expected = [len(tokenizer.hf.encode(t, add_special_tokens=False).ids) for t in field_texts(site)]
+            assert tokens.field_lengths == expected, (path.name, site.name)
+            items += len(site.options) if site.array_depth else 0
+    assert items > 1000  # array items (scored after `[`, written as at depth 0) were compared

@@ -174,7 +174,13 @@ def site_texts(site: FieldLike, groups: Iterable[str], tokenizer: LoadedTokenize
         out.append(suffix)
         spans.append(suffix)
     if "cost" in groups:
-        if plain and not depth:  # (at depth 0 the canonical text is the field text)
+        if tokenizer is not None:  # the field texts not joined from their suffix's ids (field_joins)
+            suffix0, joined = field_joins(site, tokenizer)
+            whole = field_texts(site)
+            out += [whole[k] for k, cut in enumerate(joined) if not cut]
+            if depth:
+                out.append(suffix0)
+        elif plain and not depth:  # (at depth 0 the canonical text is the field text)
             whole = field_texts(site)
             out += [whole[k] for k, cut in enumerate(plain) if not cut]
         else:
@@ -230,6 +236,31 @@ def _join_flags(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[list[bool]
     for (index, _), close, cut in zip(strings, closes, plain):
         all_closes[index], all_plain[index] = close, cut
     return all_closes, all_plain
+
+
+def field_joins(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[str, list[bool]]:
+    """(`  "<field>": "<prefix>`, per option whether its field text `  "<field>": "<option>"`
+    (field_texts, the cost model's) encodes as that suffix's ids, then its remainder's, then the
+    quote's: plain_cuts). At depth 0 that suffix is the site's own and so are the flags
+    (join_flags); an array's items are scored after `[`, but their field texts are written as
+    at depth 0, so their flags are worked out against the depth-0 suffix (once per site and
+    tokenizer). Literals: False."""
+    strings, _, _, prefix, remainders = split_options(site)
+    suffix = field_head(site.name) + '"' + prefix
+    if not int(getattr(site, "array_depth", 0)):
+        return suffix, join_flags(site, tokenizer)[1]
+    cached = site.__dict__.setdefault("_field_joins", {})
+    flags = cached.get(tokenizer.id)
+    if flags is None:
+        plain = plain_cuts(tokenizer, suffix, remainders)[1]
+        if len(strings) == len(site.options):
+            flags = plain
+        else:
+            flags = [False] * len(site.options)
+            for (index, _), cut in zip(strings, plain):
+                flags[index] = cut
+        cached[tokenizer.id] = flags
+    return suffix, flags
 
 
 def prefetch(sites: Sequence[FieldLike], tokenizer: LoadedTokenizer,
@@ -470,14 +501,13 @@ class SiteTokens(Generic[F]):
     @cached_property
     def field_lengths(self) -> list[int]:
         """Tokens of each option's field text `  "<field>": <option>` (field_texts; the cost
-        model's), joined from the suffix's and the option's where plain (at depth 0 the field
-        text is the canonical one)."""
+        model's), joined from the depth-0 suffix's and the option's where they join (field_joins;
+        at depth 0 the field text is the canonical one)."""
         texts = field_texts(self.site)
         ids = self.tokenizer.ids
-        if self.array_depth:
-            return [len(ids(t)) for t in texts]
-        n = len(self.suffix_ids) + 1
-        return [n + len(o.ids) if cut else len(ids(t)) for o, t, cut in zip(self.options, texts, self.plain)]
+        suffix, joined = field_joins(self.site, self.tokenizer)
+        n = len(ids(suffix)) + 1
+        return [n + len(o.ids) if cut else len(ids(t)) for o, t, cut in zip(self.options, texts, joined)]
 
     @cached_property
     def option_lengths(self) -> list[int]:
