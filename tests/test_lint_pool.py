@@ -169,14 +169,24 @@ def test_a_run_whose_worker_dies_is_linted_in_one_process(write_schema, qwen, mo
     paths = [str(write_schema({"enum": [f"a{i}", f"b{i}", "Yes", "Yesterday"]}, f"s{i:02d}.json"))
              for i in range(POOL_MIN_FILES)]
     serial = engine.lint(paths, [qwen], engine.LintOptions(jobs=1))
-    parent, lint_model = os.getpid(), engine.lint_model
+    parent, lint_model, lint_models = os.getpid(), engine.lint_model, engine.lint_models
+    linted_here: list[int] = []  # files per lint_models call in this process
 
     def dies_in_a_worker(*args, **kwargs):
         if os.getpid() != parent:
             os._exit(1)
+        time.sleep(0.05)  # (this process is a worker too: the forked one takes a chunk meanwhile)
         return lint_model(*args, **kwargs)
 
+    def counted(models, *args, **kwargs):
+        models = list(models)
+        if os.getpid() == parent:
+            linted_here.append(len(models))
+        return lint_models(models, *args, **kwargs)
+
     monkeypatch.setattr(engine, "lint_model", dies_in_a_worker)
+    monkeypatch.setattr(engine, "lint_models", counted)
     fallback = engine.lint(paths, [qwen], engine.LintOptions(jobs=2))
+    assert linted_here[-1] == POOL_MIN_FILES  # the pool's chunks, then every file again here
     assert [f.to_dict() for f in fallback.findings] == [f.to_dict() for f in serial.findings]
     assert fallback.cost == serial.cost and len(fallback.findings) >= POOL_MIN_FILES
