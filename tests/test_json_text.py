@@ -104,7 +104,7 @@ def test_dumps_strict_equals_reference_on_both_paths(value):
     expected = reference(value)
     assert json_text.dumps_strict(value) == expected  # orjson, or small: json.dumps itself
     saved_orjson = json_text._orjson_text
-    json_text._orjson_text = lambda value: None  # the C encoder's paths
+    json_text._orjson_text = lambda value, checked=frozenset(): None  # the C encoder's paths
     try:
         assert json_text.dumps_strict(value) == expected
     finally:

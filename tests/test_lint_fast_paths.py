@@ -218,3 +218,30 @@ def test_field_lengths_are_the_field_texts_encoded_on_the_corpus(tokenizer_name)
             assert tokens.field_lengths == expected, (path.name, site.name)
             items += len(site.options) if site.array_depth else 0
     assert items > 1000  # array items (scored after `[`, written as at depth 0) were compared
+
+
+@pytest.mark.parametrize(("suffix", "schema"), [
+    (".json", '{"type": "object", "properties": {"rate": {"enum": [0.00001, 0.00002, 0.5]}}}'),
+    (".yaml", "type: object\nproperties:\n  rate:\n    enum: [.nan, .inf, 1.5e-7, 1.5e-8]\n"),
+    (".json", '{"type": "object", "properties": {"level": {"enum": ["LOW_RISK", "LOW_RATE", "HIGH"]}}}'),
+])
+def test_the_json_report_of_findings_checked_where_made_is_json_dumps(tmp_path, suffix, schema):
+    """A finding's data is checked for floats orjson writes apart where the finding is made
+    (Finding.plain_floats); the report passes over what was checked and is still exactly
+    json.dumps(strict_json(document), indent=2): floats written apart are caught, not skipped."""
+    from auditor.lint.engine import LintOptions, lint
+    from auditor.reporting import json_format
+    from auditor.reporting.escape import strict_json
+
+    path = tmp_path / f"schema{suffix}"
+    path.write_text(schema)
+    run = lint([str(path)], [get_tokenizer("qwen2.5")], LintOptions(jobs=1))
+    findings = [f for result in run.files for f in result.findings]
+    assert findings
+    if "LOW_RISK" in schema:
+        assert all(f.plain_floats for f in findings)  # checked where made: passed over here
+    else:
+        assert not all(f.plain_floats for f in findings)  # a float written apart was caught
+    expected = json.dumps(strict_json(json_format.run_to_dict(run)), indent=2, ensure_ascii=False,
+                          allow_nan=False) + "\n"
+    assert json_format.render(run) == expected

@@ -41,6 +41,9 @@ class Finding:
     related: list[Location] = dataclasses.field(default_factory=list)
     verification: dict | None = None  # filled by `check --verify` / `pcdlint verify`
     engine: str | None = None  # the engine profile of a per-engine rule; None: any engine
+    # whether `data` is known to hold no float orjson writes otherwise than json.dumps (set
+    # where the finding is made, jsonfloats.writes_apart; the JSON writer passes over it)
+    plain_floats: bool = dataclasses.field(default=False, compare=False, repr=False)
 
     @property
     def line(self) -> int:

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from auditor.errors import InputFileError, UsageError
+from auditor.jsonfloats import writes_apart
 from auditor.lint import selection, suppressions
 from auditor.lint.context import Finding, RuleContext
 from auditor.lint.pool import map_chunks, pool_size
@@ -403,6 +404,9 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
                     continue
                 result.findings.append(finding)
     result.findings = sort_findings(result.findings)
+    if options.details:  # the JSON writer's float check, made here (a pool worker: in parallel)
+        for finding in result.findings:
+            finding.plain_floats = not writes_apart(finding.data)
     return result
 
 

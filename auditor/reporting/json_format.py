@@ -43,4 +43,6 @@ def run_to_dict(run: LintRun) -> dict:
 
 @formatter("json", "machine-readable, versioned (version 1)")
 def render(run: LintRun, **_options) -> str:
-    return dumps_strict(run_to_dict(run)) + "\n"
+    # the findings' data whose floats the run checked already (Finding.plain_floats)
+    checked = {id(f.data) for result in run.files for f in result.findings if f.plain_floats}
+    return dumps_strict(run_to_dict(run), checked) + "\n"

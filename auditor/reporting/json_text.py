@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import json
 
+from auditor.jsonfloats import writes_apart
 from auditor.reporting.escape import strict_json
 
 # Below this many characters of compact JSON the numpy import costs more than it saves.
@@ -35,9 +36,11 @@ _OPEN, _CLOSE, _COMMA = 1, -1, 2  # byte kinds outside strings
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ": "))
 
 
-def dumps_strict(value) -> str:
-    """`json.dumps(strict_json(value), indent=2, ensure_ascii=False, allow_nan=False)`."""
-    text = _orjson_text(value)
+def dumps_strict(value, checked: frozenset[int] | set[int] = frozenset()) -> str:
+    """`json.dumps(strict_json(value), indent=2, ensure_ascii=False, allow_nan=False)`;
+    `checked`: ids of containers in `value` known to hold no float orjson writes apart
+    (jsonfloats.writes_apart; a lint run checks each finding's data where it is made)."""
+    text = _orjson_text(value, checked)
     if text is not None:
         return text
     try:
@@ -50,13 +53,13 @@ def dumps_strict(value) -> str:
     return reindent(compact)
 
 
-def _orjson_text(value) -> str | None:
+def _orjson_text(value, checked: frozenset[int] | set[int] = frozenset()) -> str | None:
     """The document as `orjson` writes it, or None where that could differ from `json.dumps`."""
     try:
         import orjson
     except ImportError:  # a core dependency; an environment without it takes the path above
         return None
-    if _has_other_float(value):
+    if writes_apart(value, checked):
         return None
     try:
         # what json.dumps refuses (dataclasses, datetimes) orjson must refuse too
@@ -65,25 +68,6 @@ def _orjson_text(value) -> str | None:
     except TypeError:  # orjson.JSONEncodeError: big integers, surrogates, non-string keys, depth
         return None
     return raw.decode()
-
-
-def _has_other_float(value) -> bool:
-    """Whether `value` (dicts, lists and tuples) holds a float orjson writes otherwise than
-    json.dumps: a NaN or an infinity (orjson: `null`), or one under 1e-4 but not zero (orjson:
-    `0.00001`, `1e-9`; repr: `1e-05`, `1e-09`; the only finite floats the two write apart, in
-    243,000 random doubles and tests/test_json_text.py's hypothesis runs)."""
-    stack: list = [[value]]
-    while stack:
-        node = stack.pop()
-        for item in (node.values() if isinstance(node, dict) else node):
-            kind = type(item)
-            if kind is str or kind is int or kind is bool or item is None:
-                continue
-            if isinstance(item, (dict, list, tuple)):
-                stack.append(item)
-            elif isinstance(item, float) and (item - item != 0.0 or (item != 0.0 and -1e-4 < item < 1e-4)):
-                return True  # (inf - inf and nan - x are nan)
-    return False
 
 
 def reindent(compact: str) -> str:
