@@ -99,8 +99,9 @@ def window_sites(site, limit: int) -> list:
             if not literals:  # its split from the site's JSON texts (its own prefix hoisted)
                 part = texts[a:b]
                 prefix = os.path.commonprefix(part) if len(part) >= 2 else ""
+                cut = len(prefix)
                 window.__dict__["_split"] = (list(enumerate(window.options)), [], part, prefix,
-                                             [t[len(prefix):] for t in part])
+                                             [t[cut:] for t in part] if cut else list(part))
             cached.append(window)
         site.__dict__[key] = cached
     return cached
