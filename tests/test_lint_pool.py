@@ -190,3 +190,14 @@ def test_a_run_whose_worker_dies_is_linted_in_one_process(write_schema, qwen, mo
     assert linted_here[-1] == POOL_MIN_FILES  # the pool's chunks, then every file again here
     assert [f.to_dict() for f in fallback.findings] == [f.to_dict() for f in serial.findings]
     assert fallback.cost == serial.cost and len(fallback.findings) >= POOL_MIN_FILES
+
+
+def test_a_fork_that_fails_leaves_the_chunks_to_fewer_processes(monkeypatch):
+    from auditor.lint import pool
+
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")  # as at a process limit
+
+    monkeypatch.setattr(pool.os, "fork", no_fork)
+    parts = pool.map_chunks(lambda chunk: [i * 2 for i in chunk], list(range(30)), 4)
+    assert parts is not None and [i for part in parts for i in part] == [i * 2 for i in range(30)]
