@@ -80,20 +80,25 @@ def test_disagreement_risks_equal_the_pairwise_definition(options):
     assert disagreement_risks(tokens) == _pairwise_risks(tokens)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("tokenizer_name", ["qwen2.5", "smollm2"])
-def test_disagreement_risks_equal_the_pairwise_definition_on_the_corpus(tokenizer_name):
+def _corpus_fields(tokenizer_name: str):
+    """(file, site, its SiteTokens) of every field of the shared corpus (skips without it)."""
     files = corpus_files()
     if not files:
         pytest.skip("../shared/corpus not present")
     tokenizer = get_tokenizer(tokenizer_name)
-    found = 0
     for path in files:
         for site in analyse_file(path, str(path)).sites:
-            tokens = SiteTokens(site, tokenizer)
-            risks = disagreement_risks(tokens)
-            assert risks == _pairwise_risks(tokens), (path.name, site.name)
-            found += any("also begins" in r for r in risks)
+            yield path, site, SiteTokens(site, tokenizer)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tokenizer_name", ["qwen2.5", "smollm2"])
+def test_disagreement_risks_equal_the_pairwise_definition_on_the_corpus(tokenizer_name):
+    found = 0
+    for path, site, tokens in _corpus_fields(tokenizer_name):
+        risks = disagreement_risks(tokens)
+        assert risks == _pairwise_risks(tokens), (path.name, site.name)
+        found += any("also begins" in r for r in risks)
     assert found > 20  # the sentence that depends on the bisection was compared, many times
 
 
@@ -184,18 +189,12 @@ def test_fast_encoder_batches_encode_as_each_text_alone(texts):
 def test_closed_sequences_are_each_options_closed_remainder_ids_on_the_corpus(tokenizer_name):
     from auditor.pcd.scoring import closed_remainder_ids
 
-    files = corpus_files()
-    if not files:
-        pytest.skip("../shared/corpus not present")
-    tokenizer = get_tokenizer(tokenizer_name)
     joined = 0
-    for path in files:
-        for site in analyse_file(path, str(path)).sites:
-            tokens = SiteTokens(site, tokenizer)
-            expected = [closed_remainder_ids(tokenizer, o.remainder, tokens.closes[o.index], o.ids)
-                        if o.is_string else None for o in tokens.options]
-            assert tokens.closed_sequences == expected, (path.name, site.name)
-            joined += sum(tokens.closes)
+    for path, site, tokens in _corpus_fields(tokenizer_name):
+        expected = [closed_remainder_ids(tokens.tokenizer, o.remainder, tokens.closes[o.index], o.ids)
+                    if o.is_string else None for o in tokens.options]
+        assert tokens.closed_sequences == expected, (path.name, site.name)
+        joined += sum(tokens.closes)
     assert joined > 1000 or tokenizer_name == "smollm2"  # the joined branch was compared, many times
 
 
@@ -206,17 +205,11 @@ def test_field_lengths_are_the_field_texts_encoded_on_the_corpus(tokenizer_name)
     (array items included), equal each field text encoded whole by `tokenizers`."""
     from auditor.pcd.scoring import field_texts
 
-    files = corpus_files()
-    if not files:
-        pytest.skip("../shared/corpus not present")
-    tokenizer = get_tokenizer(tokenizer_name)
     items = 0
-    for path in files:
-        for site in analyse_file(path, str(path)).sites:
-            tokens = SiteTokens(site, tokenizer)
-            expected = [len(tokenizer.hf.encode(t, add_special_tokens=False).ids) for t in field_texts(site)]
-            assert tokens.field_lengths == expected, (path.name, site.name)
-            items += len(site.options) if site.array_depth else 0
+    for path, site, tokens in _corpus_fields(tokenizer_name):
+        expected = [len(tokens.tokenizer.hf.encode(t, add_special_tokens=False).ids) for t in field_texts(site)]
+        assert tokens.field_lengths == expected, (path.name, site.name)
+        items += len(site.options) if site.array_depth else 0
     assert items > 1000  # array items (scored after `[`, written as at depth 0) were compared
 
 
