@@ -15,8 +15,16 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
+from itertools import accumulate, repeat
+from operator import sub
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")  # between a key and its value
+# After a value: `,` and the whitespace before the next one (lastindex 1), or the closing bracket.
+_NEXT = re.compile(r"[ \t\n\r]*(?:(,)[ \t\n\r]*|[}\]])")
+# An array element that is a string, then its separator: group 2 is the `,` (else a `]`). Only
+# ever applied to valid JSON (json.loads accepted it: no raw control characters in a string).
+_STRING_ELEMENT = re.compile(r'("[^"\\]*(?:\\[\s\S][^"\\]*)*")[ \t\n\r]*(?:(,)[ \t\n\r]*|\])')
 _INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 # Steps over one value: numbers stay text (no big-int conversion), objects are never kept.
 _DECODER = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str,
@@ -38,7 +46,8 @@ class JsonPositions:
         self._objects: dict[int, dict[str, Entry]] = {}  # object's offset → its members
         self._arrays: dict[int, list[Entry]] = {}  # array's offset → its elements
         self._found: dict[str, Entry] = {"": self._root}  # pointer → entry of containers reached
-        self._newlines: list[int] | None = None
+        # [-1, offset of each "\n"]: bisect_left(marks, offset) is an offset's 1-based line
+        self._marks: list[int] | None = None
 
     def locate(self, pointer: str) -> Entry | None:
         """The offsets of the node at an RFC 6901 pointer, None when there is no such node."""
@@ -64,6 +73,9 @@ class JsonPositions:
 
     def locate_many(self, pointers: list[str]) -> list[Entry | None]:
         """locate() of each pointer, each parent found once (100,000 options of one enum)."""
+        elements = self._leading_elements(pointers)
+        if elements is not None:
+            return elements
         parents: dict[str, Entry | None] = {}
         out: list[Entry | None] = []
         for pointer in pointers:
@@ -77,6 +89,20 @@ class JsonPositions:
             out.append(None if entry is None else self._child(entry, token))
         return out
 
+    def _leading_elements(self, pointers: list[str]) -> list[Entry | None] | None:
+        """The first elements of an array when `pointers` are exactly `<array>/0` … `<array>/n-1`
+        (an enum's options, asked for together); None for any other list of pointers."""
+        if len(pointers) < 2 or not pointers[0].endswith("/0"):
+            return None
+        parent = pointers[0][:-2]
+        if pointers != [f"{parent}/{index}" for index in range(len(pointers))]:
+            return None
+        entry = self.locate(parent)
+        if entry is None or self.text[entry[2]] != "[":
+            return None
+        elements: list[Entry | None] = self._array(entry[2])  # type: ignore[assignment]
+        return elements[:len(pointers)] if len(pointers) <= len(elements) else None
+
     def _child(self, entry: Entry, token: str) -> Entry | None:
         start = entry[2]
         opening = self.text[start]
@@ -89,10 +115,22 @@ class JsonPositions:
 
     def line_column(self, offset: int) -> tuple[int, int]:
         """1-based line and column of an offset (only `\\n` ends a line, as in json-source-map)."""
-        if self._newlines is None:
-            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
-        line = bisect_left(self._newlines, offset)
-        return line + 1, offset - (self._newlines[line - 1] + 1 if line else 0) + 1
+        marks = self._line_marks()
+        line = bisect_left(marks, offset)
+        return line, offset - marks[line - 1]
+
+    def line_columns(self, offsets: list[int]) -> tuple[list[int], list[int]]:
+        """line_column() of many offsets: (their lines, their columns), computed in C loops."""
+        marks = self._line_marks()
+        lines = list(map(bisect_left, repeat(marks), offsets))
+        before = [0, *marks]  # before[line] is marks[line - 1]: the "\n" ending the line above
+        return lines, list(map(sub, offsets, map(before.__getitem__, lines)))
+
+    def _line_marks(self) -> list[int]:
+        if self._marks is None:
+            lengths = map(len, self.text.split("\n")[:-1])  # each line's length, but the last's
+            self._marks = list(accumulate(map((1).__add__, lengths), initial=-1))
+        return self._marks
 
     # -- scanning
 
@@ -108,38 +146,45 @@ class JsonPositions:
             found = self._arrays[start] = self._scan_array(start)
         return found
 
-    def _skip(self, start: int) -> int:
-        """The offset just past the value starting at `start`."""
-        if self.text[start] == '"':
-            return _scan_string(self.text, start + 1)[1]
-        return _scan_value(self.text, start)[1]
+    # The scans step over each value (a string by scanstring, anything else by the scanner)
+    # and match each separator with one pattern: they are the inner loop, run over every member
+    # of every container on the way to a pointer.
 
     def _scan_object(self, start: int) -> dict[str, Entry]:
-        text, space = self.text, _WHITESPACE.match
+        text, colon, after = self.text, _COLON.match, _NEXT.match
         members: dict[str, Entry] = {}
-        pos = space(text, start + 1).end()  # type: ignore[union-attr]
+        pos = _WHITESPACE.match(text, start + 1).end()  # type: ignore[union-attr]
         if text[pos] == "}":
             return members
         while True:
             key, key_end = _scan_string(text, pos + 1)
-            value_start = space(text, space(text, key_end).end() + 1).end()  # type: ignore[union-attr]
-            value_end = self._skip(value_start)
+            value_start = colon(text, key_end).end()  # type: ignore[union-attr]
+            if text[value_start] == '"':
+                value_end = _scan_string(text, value_start + 1)[1]
+            else:
+                value_end = _scan_value(text, value_start)[1]
             members[key] = (pos, key_end, value_start, value_end)  # a repeated key: the last wins
-            pos = space(text, value_end).end()  # type: ignore[union-attr]
-            if text[pos] == "}":
+            separator = after(text, value_end)
+            if separator.lastindex is None:  # type: ignore[union-attr]
                 return members
-            pos = space(text, pos + 1).end()  # type: ignore[union-attr]
+            pos = separator.end()  # type: ignore[union-attr]
 
     def _scan_array(self, start: int) -> list[Entry]:
-        text, space = self.text, _WHITESPACE.match
+        text, after = self.text, _NEXT.match
         elements: list[Entry] = []
-        pos = space(text, start + 1).end()  # type: ignore[union-attr]
+        pos = _WHITESPACE.match(text, start + 1).end()  # type: ignore[union-attr]
         if text[pos] == "]":
             return elements
         while True:
-            value_end = self._skip(pos)
+            if text[pos] == '"':  # a run of strings (an enum's options) in one C loop
+                run = list(iter(_STRING_ELEMENT.scanner(text, pos).match, None))  # type: ignore[attr-defined]
+                elements += [(-1, -1, m.start(), m.end(1)) for m in run]
+                if run[-1].lastindex == 1:  # the run ended at `]`
+                    return elements
+                pos = run[-1].end()  # a value that is no string follows
+            value_end = _scan_value(text, pos)[1]
             elements.append((-1, -1, pos, value_end))
-            pos = space(text, value_end).end()  # type: ignore[union-attr]
-            if text[pos] == "]":
+            separator = after(text, value_end)
+            if separator.lastindex is None:  # type: ignore[union-attr]
                 return elements
-            pos = space(text, pos + 1).end()  # type: ignore[union-attr]
+            pos = separator.end()  # type: ignore[union-attr]
