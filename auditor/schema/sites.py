@@ -9,7 +9,9 @@ reach it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from typing import Any
 
 from auditor.schema.documents import Document, Span, escape_token, pack_spans, resolve_pointer, unpack_spans
@@ -254,17 +256,23 @@ class _JsonSchemaCrawler:
         self.visited: set[str] = set()
         self.site_pointers: set[str] = set()
         self.located = LocatedSchema("", "", "json-schema", "json-schema")
-        # (id of the resolver, ref) → (that resolver, kept alive so its id stays its own; the
-        # resolved target): a `$ref` to a shared definition is looked up once per resolver
-        self._resolved: dict[tuple[int, str], tuple[Any, tuple[str, Any]]] = {}
-        self._index(document.data, "")
+        # (a resolver's context, ref) → (that resolver, kept alive so the ids in its context
+        # stay its own; the resolved target): a `$ref` to a shared definition is looked up once
+        # per base URI, however many resolvers (one per lookup) reach it
+        self._resolved: dict[tuple[tuple, str], tuple[Any, tuple[str, Any]]] = {}
+        self._resolvers: dict[str, Any] = {}  # base pointer → its resolver
+        if isinstance(document.data, (dict, list)):
+            self._index(document.data, "")
 
     def run(self, located: list[LocatedSchema]) -> None:
         for schema_at in located:
             self.located = schema_at
             schema = resolve_pointer(self.document.data, schema_at.pointer)
             self._validate_meta_schema(schema, schema_at)
-            resolver = self._make_resolver(resolve_pointer(self.document.data, schema_at.base))
+            if schema_at.base not in self._resolvers:  # OpenAPI: every schema's base is the root
+                self._resolvers[schema_at.base] = self._make_resolver(
+                    resolve_pointer(self.document.data, schema_at.base))
+            resolver = self._resolvers[schema_at.base]
             suppressed, holders = self._inherited(schema_at.pointer)
             self._visit(schema, schema_at.pointer, "", schema_at.name, resolver, suppressed, holders)
             # Definitions no property reaches are still declarations worth linting.
@@ -273,15 +281,17 @@ class _JsonSchemaCrawler:
     # -- setup
 
     def _index(self, node, pointer: str) -> None:
+        """pointer_of every object (a `$ref` target is known by its identity) at or below node."""
+        children: Iterable[tuple[Any, Any]]
         if isinstance(node, dict):
             self.pointer_of[id(node)] = pointer
-            for key, value in node.items():
-                if isinstance(value, (dict, list)):
-                    self._index(value, f"{pointer}/{escape_token(key)}")
-        elif isinstance(node, list):
-            for index, value in enumerate(node):
-                if isinstance(value, (dict, list)):
-                    self._index(value, f"{pointer}/{index}")
+            children, values = node.items(), node.values()
+        else:  # a list
+            children, values = enumerate(node), node
+        # the children that are objects or arrays, picked out in C (most values are strings;
+        # an enum can list thousands)
+        for key, value in compress(children, map(isinstance, values, repeat((dict, list)))):
+            self._index(value, f"{pointer}/{escape_token(key) if isinstance(key, str) else key}")
 
     def _inherited(self, pointer: str) -> tuple[frozenset[str], tuple[str, ...]]:
         """Suppressions on the wrappers above an embedded schema (a tool, an operation)."""
@@ -347,7 +357,8 @@ class _JsonSchemaCrawler:
         (each time: those record a remote ref or a schema problem)."""
         if resolver is None:
             return None
-        known = self._resolved.get((id(resolver), ref))
+        key = (_lookup_context(resolver), ref)
+        known = self._resolved.get(key)
         if known is not None:
             return known[1]
         try:
@@ -366,7 +377,7 @@ class _JsonSchemaCrawler:
                 self.model.remote_refs.append(ref)
             return None
         target = pointer, resolved.resolver
-        self._resolved[(id(resolver), ref)] = (resolver, target)
+        self._resolved[key] = (resolver, target)
         return target
 
     def _deref(self, node, resolver, depth: int = 0):
@@ -562,6 +573,17 @@ class _JsonSchemaCrawler:
                 elif isinstance(sub.get("enum"), list) and len(sub["enum"]) == 1:
                     out[prop] = (sub["enum"][0], f"{at}/enum/0")
         return out
+
+
+def _lookup_context(resolver) -> tuple:
+    """What `resolver.lookup(ref)` depends on: the resolver's base URI and registry. Not the
+    URIs it was reached through (`_previous`: only `$dynamicRef` reads them), which differ from
+    one resolver to the next; each lookup returns a new resolver. The resolver itself where
+    `referencing` names its fields otherwise."""
+    try:
+        return resolver._base_uri, id(resolver._registry)
+    except AttributeError:
+        return (id(resolver),)
 
 
 def _array_depth(field_path: str) -> int:
