@@ -48,6 +48,7 @@ class JsonPositions:
         self._found: dict[str, Entry] = {"": self._root}  # pointer → entry of containers reached
         # [-1, offset of each "\n"]: bisect_left(marks, offset) is an offset's 1-based line
         self._marks: list[int] | None = None
+        self._before: list[int] = []
 
     def locate(self, pointer: str) -> Entry | None:
         """The offsets of the node at an RFC 6901 pointer, None when there is no such node."""
@@ -123,13 +124,13 @@ class JsonPositions:
         """line_column() of many offsets: (their lines, their columns), computed in C loops."""
         marks = self._line_marks()
         lines = list(map(bisect_left, repeat(marks), offsets))
-        before = [0, *marks]  # before[line] is marks[line - 1]: the "\n" ending the line above
-        return lines, list(map(sub, offsets, map(before.__getitem__, lines)))
+        return lines, list(map(sub, offsets, map(self._before.__getitem__, lines)))
 
     def _line_marks(self) -> list[int]:
         if self._marks is None:
             lengths = map(len, self.text.split("\n")[:-1])  # each line's length, but the last's
             self._marks = list(accumulate(map((1).__add__, lengths), initial=-1))
+            self._before = [0, *self._marks]  # _before[line] is marks[line - 1]
         return self._marks
 
     # -- scanning

@@ -259,10 +259,10 @@ class _JsonSchemaCrawler:
         # (a resolver's context, ref) → (that resolver, kept alive so the ids in its context
         # stay its own; the resolved target): a `$ref` to a shared definition is looked up once
         # per base URI, however many resolvers (one per lookup) reach it
-        self._resolved: dict[tuple[tuple, str], tuple[Any, tuple[str, Any]]] = {}
+        self._resolved: dict[tuple[tuple, str], tuple[Any, tuple[str, Any, Any]]] = {}
         self._resolvers: dict[str, Any] = {}  # base pointer → its resolver
-        if isinstance(document.data, (dict, list)):
-            self._index(document.data, "")
+        self._pins_at: dict[str, dict[str, tuple[object, str]]] = {}  # pointer → _pins() there
+        self._index(document.data)
 
     def run(self, located: list[LocatedSchema]) -> None:
         for schema_at in located:
@@ -280,18 +280,23 @@ class _JsonSchemaCrawler:
 
     # -- setup
 
-    def _index(self, node, pointer: str) -> None:
-        """pointer_of every object (a `$ref` target is known by its identity) at or below node."""
-        children: Iterable[tuple[Any, Any]]
-        if isinstance(node, dict):
-            self.pointer_of[id(node)] = pointer
-            children, values = node.items(), node.values()
-        else:  # a list
-            children, values = enumerate(node), node
-        # the children that are objects or arrays, picked out in C (most values are strings;
-        # an enum can list thousands)
-        for key, value in compress(children, map(isinstance, values, repeat((dict, list)))):
-            self._index(value, f"{pointer}/{escape_token(key) if isinstance(key, str) else key}")
+    def _index(self, data) -> None:
+        """pointer_of every object of the document (a `$ref` target is known by its identity)."""
+        pointer_of = self.pointer_of
+        stack = [(data, "")] if isinstance(data, (dict, list)) else []
+        while stack:
+            node, pointer = stack.pop()
+            children: Iterable[tuple[Any, Any]]
+            values: Iterable[Any]
+            if isinstance(node, dict):
+                pointer_of[id(node)] = pointer
+                children, values = node.items(), node.values()
+            else:  # a list
+                children, values = enumerate(node), node
+            # the children that are objects or arrays, picked out in C (most values are
+            # strings; an enum can list thousands)
+            stack += [(value, f"{pointer}/{escape_token(key) if isinstance(key, str) else key}")
+                      for key, value in compress(children, map(isinstance, values, repeat((dict, list))))]
 
     def _inherited(self, pointer: str) -> tuple[frozenset[str], tuple[str, ...]]:
         """Suppressions on the wrappers above an embedded schema (a tool, an operation)."""
@@ -353,7 +358,7 @@ class _JsonSchemaCrawler:
     # -- traversal
 
     def _resolve(self, ref: str, resolver):
-        """(target pointer, its resolver) for a local ref; None for remote or unresolvable
+        """(target pointer, its resolver, the target) for a local ref; None for remote or unresolvable
         (each time: those record a remote ref or a schema problem)."""
         if resolver is None:
             return None
@@ -376,7 +381,7 @@ class _JsonSchemaCrawler:
             if ref not in self.model.remote_refs:
                 self.model.remote_refs.append(ref)
             return None
-        target = pointer, resolved.resolver
+        target = pointer, resolved.resolver, resolved.contents  # the node at pointer (_index)
         self._resolved[key] = (resolver, target)
         return target
 
@@ -387,8 +392,7 @@ class _JsonSchemaCrawler:
             target = self._resolve(node["$ref"], resolver)
             if target is None:
                 return node, pointer
-            pointer, resolver = target
-            node = resolve_pointer(self.document.data, pointer)
+            pointer, resolver, node = target
             depth += 1
         return node, pointer
 
@@ -412,21 +416,21 @@ class _JsonSchemaCrawler:
         if isinstance(ref, str):
             target = self._resolve(ref, resolver)
             if target is not None:
-                target_pointer, target_resolver = target
-                target_node = resolve_pointer(self.document.data, target_pointer)
+                target_pointer, target_resolver, target_node = target
                 self._visit(target_node, target_pointer, field_path, name, target_resolver,
                             suppressed, holders)
+        # (no table names `$defs`, `definitions`, `enum`, `const`, `examples` or `default`:
+        # definitions are visited on their own, the others hold values, not schemas)
         for keyword, value in node.items():
-            if keyword in DEFINITION_KEYWORDS or keyword in ("enum", "const", "examples", "default"):
-                continue
-            child = f"{pointer}/{escape_token(keyword)}"
             if keyword in MAP_SUBSCHEMAS and isinstance(value, dict):
+                child = f"{pointer}/{escape_token(keyword)}"
                 for key, sub in value.items():
                     sub_field = _join(field_path, key) if keyword != "dependentSchemas" else field_path
                     sub_name = key if keyword != "dependentSchemas" else name
                     self._visit(sub, f"{child}/{escape_token(key)}", sub_field, sub_name,
                                 resolver, suppressed, holders)
             elif keyword in LIST_SUBSCHEMAS and isinstance(value, list):
+                child = f"{pointer}/{escape_token(keyword)}"
                 suffix = LIST_SUBSCHEMAS[keyword]
                 for index, sub in enumerate(value):
                     self._visit(sub, f"{child}/{index}", field_path + suffix, name, resolver,
@@ -434,7 +438,8 @@ class _JsonSchemaCrawler:
             elif keyword in SINGLE_SUBSCHEMA and isinstance(value, dict):
                 suffix = SINGLE_SUBSCHEMA[keyword]
                 sub_field = _join(field_path, "*") if suffix == "*" else field_path + suffix
-                self._visit(value, child, sub_field, name, resolver, suppressed, holders)
+                self._visit(value, f"{pointer}/{escape_token(keyword)}", sub_field, name, resolver,
+                            suppressed, holders)
 
     def _visit_definitions(self, node, pointer, resolver) -> None:
         if not isinstance(node, dict):
@@ -561,7 +566,11 @@ class _JsonSchemaCrawler:
         node, pointer = self._deref(branch, resolver)
         if not isinstance(node, dict) or pointer is None:
             return {}
+        known = self._pins_at.get(pointer)  # a shared definition is a branch of many unions
+        if known is not None:
+            return known
         out: dict[str, tuple[object, str]] = {}
+        self._pins_at[pointer] = out
         properties = node.get("properties")
         if isinstance(properties, dict):
             for prop, sub in properties.items():
