@@ -162,11 +162,9 @@ class Document:
         assert self.positions is not None
         if not found:
             return []
-        line_columns = self.positions.line_columns
-        lines, columns = line_columns([entry[start] for _, entry in found])
-        end_lines, end_columns = line_columns([entry[start + 1] for _, entry in found])
-        spans = map(tuple.__new__, repeat(Span), zip(lines, columns, end_lines, end_columns))
-        return zip([pointer for pointer, _ in found], spans)
+        regions = self.positions.regions([entry[start] for _, entry in found],
+                                         [entry[start + 1] for _, entry in found])
+        return zip([pointer for pointer, _ in found], map(tuple.__new__, repeat(Span), regions))
 
 
 def escape_token(token: str) -> str:

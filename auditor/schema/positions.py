@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
+from collections.abc import Iterator
 from itertools import accumulate, repeat
-from operator import sub
+from operator import add, sub
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")  # between a key and its value
@@ -125,6 +126,20 @@ class JsonPositions:
         marks = self._line_marks()
         lines = list(map(bisect_left, repeat(marks), offsets))
         return lines, list(map(sub, offsets, map(self._before.__getitem__, lines)))
+
+    def regions(self, starts: list[int], ends: list[int]) -> Iterator[tuple[int, int, int, int]]:
+        """(*line_column(start), *line_column(end)) of each value or key from start to end.
+        Only an object or array can span lines (a string holds no raw newline in valid JSON):
+        any other value ends on its line, its length further on."""
+        lines, columns = self.line_columns(starts)
+        end_lines = lines.copy()
+        end_columns = list(map(add, columns, map(sub, ends, starts)))
+        text = self.text
+        spanning = [i for i, start in enumerate(starts) if text[start] in "{["]
+        if spanning:
+            for i, line, column in zip(spanning, *self.line_columns([ends[i] for i in spanning])):
+                end_lines[i], end_columns[i] = line, column
+        return zip(lines, columns, end_lines, end_columns)
 
     def _line_marks(self) -> list[int]:
         if self._marks is None:
