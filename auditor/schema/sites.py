@@ -141,9 +141,12 @@ def _keep_needed_spans(model: FileModel) -> None:
                 break
             wanted.add(pointer)
     wanted.add("")
-    document.settle_spans(sorted(wanted))
-    document.value_spans = {p: s for p, s in document.value_spans.items() if p in wanted}
-    document.key_spans = {p: s for p, s in document.key_spans.items() if p in wanted}
+    # (what the crawl already found needs no finding, nor sorting: an enum's options)
+    document.settle_spans(sorted(p for p in wanted if p not in document.value_spans))
+    if not document.value_spans.keys() <= wanted:
+        document.value_spans = {p: s for p, s in document.value_spans.items() if p in wanted}
+    if not document.key_spans.keys() <= wanted:
+        document.key_spans = {p: s for p, s in document.key_spans.items() if p in wanted}
 
 
 # --------------------------------------------------------------------------- presets
