@@ -9,7 +9,6 @@ reach it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from typing import Any
@@ -265,7 +264,8 @@ class _JsonSchemaCrawler:
         self._resolved: dict[tuple[tuple, str], tuple[Any, tuple[str, Any, Any]]] = {}
         self._resolvers: dict[str, Any] = {}  # base pointer → its resolver
         self._pins_at: dict[str, dict[str, tuple[object, str]]] = {}  # pointer → _pins() there
-        self._index(document.data)
+        if isinstance(document.data, (dict, list)):
+            self._index(document.data, "")
 
     def run(self, located: list[LocatedSchema]) -> None:
         for schema_at in located:
@@ -283,23 +283,17 @@ class _JsonSchemaCrawler:
 
     # -- setup
 
-    def _index(self, data) -> None:
-        """pointer_of every object of the document (a `$ref` target is known by its identity)."""
-        pointer_of = self.pointer_of
-        stack = [(data, "")] if isinstance(data, (dict, list)) else []
-        while stack:
-            node, pointer = stack.pop()
-            children: Iterable[tuple[Any, Any]]
-            values: Iterable[Any]
-            if isinstance(node, dict):
-                pointer_of[id(node)] = pointer
-                children, values = node.items(), node.values()
-            else:  # a list
-                children, values = enumerate(node), node
-            # the children that are objects or arrays, picked out in C (most values are
-            # strings; an enum can list thousands)
-            stack += [(value, f"{pointer}/{escape_token(key) if isinstance(key, str) else key}")
-                      for key, value in compress(children, map(isinstance, values, repeat((dict, list))))]
+    def _index(self, node, pointer: str) -> None:
+        """pointer_of every object at or below node (a `$ref` target is known by its identity;
+        a parsed document holds each object once)."""
+        if isinstance(node, dict):
+            self.pointer_of[id(node)] = pointer
+            for key, value in node.items():
+                if isinstance(value, (dict, list)):  # (escape_token, inline: one call per object)
+                    self._index(value, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}")
+        else:  # a list: its objects and arrays picked out in C (an enum can list thousands)
+            for index, value in compress(enumerate(node), map(isinstance, node, repeat((dict, list)))):
+                self._index(value, f"{pointer}/{index}")
 
     def _inherited(self, pointer: str) -> tuple[frozenset[str], tuple[str, ...]]:
         """Suppressions on the wrappers above an embedded schema (a tool, an operation)."""
