@@ -115,7 +115,10 @@ class Document:
         """span() of each pointer, found together (each parent once)."""
         if self.positions is not None:
             missing = [p for p in pointers if p not in self.value_spans and p not in self._absent]
-            if missing:
+            elements = self.positions.leading_elements(missing) if missing else None
+            if elements is not None:  # an enum's options: values without keys, all there
+                self.value_spans.update(zip(missing, self._spans_of(*elements)))
+            elif missing:
                 self._store_many(missing, self.positions.locate_many(missing))
         found = list(map(self.value_spans.get, pointers))
         if None not in found:
@@ -162,9 +165,13 @@ class Document:
         assert self.positions is not None
         if not found:
             return []
-        regions = self.positions.regions([entry[start] for _, entry in found],
-                                         [entry[start + 1] for _, entry in found])
-        return zip([pointer for pointer, _ in found], map(tuple.__new__, repeat(Span), regions))
+        spans = self._spans_of([entry[start] for _, entry in found], [entry[start + 1] for _, entry in found])
+        return zip([pointer for pointer, _ in found], spans)
+
+    def _spans_of(self, starts: list[int], ends: list[int]):
+        """The Span from each start offset to its end."""
+        assert self.positions is not None
+        return map(tuple.__new__, repeat(Span), self.positions.regions(starts, ends))
 
 
 def escape_token(token: str) -> str:

@@ -35,6 +35,9 @@ _scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
 
 # Offsets into the text: (key start, key end, value start, value end); keys -1 in arrays.
 Entry = tuple[int, int, int, int]
+# An array's elements: where each starts, where each ends (two lists: an enum's options are
+# read off the scan's matches in C, and handed on in bulk).
+Elements = tuple[list[int], list[int]]
 
 
 class JsonPositions:
@@ -45,7 +48,7 @@ class JsonPositions:
         start = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
         self._root: Entry = (-1, -1, start, len(text.rstrip(" \t\n\r")))
         self._objects: dict[int, dict[str, Entry]] = {}  # object's offset → its members
-        self._arrays: dict[int, list[Entry]] = {}  # array's offset → its elements
+        self._arrays: dict[int, Elements] = {}  # array's offset → its elements
         self._found: dict[str, Entry] = {"": self._root}  # pointer → entry of containers reached
         # [-1, offset of each "\n"]: bisect_left(marks, offset) is an offset's 1-based line
         self._marks: list[int] | None = None
@@ -74,10 +77,7 @@ class JsonPositions:
         return entry
 
     def locate_many(self, pointers: list[str]) -> list[Entry | None]:
-        """locate() of each pointer, each parent found once (100,000 options of one enum)."""
-        elements = self._leading_elements(pointers)
-        if elements is not None:
-            return elements
+        """locate() of each pointer, each parent found once."""
         parents: dict[str, Entry | None] = {}
         out: list[Entry | None] = []
         for pointer in pointers:
@@ -91,9 +91,10 @@ class JsonPositions:
             out.append(None if entry is None else self._child(entry, token))
         return out
 
-    def _leading_elements(self, pointers: list[str]) -> list[Entry | None] | None:
-        """The first elements of an array when `pointers` are exactly `<array>/0` … `<array>/n-1`
-        (an enum's options, asked for together); None for any other list of pointers."""
+    def leading_elements(self, pointers: list[str]) -> Elements | None:
+        """(starts, ends) of the values at `pointers` when they are exactly `<array>/0` …
+        `<array>/n-1` of an array that has them (an enum's options, asked for together); None
+        for any other list of pointers."""
         if len(pointers) < 2 or not pointers[0].endswith("/0"):
             return None
         parent = pointers[0][:-2]
@@ -102,8 +103,9 @@ class JsonPositions:
         entry = self.locate(parent)
         if entry is None or self.text[entry[2]] != "[":
             return None
-        elements: list[Entry | None] = self._array(entry[2])  # type: ignore[assignment]
-        return elements[:len(pointers)] if len(pointers) <= len(elements) else None
+        starts, ends = self._array(entry[2])
+        count = len(pointers)
+        return (starts[:count], ends[:count]) if count <= len(starts) else None
 
     def _child(self, entry: Entry, token: str) -> Entry | None:
         start = entry[2]
@@ -111,8 +113,8 @@ class JsonPositions:
         if opening == "{":
             return self._object(start).get(token.replace("~1", "/").replace("~0", "~"))
         if opening == "[" and _INDEX.match(token):
-            elements, index = self._array(start), int(token)
-            return elements[index] if index < len(elements) else None
+            (starts, ends), index = self._array(start), int(token)
+            return (-1, -1, starts[index], ends[index]) if index < len(starts) else None
         return None
 
     def line_column(self, offset: int) -> tuple[int, int]:
@@ -156,7 +158,7 @@ class JsonPositions:
             found = self._objects[start] = self._scan_object(start)
         return found
 
-    def _array(self, start: int) -> list[Entry]:
+    def _array(self, start: int) -> Elements:
         found = self._arrays.get(start)
         if found is None:
             found = self._arrays[start] = self._scan_array(start)
@@ -185,22 +187,25 @@ class JsonPositions:
                 return members
             pos = separator.end()  # type: ignore[union-attr]
 
-    def _scan_array(self, start: int) -> list[Entry]:
+    def _scan_array(self, start: int) -> Elements:
         text, after = self.text, _NEXT.match
-        elements: list[Entry] = []
+        starts: list[int] = []
+        ends: list[int] = []
         pos = _WHITESPACE.match(text, start + 1).end()  # type: ignore[union-attr]
         if text[pos] == "]":
-            return elements
+            return starts, ends
         while True:
-            if text[pos] == '"':  # a run of strings (an enum's options) in one C loop
+            if text[pos] == '"':  # a run of strings (an enum's options) in C loops
                 run = list(iter(_STRING_ELEMENT.scanner(text, pos).match, None))  # type: ignore[attr-defined]
-                elements += [(-1, -1, m.start(), m.end(1)) for m in run]
+                starts += map(re.Match.start, run)
+                ends += map(re.Match.end, run, repeat(1))
                 if run[-1].lastindex == 1:  # the run ended at `]`
-                    return elements
+                    return starts, ends
                 pos = run[-1].end()  # a value that is no string follows
             value_end = _scan_value(text, pos)[1]
-            elements.append((-1, -1, pos, value_end))
+            starts.append(pos)
+            ends.append(value_end)
             separator = after(text, value_end)
             if separator.lastindex is None:  # type: ignore[union-attr]
-                return elements
+                return starts, ends
             pos = separator.end()  # type: ignore[union-attr]
