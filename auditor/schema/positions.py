@@ -16,7 +16,7 @@ import json
 import re
 from bisect import bisect_left
 from collections.abc import Iterator
-from itertools import accumulate, repeat
+from itertools import repeat
 from operator import add, sub
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -26,6 +26,7 @@ _NEXT = re.compile(r"[ \t\n\r]*(?:(,)[ \t\n\r]*|[}\]])")
 # An array element that is a string, then its separator: group 2 is the `,` (else a `]`). Only
 # ever applied to valid JSON (json.loads accepted it: no raw control characters in a string).
 _STRING_ELEMENT = re.compile(r'("[^"\\]*(?:\\[\s\S][^"\\]*)*")[ \t\n\r]*(?:(,)[ \t\n\r]*|\])')
+_NEWLINE = re.compile("\n")
 _INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 # Steps over one value: numbers stay text (no big-int conversion), objects are never kept.
 _DECODER = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str,
@@ -145,8 +146,7 @@ class JsonPositions:
 
     def _line_marks(self) -> list[int]:
         if self._marks is None:
-            lengths = map(len, self.text.split("\n")[:-1])  # each line's length, but the last's
-            self._marks = list(accumulate(map((1).__add__, lengths), initial=-1))
+            self._marks = [-1, *map(re.Match.start, _NEWLINE.finditer(self.text))]
             self._before = [0, *self._marks]  # _before[line] is marks[line - 1]
         return self._marks
 
