@@ -397,7 +397,7 @@ class _JsonSchemaCrawler:
         if not isinstance(node, dict) or pointer in self.visited:
             return
         self.visited.add(pointer)
-        own = _suppressions_of(node)
+        own = _suppressions_of(node) if SUPPRESS_KEY in node else None
         if own:
             self.model.suppressions[pointer] = own
             suppressed, holders = suppressed | own, holders + (pointer,)
@@ -466,7 +466,7 @@ class _JsonSchemaCrawler:
             options, pointers, kind = found
         if len(options) < 2 or pointer in self.site_pointers:
             return
-        if any(isinstance(o, (dict, list)) for o in options):
+        if any(map(isinstance, options, repeat((dict, list)))):
             return  # structured enum values are not decision labels
         self.site_pointers.add(pointer)
         description = node.get("description") or node.get("title") or ""
