@@ -7,7 +7,8 @@
   on generated documents in every layout `json.dumps` writes;
 - nesting_depth, level by level, against the recursive definition;
 - the crawler: `$ref` lookups cached per base URI and registry (not per resolver object), a
-  lookup's target node taken from the lookup, and the index's pointers.
+  lookup's target pointer read off the ref (the index of every object only where that fails),
+  its node taken from the lookup, and the index's pointers.
 """
 
 from __future__ import annotations
@@ -241,6 +242,7 @@ def test_the_index_names_each_object_by_the_pointer_that_resolves_to_it(path):
     """What lets a lookup hand over its target node instead of resolving its pointer again."""
     document = load(path)
     crawler = sites._JsonSchemaCrawler(document, sites.FileModel(document, "test"))
+    index = crawler.index()
     objects = []
     stack = [document.data]
     while stack:
@@ -250,9 +252,9 @@ def test_the_index_names_each_object_by_the_pointer_that_resolves_to_it(path):
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    assert len(crawler.pointer_of) == len(objects)
+    assert len(index) == len(objects)
     for node in objects:
-        assert resolve_pointer(document.data, crawler.pointer_of[id(node)]) is node
+        assert resolve_pointer(document.data, index[id(node)]) is node
 
 
 # The same `$ref` text meaning different nodes under different base URIs (nested `$id`s),
@@ -281,15 +283,41 @@ REF_CASES = {
             "cat": {"properties": {"kind": {"const": "cat"}}}, "dog": {"properties": {"kind": {"const": "dog"}}},
         },
     },
+    "pointers": {  # (x-data: no keyword, so no subresource; its array is no schema)
+        "properties": {
+            "a": {"$ref": "#/$defs/a%20b"}, "b": {"$ref": "#/$defs/c~1d"}, "c": {"$ref": "#/x-data/arr/1"},
+            "d": {"$ref": "#/x-data/arr/01"}, "e": {"$ref": "#/x-data/arr"}, "f": {"$ref": "#/x-data/arr/-1"},
+            "g": {"$ref": "#/$defs/t~0"}, "h": {"$ref": "#/x-data/arr/1/enum"}, "i": {"$ref": "#"},
+            "j": {"oneOf": [{"$ref": "#/x-data/arr/0"}, {"$ref": "#/x-data/arr/1"}]},
+        },
+        "$defs": {"a b": {"enum": ["s", "t"]}, "c/d": {"enum": ["u", "v"]}, "t~": {"type": "boolean"}},
+        "x-data": {"arr": [{"properties": {"k": {"const": 1}}},
+                           {"properties": {"k": {"const": 2}}, "enum": [3, 4]}]},
+    },
 }
+
+
+def ref_case(tmp_path, name):
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(REF_CASES[name], indent=2))
+    return path
 
 
 @pytest.mark.parametrize("name", REF_CASES)
 def test_lookups_cached_per_base_uri_in_schemas_with_ids_and_anchors(name, tmp_path, monkeypatch):
-    path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps(REF_CASES[name], indent=2))
+    path = ref_case(tmp_path, name)
     fast = model_data(sites.analyse(load(path)))
     monkeypatch.setattr(sites, "_lookup_context", lambda resolver: (id(resolver),))
+    assert model_data(sites.analyse(load(path))) == fast
+
+
+@pytest.mark.parametrize("path", [*ALL_FILES, *REF_CASES], ids=str)
+def test_a_ref_target_read_off_the_ref_is_the_one_the_index_names(path, tmp_path, monkeypatch):
+    path = ref_case(tmp_path, path) if isinstance(path, str) else path
+    fast = model_data(sites.analyse(load(path)))
+    # the plain definition: every target looked up in the index of every object
+    monkeypatch.setattr(sites._JsonSchemaCrawler, "_target_pointer",
+                        lambda self, ref, target: self.index().get(id(target)))
     assert model_data(sites.analyse(load(path))) == fast
 
 

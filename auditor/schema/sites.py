@@ -9,9 +9,11 @@ reach it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from typing import Any
+from urllib.parse import unquote
 
 from auditor.schema.documents import Document, Span, escape_token, pack_spans, resolve_pointer, unpack_spans
 from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
@@ -34,6 +36,7 @@ SINGLE_SUBSCHEMA = {
 LIST_SUBSCHEMAS = {"allOf": "", "anyOf": "", "oneOf": "", "prefixItems": "[]", "items": "[]"}
 MAP_SUBSCHEMAS = {"properties": ".", "patternProperties": ".", "dependentSchemas": ""}
 DEFINITION_KEYWORDS = ("$defs", "definitions")
+_INDEX = re.compile(r"0|[1-9][0-9]*")  # an array index as RFC 6901 writes it
 __all__ = ["JSON_TYPES", "SCHEMA_HINTS", "FileModel", "SchemaProblem", "Site", "analyse"]
 
 
@@ -254,7 +257,8 @@ class _JsonSchemaCrawler:
 
     def __init__(self, document: Document, model: FileModel):
         self.document, self.model = document, model
-        self.pointer_of: dict[int, str] = {}
+        # id of every object of the document → its pointer: built on first need (_target_pointer)
+        self.pointer_of: dict[int, str] | None = None
         self.visited: set[str] = set()
         self.site_pointers: set[str] = set()
         self.located = LocatedSchema("", "", "json-schema", "json-schema")
@@ -264,8 +268,6 @@ class _JsonSchemaCrawler:
         self._resolved: dict[tuple[tuple, str], tuple[Any, tuple[str, Any, Any]]] = {}
         self._resolvers: dict[str, Any] = {}  # base pointer → its resolver
         self._pins_at: dict[str, dict[str, tuple[object, str]]] = {}  # pointer → _pins() there
-        if isinstance(document.data, (dict, list)):
-            self._index(document.data, "")
 
     def run(self, located: list[LocatedSchema]) -> None:
         for schema_at in located:
@@ -283,9 +285,18 @@ class _JsonSchemaCrawler:
 
     # -- setup
 
+    def index(self) -> dict[int, str]:
+        """pointer_of, built now if it is not yet."""
+        if self.pointer_of is None:
+            self.pointer_of = {}
+            if isinstance(self.document.data, (dict, list)):
+                self._index(self.document.data, "")
+        return self.pointer_of
+
     def _index(self, node, pointer: str) -> None:
         """pointer_of every object at or below node (a `$ref` target is known by its identity;
-        a parsed document holds each object once)."""
+        a parsed document holds each object once, so it has one pointer)."""
+        assert self.pointer_of is not None
         if isinstance(node, dict):
             self.pointer_of[id(node)] = pointer
             for key, value in node.items():
@@ -372,7 +383,7 @@ class _JsonSchemaCrawler:
                 self.model.schema_problems.append(
                     SchemaProblem(self.located.pointer, f"unresolvable $ref '{ref}'"))
             return None
-        pointer = self.pointer_of.get(id(resolved.contents))
+        pointer = self._target_pointer(ref, resolved.contents)
         if pointer is None:
             # Resolved into something we did not index (another document): not followed.
             if ref not in self.model.remote_refs:
@@ -382,9 +393,29 @@ class _JsonSchemaCrawler:
         self._resolved[key] = (resolver, target)
         return target
 
-    def _deref(self, node, resolver, depth: int = 0):
-        """(node, pointer) after following local `$ref`s (None pointer when not followed)."""
-        pointer = self.pointer_of.get(id(node)) if isinstance(node, dict) else None
+    def _target_pointer(self, ref: str, target) -> str | None:
+        """The pointer of the object a lookup of `ref` found; None for anything else (a list, a
+        value of another document). Read off the ref where its JSON pointer, walked from the
+        schema's base, reaches that very object (`#/$defs/…`, `#/components/schemas/…`: almost
+        every ref); else looked up in the index of every object, built for it."""
+        if not isinstance(target, dict):
+            return None
+        if ref.startswith("#/"):
+            node, pointer = resolve_pointer(self.document.data, self.located.base), self.located.base
+            for token in unquote(ref[2:]).split("/"):  # as referencing reads it
+                if isinstance(node, list) and _INDEX.fullmatch(token) and int(token) < len(node):
+                    node, pointer = node[int(token)], f"{pointer}/{token}"
+                elif isinstance(node, dict) and (key := token.replace("~1", "/").replace("~0", "~")) in node:
+                    node, pointer = node[key], f"{pointer}/{escape_token(key)}"
+                else:
+                    break
+            else:
+                if node is target:  # the one path to it, spelt as the index spells it
+                    return pointer
+        return self.index().get(id(target))
+
+    def _deref(self, node, pointer, resolver, depth: int = 0):
+        """(node, pointer) after following local `$ref`s from the node at pointer."""
         while isinstance(node, dict) and isinstance(node.get("$ref"), str) and depth < 8:
             target = self._resolve(node["$ref"], resolver)
             if target is None:
@@ -543,7 +574,8 @@ class _JsonSchemaCrawler:
             branches = node.get(keyword)
             if not isinstance(branches, list) or len(branches) < 2:
                 continue
-            pins = [self._pins(branch, resolver) for branch in branches]
+            pins = [self._pins(branch, f"{pointer}/{keyword}/{index}", resolver)
+                    for index, branch in enumerate(branches)]
             if not all(pins):
                 continue
             # a discriminator tells the branches apart: pinned in every branch, to distinct values
@@ -558,10 +590,11 @@ class _JsonSchemaCrawler:
             return prop, [pin[prop][0] for pin in pins], [pin[prop][1] for pin in pins]
         return None
 
-    def _pins(self, branch, resolver) -> dict[str, tuple[object, str]]:
-        """property → (value, pointer of the value) for properties this branch fixes to one value."""
-        node, pointer = self._deref(branch, resolver)
-        if not isinstance(node, dict) or pointer is None:
+    def _pins(self, branch, pointer, resolver) -> dict[str, tuple[object, str]]:
+        """property → (value, pointer of the value) for properties this branch (at pointer) fixes
+        to one value."""
+        node, pointer = self._deref(branch, pointer, resolver)
+        if not isinstance(node, dict):
             return {}
         known = self._pins_at.get(pointer)  # a shared definition is a branch of many unions
         if known is not None:
