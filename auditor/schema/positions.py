@@ -27,7 +27,7 @@ _NEXT = re.compile(r"[ \t\n\r]*(?:(,)[ \t\n\r]*|[}\]])")
 # ever applied to valid JSON (json.loads accepted it: no raw control characters in a string).
 _STRING_ELEMENT = re.compile(r'("[^"\\]*(?:\\[\s\S][^"\\]*)*")[ \t\n\r]*(?:(,)[ \t\n\r]*|\])')
 _NEWLINE = re.compile("\n")
-_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # an array index as RFC 6901 writes it (fullmatch)
 # Steps over one value: numbers stay text (no big-int conversion), objects are never kept.
 _DECODER = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str,
                             object_pairs_hook=lambda pairs: None)
@@ -113,7 +113,7 @@ class JsonPositions:
         opening = self.text[start]
         if opening == "{":
             return self._object(start).get(token.replace("~1", "/").replace("~0", "~"))
-        if opening == "[" and _INDEX.match(token):
+        if opening == "[" and ARRAY_INDEX.fullmatch(token):
             (starts, ends), index = self._array(start), int(token)
             return (-1, -1, starts[index], ends[index]) if index < len(starts) else None
         return None

@@ -9,7 +9,6 @@ reach it.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from typing import Any
@@ -18,6 +17,7 @@ from urllib.parse import unquote
 from auditor.schema.documents import Document, Span, escape_token, pack_spans, resolve_pointer, unpack_spans
 from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
 from auditor.schema.metaschema import meta_schema_errors
+from auditor.schema.positions import ARRAY_INDEX
 
 SUPPRESS_KEY = "x-pcdlint-ignore"
 
@@ -36,7 +36,6 @@ SINGLE_SUBSCHEMA = {
 LIST_SUBSCHEMAS = {"allOf": "", "anyOf": "", "oneOf": "", "prefixItems": "[]", "items": "[]"}
 MAP_SUBSCHEMAS = {"properties": ".", "patternProperties": ".", "dependentSchemas": ""}
 DEFINITION_KEYWORDS = ("$defs", "definitions")
-_INDEX = re.compile(r"0|[1-9][0-9]*")  # an array index as RFC 6901 writes it
 __all__ = ["JSON_TYPES", "SCHEMA_HINTS", "FileModel", "SchemaProblem", "Site", "analyse"]
 
 
@@ -403,7 +402,7 @@ class _JsonSchemaCrawler:
         if ref.startswith("#/"):
             node, pointer = resolve_pointer(self.document.data, self.located.base), self.located.base
             for token in unquote(ref[2:]).split("/"):  # as referencing reads it
-                if isinstance(node, list) and _INDEX.fullmatch(token) and int(token) < len(node):
+                if isinstance(node, list) and ARRAY_INDEX.fullmatch(token) and int(token) < len(node):
                     node, pointer = node[int(token)], f"{pointer}/{token}"
                 elif isinstance(node, dict) and (key := token.replace("~1", "/").replace("~0", "~")) in node:
                     node, pointer = node[key], f"{pointer}/{escape_token(key)}"
