@@ -340,4 +340,5 @@ def test_the_crawl_never_descends_into_definitions_or_values():
     """_visit builds a child's pointer only for keywords of the subschema tables: none of them
     is one it skips (definitions are visited on their own; the others hold values)."""
     tables = {*sites.SINGLE_SUBSCHEMA, *sites.LIST_SUBSCHEMAS, *sites.MAP_SUBSCHEMAS}
+    assert tables == sites.SUBSCHEMA_KEYWORDS  # what _visit looks at before the tables
     assert not tables & {*sites.DEFINITION_KEYWORDS, "enum", "const", "examples", "default"}

@@ -36,6 +36,7 @@ SINGLE_SUBSCHEMA = {
 LIST_SUBSCHEMAS = {"allOf": "", "anyOf": "", "oneOf": "", "prefixItems": "[]", "items": "[]"}
 MAP_SUBSCHEMAS = {"properties": ".", "patternProperties": ".", "dependentSchemas": ""}
 DEFINITION_KEYWORDS = ("$defs", "definitions")
+SUBSCHEMA_KEYWORDS = frozenset({*SINGLE_SUBSCHEMA, *LIST_SUBSCHEMAS, *MAP_SUBSCHEMAS})
 __all__ = ["JSON_TYPES", "SCHEMA_HINTS", "FileModel", "SchemaProblem", "Site", "analyse"]
 
 
@@ -449,6 +450,8 @@ class _JsonSchemaCrawler:
         # (no table names `$defs`, `definitions`, `enum`, `const`, `examples` or `default`:
         # definitions are visited on their own, the others hold values, not schemas)
         for keyword, value in node.items():
+            if keyword not in SUBSCHEMA_KEYWORDS:  # (most keywords: one look, not three)
+                continue
             if keyword in MAP_SUBSCHEMAS and isinstance(value, dict):
                 child = f"{pointer}/{escape_token(keyword)}"
                 for key, sub in value.items():
@@ -484,10 +487,13 @@ class _JsonSchemaCrawler:
     # -- sites
 
     def _collect_site(self, node, pointer, field_path, name, suppressed, holders, resolver) -> None:
-        found = (self._enum_options(node, pointer) or self._union_options(node, pointer)
-                 or self._boolean_options(node, pointer))
+        # (each finder asks for its keywords: a node with none of them is no site, unasked)
+        union = "oneOf" in node or "anyOf" in node
+        found = ((self._enum_options(node, pointer) if "enum" in node else None)
+                 or (self._union_options(node, pointer) if union else None)
+                 or (self._boolean_options(node, pointer) if "type" in node else None))
         if found is None:
-            discriminator = self._discriminator(node, pointer, resolver)
+            discriminator = self._discriminator(node, pointer, resolver) if union else None
             if discriminator is None:
                 return
             prop, options, pointers = discriminator
