@@ -115,9 +115,15 @@ class Document:
         """span() of each pointer, found together (each parent once)."""
         if self.positions is not None:
             missing = [p for p in pointers if p not in self.value_spans and p not in self._absent]
-            for pointer, entry in zip(missing, self.positions.locate_many(missing)):
-                self._store(pointer, entry)
-        return [self.value_spans.get(p) or self.span(p) for p in pointers]
+            elements = self.positions.leading_elements(missing) if missing else None
+            if elements is not None:  # an enum's options: values without keys, all there
+                self.value_spans.update(zip(missing, self._spans_of(*elements)))
+            elif missing:
+                self._store_many(missing, self.positions.locate_many(missing))
+        found = list(map(self.value_spans.get, pointers))
+        if None not in found:
+            return found  # type: ignore[return-value]
+        return [span or self.span(p) for span, p in zip(found, pointers)]
 
     def settle_spans(self, pointers) -> None:
         """Find the spans of these pointers now, then stop finding any others."""
@@ -143,6 +149,29 @@ class Document:
         if key_start >= 0:
             self.key_spans[pointer] = tuple.__new__(Span, (*at(key_start), *at(key_end)))
         return value
+
+    def _store_many(self, pointers: list[str], entries: list) -> None:
+        """_store() of each (pointer, entry), in order, with the lines and columns of all their
+        offsets found at once (an enum's thousands of options)."""
+        assert self.positions is not None
+        found = [(p, e) for p, e in zip(pointers, entries) if e is not None]
+        if len(found) < len(pointers):
+            self._absent.update(p for p, e in zip(pointers, entries) if e is None)
+        self.value_spans.update(self._spans_between(found, 2))
+        self.key_spans.update(self._spans_between([(p, e) for p, e in found if e[0] >= 0], 0))
+
+    def _spans_between(self, found: list, start: int):
+        """(pointer, Span from entry[start] to entry[start + 1]) of each (pointer, entry)."""
+        assert self.positions is not None
+        if not found:
+            return []
+        spans = self._spans_of([entry[start] for _, entry in found], [entry[start + 1] for _, entry in found])
+        return zip([pointer for pointer, _ in found], spans)
+
+    def _spans_of(self, starts: list[int], ends: list[int]):
+        """The Span from each start offset to its end."""
+        assert self.positions is not None
+        return map(tuple.__new__, repeat(Span), self.positions.regions(starts, ends))
 
 
 def escape_token(token: str) -> str:
@@ -221,19 +250,14 @@ def load_document(path: Path, display: str | None = None) -> Document:
 
 
 def nesting_depth(data) -> int:
-    """Deepest nesting of objects and arrays, counted without recursion."""
-    deepest, stack = 0, [(data, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children = list(node.values())
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return deepest
+    """Deepest nesting of objects and arrays, counted without recursion: one level at a time,
+    each level the objects and arrays inside the one above."""
+    depth, level = 0, [data] if isinstance(data, (dict, list)) else []
+    while level:
+        depth += 1
+        children = chain.from_iterable(node.values() if isinstance(node, dict) else node for node in level)
+        level = [child for child in children if isinstance(child, (dict, list))]
+    return depth
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\[uU][dD][89a-fA-F]")  # only an escape can write one

@@ -15,9 +15,19 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
+from collections.abc import Iterator
+from itertools import repeat
+from operator import add, sub
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-_INDEX = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")  # between a key and its value
+# After a value: `,` and the whitespace before the next one (lastindex 1), or the closing bracket.
+_NEXT = re.compile(r"[ \t\n\r]*(?:(,)[ \t\n\r]*|[}\]])")
+# An array element that is a string, then its separator: group 2 is the `,` (else a `]`). Only
+# ever applied to valid JSON (json.loads accepted it: no raw control characters in a string).
+_STRING_ELEMENT = re.compile(r'("[^"\\]*(?:\\[\s\S][^"\\]*)*")[ \t\n\r]*(?:(,)[ \t\n\r]*|\])')
+_NEWLINE = re.compile("\n")
+ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # an array index as RFC 6901 writes it (fullmatch)
 # Steps over one value: numbers stay text (no big-int conversion), objects are never kept.
 _DECODER = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str,
                             object_pairs_hook=lambda pairs: None)
@@ -26,6 +36,9 @@ _scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
 
 # Offsets into the text: (key start, key end, value start, value end); keys -1 in arrays.
 Entry = tuple[int, int, int, int]
+# An array's elements: where each starts, where each ends (two lists: an enum's options are
+# read off the scan's matches in C, and handed on in bulk).
+Elements = tuple[list[int], list[int]]
 
 
 class JsonPositions:
@@ -36,9 +49,11 @@ class JsonPositions:
         start = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
         self._root: Entry = (-1, -1, start, len(text.rstrip(" \t\n\r")))
         self._objects: dict[int, dict[str, Entry]] = {}  # object's offset → its members
-        self._arrays: dict[int, list[Entry]] = {}  # array's offset → its elements
+        self._arrays: dict[int, Elements] = {}  # array's offset → its elements
         self._found: dict[str, Entry] = {"": self._root}  # pointer → entry of containers reached
-        self._newlines: list[int] | None = None
+        # [-1, offset of each "\n"]: bisect_left(marks, offset) is an offset's 1-based line
+        self._marks: list[int] | None = None
+        self._before: list[int] = []
 
     def locate(self, pointer: str) -> Entry | None:
         """The offsets of the node at an RFC 6901 pointer, None when there is no such node."""
@@ -63,7 +78,7 @@ class JsonPositions:
         return entry
 
     def locate_many(self, pointers: list[str]) -> list[Entry | None]:
-        """locate() of each pointer, each parent found once (100,000 options of one enum)."""
+        """locate() of each pointer, each parent found once."""
         parents: dict[str, Entry | None] = {}
         out: list[Entry | None] = []
         for pointer in pointers:
@@ -77,22 +92,63 @@ class JsonPositions:
             out.append(None if entry is None else self._child(entry, token))
         return out
 
+    def leading_elements(self, pointers: list[str]) -> Elements | None:
+        """(starts, ends) of the values at `pointers` when they are exactly `<array>/0` …
+        `<array>/n-1` of an array that has them (an enum's options, asked for together); None
+        for any other list of pointers."""
+        if len(pointers) < 2 or not pointers[0].endswith("/0"):
+            return None
+        parent = pointers[0][:-2]
+        if pointers != [f"{parent}/{index}" for index in range(len(pointers))]:
+            return None
+        entry = self.locate(parent)
+        if entry is None or self.text[entry[2]] != "[":
+            return None
+        starts, ends = self._array(entry[2])
+        count = len(pointers)
+        return (starts[:count], ends[:count]) if count <= len(starts) else None
+
     def _child(self, entry: Entry, token: str) -> Entry | None:
         start = entry[2]
         opening = self.text[start]
         if opening == "{":
             return self._object(start).get(token.replace("~1", "/").replace("~0", "~"))
-        if opening == "[" and _INDEX.match(token):
-            elements, index = self._array(start), int(token)
-            return elements[index] if index < len(elements) else None
+        if opening == "[" and ARRAY_INDEX.fullmatch(token):
+            (starts, ends), index = self._array(start), int(token)
+            return (-1, -1, starts[index], ends[index]) if index < len(starts) else None
         return None
 
     def line_column(self, offset: int) -> tuple[int, int]:
         """1-based line and column of an offset (only `\\n` ends a line, as in json-source-map)."""
-        if self._newlines is None:
-            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
-        line = bisect_left(self._newlines, offset)
-        return line + 1, offset - (self._newlines[line - 1] + 1 if line else 0) + 1
+        marks = self._line_marks()
+        line = bisect_left(marks, offset)
+        return line, offset - marks[line - 1]
+
+    def line_columns(self, offsets: list[int]) -> tuple[list[int], list[int]]:
+        """line_column() of many offsets: (their lines, their columns), computed in C loops."""
+        marks = self._line_marks()
+        lines = list(map(bisect_left, repeat(marks), offsets))
+        return lines, list(map(sub, offsets, map(self._before.__getitem__, lines)))
+
+    def regions(self, starts: list[int], ends: list[int]) -> Iterator[tuple[int, int, int, int]]:
+        """(*line_column(start), *line_column(end)) of each value or key from start to end.
+        Only an object or array can span lines (a string holds no raw newline in valid JSON):
+        any other value ends on its line, its length further on."""
+        lines, columns = self.line_columns(starts)
+        end_lines = lines.copy()
+        end_columns = list(map(add, columns, map(sub, ends, starts)))
+        text = self.text
+        spanning = [i for i, start in enumerate(starts) if text[start] in "{["]
+        if spanning:
+            for i, line, column in zip(spanning, *self.line_columns([ends[i] for i in spanning])):
+                end_lines[i], end_columns[i] = line, column
+        return zip(lines, columns, end_lines, end_columns)
+
+    def _line_marks(self) -> list[int]:
+        if self._marks is None:
+            self._marks = [-1, *map(re.Match.start, _NEWLINE.finditer(self.text))]
+            self._before = [0, *self._marks]  # _before[line] is marks[line - 1]
+        return self._marks
 
     # -- scanning
 
@@ -102,44 +158,54 @@ class JsonPositions:
             found = self._objects[start] = self._scan_object(start)
         return found
 
-    def _array(self, start: int) -> list[Entry]:
+    def _array(self, start: int) -> Elements:
         found = self._arrays.get(start)
         if found is None:
             found = self._arrays[start] = self._scan_array(start)
         return found
 
-    def _skip(self, start: int) -> int:
-        """The offset just past the value starting at `start`."""
-        if self.text[start] == '"':
-            return _scan_string(self.text, start + 1)[1]
-        return _scan_value(self.text, start)[1]
+    # The scans step over each value (a string by scanstring, anything else by the scanner)
+    # and match each separator with one pattern: they are the inner loop, run over every member
+    # of every container on the way to a pointer.
 
     def _scan_object(self, start: int) -> dict[str, Entry]:
-        text, space = self.text, _WHITESPACE.match
+        text, colon, after = self.text, _COLON.match, _NEXT.match
         members: dict[str, Entry] = {}
-        pos = space(text, start + 1).end()  # type: ignore[union-attr]
+        pos = _WHITESPACE.match(text, start + 1).end()  # type: ignore[union-attr]
         if text[pos] == "}":
             return members
         while True:
             key, key_end = _scan_string(text, pos + 1)
-            value_start = space(text, space(text, key_end).end() + 1).end()  # type: ignore[union-attr]
-            value_end = self._skip(value_start)
+            value_start = colon(text, key_end).end()  # type: ignore[union-attr]
+            if text[value_start] == '"':
+                value_end = _scan_string(text, value_start + 1)[1]
+            else:
+                value_end = _scan_value(text, value_start)[1]
             members[key] = (pos, key_end, value_start, value_end)  # a repeated key: the last wins
-            pos = space(text, value_end).end()  # type: ignore[union-attr]
-            if text[pos] == "}":
+            separator = after(text, value_end)
+            if separator.lastindex is None:  # type: ignore[union-attr]
                 return members
-            pos = space(text, pos + 1).end()  # type: ignore[union-attr]
+            pos = separator.end()  # type: ignore[union-attr]
 
-    def _scan_array(self, start: int) -> list[Entry]:
-        text, space = self.text, _WHITESPACE.match
-        elements: list[Entry] = []
-        pos = space(text, start + 1).end()  # type: ignore[union-attr]
+    def _scan_array(self, start: int) -> Elements:
+        text, after = self.text, _NEXT.match
+        starts: list[int] = []
+        ends: list[int] = []
+        pos = _WHITESPACE.match(text, start + 1).end()  # type: ignore[union-attr]
         if text[pos] == "]":
-            return elements
+            return starts, ends
         while True:
-            value_end = self._skip(pos)
-            elements.append((-1, -1, pos, value_end))
-            pos = space(text, value_end).end()  # type: ignore[union-attr]
-            if text[pos] == "]":
-                return elements
-            pos = space(text, pos + 1).end()  # type: ignore[union-attr]
+            if text[pos] == '"':  # a run of strings (an enum's options) in C loops
+                run = list(iter(_STRING_ELEMENT.scanner(text, pos).match, None))  # type: ignore[attr-defined]
+                starts += map(re.Match.start, run)
+                ends += map(re.Match.end, run, repeat(1))
+                if run[-1].lastindex == 1:  # the run ended at `]`
+                    return starts, ends
+                pos = run[-1].end()  # a value that is no string follows
+            value_end = _scan_value(text, pos)[1]
+            starts.append(pos)
+            ends.append(value_end)
+            separator = after(text, value_end)
+            if separator.lastindex is None:  # type: ignore[union-attr]
+                return starts, ends
+            pos = separator.end()  # type: ignore[union-attr]

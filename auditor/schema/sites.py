@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from typing import Any
+from urllib.parse import unquote
 
 from auditor.schema.documents import Document, Span, escape_token, pack_spans, resolve_pointer, unpack_spans
 from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
 from auditor.schema.metaschema import meta_schema_errors
+from auditor.schema.positions import ARRAY_INDEX
 
 SUPPRESS_KEY = "x-pcdlint-ignore"
 
@@ -33,6 +36,7 @@ SINGLE_SUBSCHEMA = {
 LIST_SUBSCHEMAS = {"allOf": "", "anyOf": "", "oneOf": "", "prefixItems": "[]", "items": "[]"}
 MAP_SUBSCHEMAS = {"properties": ".", "patternProperties": ".", "dependentSchemas": ""}
 DEFINITION_KEYWORDS = ("$defs", "definitions")
+SUBSCHEMA_KEYWORDS = frozenset({*SINGLE_SUBSCHEMA, *LIST_SUBSCHEMAS, *MAP_SUBSCHEMAS})
 __all__ = ["JSON_TYPES", "SCHEMA_HINTS", "FileModel", "SchemaProblem", "Site", "analyse"]
 
 
@@ -139,9 +143,12 @@ def _keep_needed_spans(model: FileModel) -> None:
                 break
             wanted.add(pointer)
     wanted.add("")
-    document.settle_spans(sorted(wanted))
-    document.value_spans = {p: s for p, s in document.value_spans.items() if p in wanted}
-    document.key_spans = {p: s for p, s in document.key_spans.items() if p in wanted}
+    # (what the crawl already found needs no finding, nor sorting: an enum's options)
+    document.settle_spans(sorted(p for p in wanted if p not in document.value_spans))
+    if not document.value_spans.keys() <= wanted:
+        document.value_spans = {p: s for p, s in document.value_spans.items() if p in wanted}
+    if not document.key_spans.keys() <= wanted:
+        document.key_spans = {p: s for p, s in document.key_spans.items() if p in wanted}
 
 
 # --------------------------------------------------------------------------- presets
@@ -250,21 +257,27 @@ class _JsonSchemaCrawler:
 
     def __init__(self, document: Document, model: FileModel):
         self.document, self.model = document, model
-        self.pointer_of: dict[int, str] = {}
+        # id of every object of the document → its pointer: built on first need (_target_pointer)
+        self.pointer_of: dict[int, str] | None = None
         self.visited: set[str] = set()
         self.site_pointers: set[str] = set()
         self.located = LocatedSchema("", "", "json-schema", "json-schema")
-        # (id of the resolver, ref) → (that resolver, kept alive so its id stays its own; the
-        # resolved target): a `$ref` to a shared definition is looked up once per resolver
-        self._resolved: dict[tuple[int, str], tuple[Any, tuple[str, Any]]] = {}
-        self._index(document.data, "")
+        # (a resolver's context, ref) → (that resolver, kept alive so the ids in its context
+        # stay its own; the resolved target): a `$ref` to a shared definition is looked up once
+        # per base URI, however many resolvers (one per lookup) reach it
+        self._resolved: dict[tuple[tuple, str], tuple[Any, tuple[str, Any, Any]]] = {}
+        self._resolvers: dict[str, Any] = {}  # base pointer → its resolver
+        self._pins_at: dict[str, dict[str, tuple[object, str]]] = {}  # pointer → _pins() there
 
     def run(self, located: list[LocatedSchema]) -> None:
         for schema_at in located:
             self.located = schema_at
             schema = resolve_pointer(self.document.data, schema_at.pointer)
             self._validate_meta_schema(schema, schema_at)
-            resolver = self._make_resolver(resolve_pointer(self.document.data, schema_at.base))
+            if schema_at.base not in self._resolvers:  # OpenAPI: every schema's base is the root
+                self._resolvers[schema_at.base] = self._make_resolver(
+                    resolve_pointer(self.document.data, schema_at.base))
+            resolver = self._resolvers[schema_at.base]
             suppressed, holders = self._inherited(schema_at.pointer)
             self._visit(schema, schema_at.pointer, "", schema_at.name, resolver, suppressed, holders)
             # Definitions no property reaches are still declarations worth linting.
@@ -272,16 +285,26 @@ class _JsonSchemaCrawler:
 
     # -- setup
 
+    def index(self) -> dict[int, str]:
+        """pointer_of, built now if it is not yet."""
+        if self.pointer_of is None:
+            self.pointer_of = {}
+            if isinstance(self.document.data, (dict, list)):
+                self._index(self.document.data, "")
+        return self.pointer_of
+
     def _index(self, node, pointer: str) -> None:
+        """pointer_of every object at or below node (a `$ref` target is known by its identity;
+        a parsed document holds each object once, so it has one pointer)."""
+        assert self.pointer_of is not None
         if isinstance(node, dict):
             self.pointer_of[id(node)] = pointer
             for key, value in node.items():
-                if isinstance(value, (dict, list)):
-                    self._index(value, f"{pointer}/{escape_token(key)}")
-        elif isinstance(node, list):
-            for index, value in enumerate(node):
-                if isinstance(value, (dict, list)):
-                    self._index(value, f"{pointer}/{index}")
+                if isinstance(value, (dict, list)):  # (escape_token, inline: one call per object)
+                    self._index(value, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}")
+        else:  # a list: its objects and arrays picked out in C (an enum can list thousands)
+            for index, value in compress(enumerate(node), map(isinstance, node, repeat((dict, list)))):
+                self._index(value, f"{pointer}/{index}")
 
     def _inherited(self, pointer: str) -> tuple[frozenset[str], tuple[str, ...]]:
         """Suppressions on the wrappers above an embedded schema (a tool, an operation)."""
@@ -343,11 +366,12 @@ class _JsonSchemaCrawler:
     # -- traversal
 
     def _resolve(self, ref: str, resolver):
-        """(target pointer, its resolver) for a local ref; None for remote or unresolvable
+        """(target pointer, its resolver, the target) for a local ref; None for remote or unresolvable
         (each time: those record a remote ref or a schema problem)."""
         if resolver is None:
             return None
-        known = self._resolved.get((id(resolver), ref))
+        key = (_lookup_context(resolver), ref)
+        known = self._resolved.get(key)
         if known is not None:
             return known[1]
         try:
@@ -359,25 +383,44 @@ class _JsonSchemaCrawler:
                 self.model.schema_problems.append(
                     SchemaProblem(self.located.pointer, f"unresolvable $ref '{ref}'"))
             return None
-        pointer = self.pointer_of.get(id(resolved.contents))
+        pointer = self._target_pointer(ref, resolved.contents)
         if pointer is None:
             # Resolved into something we did not index (another document): not followed.
             if ref not in self.model.remote_refs:
                 self.model.remote_refs.append(ref)
             return None
-        target = pointer, resolved.resolver
-        self._resolved[(id(resolver), ref)] = (resolver, target)
+        target = pointer, resolved.resolver, resolved.contents  # the node at pointer (_index)
+        self._resolved[key] = (resolver, target)
         return target
 
-    def _deref(self, node, resolver, depth: int = 0):
-        """(node, pointer) after following local `$ref`s (None pointer when not followed)."""
-        pointer = self.pointer_of.get(id(node)) if isinstance(node, dict) else None
+    def _target_pointer(self, ref: str, target) -> str | None:
+        """The pointer of the object a lookup of `ref` found; None for anything else (a list, a
+        value of another document). Read off the ref where its JSON pointer, walked from the
+        schema's base, reaches that very object (`#/$defs/…`, `#/components/schemas/…`: almost
+        every ref); else looked up in the index of every object, built for it."""
+        if not isinstance(target, dict):
+            return None
+        if ref.startswith("#/"):
+            node, pointer = resolve_pointer(self.document.data, self.located.base), self.located.base
+            for token in unquote(ref[2:]).split("/"):  # as referencing reads it
+                if isinstance(node, list) and ARRAY_INDEX.fullmatch(token) and int(token) < len(node):
+                    node, pointer = node[int(token)], f"{pointer}/{token}"
+                elif isinstance(node, dict) and (key := token.replace("~1", "/").replace("~0", "~")) in node:
+                    node, pointer = node[key], f"{pointer}/{escape_token(key)}"
+                else:
+                    break
+            else:
+                if node is target:  # the one path to it, spelt as the index spells it
+                    return pointer
+        return self.index().get(id(target))
+
+    def _deref(self, node, pointer, resolver, depth: int = 0):
+        """(node, pointer) after following local `$ref`s from the node at pointer."""
         while isinstance(node, dict) and isinstance(node.get("$ref"), str) and depth < 8:
             target = self._resolve(node["$ref"], resolver)
             if target is None:
                 return node, pointer
-            pointer, resolver = target
-            node = resolve_pointer(self.document.data, pointer)
+            pointer, resolver, node = target
             depth += 1
         return node, pointer
 
@@ -385,7 +428,7 @@ class _JsonSchemaCrawler:
         if not isinstance(node, dict) or pointer in self.visited:
             return
         self.visited.add(pointer)
-        own = _suppressions_of(node)
+        own = _suppressions_of(node) if SUPPRESS_KEY in node else None
         if own:
             self.model.suppressions[pointer] = own
             suppressed, holders = suppressed | own, holders + (pointer,)
@@ -401,21 +444,23 @@ class _JsonSchemaCrawler:
         if isinstance(ref, str):
             target = self._resolve(ref, resolver)
             if target is not None:
-                target_pointer, target_resolver = target
-                target_node = resolve_pointer(self.document.data, target_pointer)
+                target_pointer, target_resolver, target_node = target
                 self._visit(target_node, target_pointer, field_path, name, target_resolver,
                             suppressed, holders)
+        # (no table names `$defs`, `definitions`, `enum`, `const`, `examples` or `default`:
+        # definitions are visited on their own, the others hold values, not schemas)
         for keyword, value in node.items():
-            if keyword in DEFINITION_KEYWORDS or keyword in ("enum", "const", "examples", "default"):
+            if keyword not in SUBSCHEMA_KEYWORDS:  # (most keywords: one look, not three)
                 continue
-            child = f"{pointer}/{escape_token(keyword)}"
             if keyword in MAP_SUBSCHEMAS and isinstance(value, dict):
+                child = f"{pointer}/{escape_token(keyword)}"
                 for key, sub in value.items():
                     sub_field = _join(field_path, key) if keyword != "dependentSchemas" else field_path
                     sub_name = key if keyword != "dependentSchemas" else name
                     self._visit(sub, f"{child}/{escape_token(key)}", sub_field, sub_name,
                                 resolver, suppressed, holders)
             elif keyword in LIST_SUBSCHEMAS and isinstance(value, list):
+                child = f"{pointer}/{escape_token(keyword)}"
                 suffix = LIST_SUBSCHEMAS[keyword]
                 for index, sub in enumerate(value):
                     self._visit(sub, f"{child}/{index}", field_path + suffix, name, resolver,
@@ -423,7 +468,8 @@ class _JsonSchemaCrawler:
             elif keyword in SINGLE_SUBSCHEMA and isinstance(value, dict):
                 suffix = SINGLE_SUBSCHEMA[keyword]
                 sub_field = _join(field_path, "*") if suffix == "*" else field_path + suffix
-                self._visit(value, child, sub_field, name, resolver, suppressed, holders)
+                self._visit(value, f"{pointer}/{escape_token(keyword)}", sub_field, name, resolver,
+                            suppressed, holders)
 
     def _visit_definitions(self, node, pointer, resolver) -> None:
         if not isinstance(node, dict):
@@ -441,10 +487,13 @@ class _JsonSchemaCrawler:
     # -- sites
 
     def _collect_site(self, node, pointer, field_path, name, suppressed, holders, resolver) -> None:
-        found = (self._enum_options(node, pointer) or self._union_options(node, pointer)
-                 or self._boolean_options(node, pointer))
+        # (each finder asks for its keywords: a node with none of them is no site, unasked)
+        union = "oneOf" in node or "anyOf" in node
+        found = ((self._enum_options(node, pointer) if "enum" in node else None)
+                 or (self._union_options(node, pointer) if union else None)
+                 or (self._boolean_options(node, pointer) if "type" in node else None))
         if found is None:
-            discriminator = self._discriminator(node, pointer, resolver)
+            discriminator = self._discriminator(node, pointer, resolver) if union else None
             if discriminator is None:
                 return
             prop, options, pointers = discriminator
@@ -453,7 +502,7 @@ class _JsonSchemaCrawler:
             options, pointers, kind = found
         if len(options) < 2 or pointer in self.site_pointers:
             return
-        if any(isinstance(o, (dict, list)) for o in options):
+        if any(map(isinstance, options, repeat((dict, list)))):
             return  # structured enum values are not decision labels
         self.site_pointers.add(pointer)
         description = node.get("description") or node.get("title") or ""
@@ -530,7 +579,8 @@ class _JsonSchemaCrawler:
             branches = node.get(keyword)
             if not isinstance(branches, list) or len(branches) < 2:
                 continue
-            pins = [self._pins(branch, resolver) for branch in branches]
+            pins = [self._pins(branch, f"{pointer}/{keyword}/{index}", resolver)
+                    for index, branch in enumerate(branches)]
             if not all(pins):
                 continue
             # a discriminator tells the branches apart: pinned in every branch, to distinct values
@@ -545,12 +595,17 @@ class _JsonSchemaCrawler:
             return prop, [pin[prop][0] for pin in pins], [pin[prop][1] for pin in pins]
         return None
 
-    def _pins(self, branch, resolver) -> dict[str, tuple[object, str]]:
-        """property → (value, pointer of the value) for properties this branch fixes to one value."""
-        node, pointer = self._deref(branch, resolver)
-        if not isinstance(node, dict) or pointer is None:
+    def _pins(self, branch, pointer, resolver) -> dict[str, tuple[object, str]]:
+        """property → (value, pointer of the value) for properties this branch (at pointer) fixes
+        to one value."""
+        node, pointer = self._deref(branch, pointer, resolver)
+        if not isinstance(node, dict):
             return {}
+        known = self._pins_at.get(pointer)  # a shared definition is a branch of many unions
+        if known is not None:
+            return known
         out: dict[str, tuple[object, str]] = {}
+        self._pins_at[pointer] = out
         properties = node.get("properties")
         if isinstance(properties, dict):
             for prop, sub in properties.items():
@@ -562,6 +617,17 @@ class _JsonSchemaCrawler:
                 elif isinstance(sub.get("enum"), list) and len(sub["enum"]) == 1:
                     out[prop] = (sub["enum"][0], f"{at}/enum/0")
         return out
+
+
+def _lookup_context(resolver) -> tuple:
+    """What `resolver.lookup(ref)` depends on: the resolver's base URI and registry. Not the
+    URIs it was reached through (`_previous`: only `$dynamicRef` reads them), which differ from
+    one resolver to the next; each lookup returns a new resolver. The resolver itself where
+    `referencing` names its fields otherwise."""
+    try:
+        return resolver._base_uri, id(resolver._registry)
+    except AttributeError:
+        return (id(resolver),)
 
 
 def _array_depth(field_path: str) -> int:
