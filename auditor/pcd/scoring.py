@@ -164,7 +164,7 @@ def site_texts(site: FieldLike, groups: Iterable[str], tokenizer: LoadedTokenize
     suffix = head + '"' + prefix
     out: list[str] = []
     spans: list[str] = []
-    if plain is None and tokenizer is not None and ({"canonical", "cost"} & set(groups)):
+    if plain is None and tokenizer is not None and "canonical" in groups:
         plain = join_flags(site, tokenizer)[1]
     if "core" in groups:
         out += remainders
@@ -181,9 +181,6 @@ def site_texts(site: FieldLike, groups: Iterable[str], tokenizer: LoadedTokenize
             out += [whole[k] for k, cut in enumerate(joined) if not cut]
             if depth:
                 out.append(suffix0)
-        elif plain and not depth:  # (at depth 0 the canonical text is the field text)
-            whole = field_texts(site)
-            out += [whole[k] for k, cut in enumerate(plain) if not cut]
         else:
             out += field_texts(site)
     if "lengths" in groups:
@@ -222,13 +219,15 @@ def join_flags(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[list[bool],
     cached = site.__dict__.setdefault("_join_flags", {})
     flags = cached.get(tokenizer.id)
     if flags is None:
-        flags = cached[tokenizer.id] = _join_flags(site, tokenizer)
+        prefix = split_options(site)[3]
+        suffix = field_head(site.name, int(getattr(site, "array_depth", 0))) + '"' + prefix
+        flags = cached[tokenizer.id] = _join_flags(site, tokenizer, suffix)
     return flags
 
 
-def _join_flags(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[list[bool], list[bool]]:
-    strings, _, _, prefix, remainders = split_options(site)
-    suffix = field_head(site.name, int(getattr(site, "array_depth", 0))) + '"' + prefix
+def _join_flags(site: FieldLike, tokenizer: LoadedTokenizer, suffix: str) -> tuple[list[bool], list[bool]]:
+    """plain_cuts of a site's remainders after `suffix`, per option (literals: False)."""
+    strings, _, _, _, remainders = split_options(site)
     closes, plain = plain_cuts(tokenizer, suffix, remainders)
     if len(strings) == len(site.options):
         return closes, plain
@@ -246,21 +245,13 @@ def field_joins(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[str, list[
     (join_flags); an array's items are scored after `[`, but their field texts are written as
     at depth 0, so their flags are worked out against the depth-0 suffix (once per site and
     tokenizer). Literals: False."""
-    strings, _, _, prefix, remainders = split_options(site)
-    suffix = field_head(site.name) + '"' + prefix
+    suffix = field_head(site.name) + '"' + split_options(site)[3]
     if not int(getattr(site, "array_depth", 0)):
         return suffix, join_flags(site, tokenizer)[1]
     cached = site.__dict__.setdefault("_field_joins", {})
     flags = cached.get(tokenizer.id)
     if flags is None:
-        plain = plain_cuts(tokenizer, suffix, remainders)[1]
-        if len(strings) == len(site.options):
-            flags = plain
-        else:
-            flags = [False] * len(site.options)
-            for (index, _), cut in zip(strings, plain):
-                flags[index] = cut
-        cached[tokenizer.id] = flags
+        flags = cached[tokenizer.id] = _join_flags(site, tokenizer, suffix)[1]
     return suffix, flags
 
 

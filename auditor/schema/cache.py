@@ -84,8 +84,7 @@ def analyse_file(path: Path, display: str, use_cache: bool = True,
         # a cache hit is read in this thread (no deep-stack thread per file: a warm run of many
         # files makes none); an entry too deep for this thread's recursion limit reads as a
         # miss here and is read again by the analysis below, in its thread
-        entry, key = _entry(path, raw, max_depth)
-        model = load_entry(entry, key, display, raw)
+        model = _read_entry(path, raw, display, max_depth)
         if model is not None:
             return model
     try:
@@ -118,6 +117,11 @@ def cached_analysis(path: Path, display: str, max_bytes: int | None = None,
         raw = read_source(path, display, max_bytes)
     except InputFileError:
         return None
+    return _read_entry(path, raw, display, max_depth)
+
+
+def _read_entry(path: Path, raw: bytes, display: str, max_depth: int | None) -> FileModel | None:
+    """The cached model of the file whose bytes are `raw`, or None (see load_entry)."""
     entry, key = _entry(path, raw, max_depth)
     return load_entry(entry, key, display, raw)
 
