@@ -365,6 +365,38 @@ def file_name_not_utf8(tmp):
     return Case(["check", tmp], 1, None, [Path(os.fsdecode(name))], check, process=True)
 
 
+def _undecodable_name(tmp) -> Path:
+    name = os.fsencode(tmp) + b"/odd\xff.json"
+    try:
+        with open(name, "w", encoding="utf-8") as handle:
+            json.dump(BAD, handle)
+    except OSError:
+        pytest.skip("this file system refuses undecodable names")
+    return Path(os.fsdecode(name))
+
+
+def file_name_not_utf8_in_reports(tmp):
+    """An undecodable name given directly, into SARIF and JSON (fingerprints, artifact URIs)."""
+    path = _undecodable_name(tmp)
+
+    def check(result, tmp):
+        sarif = json.loads(result.stdout)
+        location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"].endswith("odd%FF.json")  # its own byte
+        report = json.loads((tmp / "r.json").read_bytes())
+        assert report["files"][0]["path"].endswith("odd\udcff.json")
+    return Case(["check", path, "-f", "sarif", "--output-json", tmp / "r.json"], 1, None, [path], check,
+                process=True)
+
+
+def file_name_not_utf8_in_baseline(tmp):
+    path = _undecodable_name(tmp)
+
+    def check(result, tmp):
+        assert json.loads((tmp / "b.json").read_bytes())["findings"]
+    return Case(["check", path, "--write-baseline", tmp / "b.json"], 0, None, [path], check, process=True)
+
+
 def file_name_injection_on_stderr(tmp):
     name = tmp / "x\n::error::forged.json"
     write(name, "{not json")
@@ -495,7 +527,8 @@ ROWS = [
     symlink_leaving_directory, dev_zero_input, file_too_big, file_over_configured_limit,
     deep_json, deep_yaml, deep_schema, deep_clean_schema_lints_clean, lone_surrogate_option,
     reversed_surrogate_key, schema_keyword_not_string, huge_integer, huge_integer_yaml,
-    config_not_utf8, file_name_not_utf8, file_name_injection_on_stderr, fake_tiktoken,
+    config_not_utf8, file_name_not_utf8, file_name_not_utf8_in_reports, file_name_not_utf8_in_baseline,
+    file_name_injection_on_stderr, fake_tiktoken,
     fake_gguf_tokenizer, fake_gguf_model, max_options_zero, ratio_negative, injection_in_text,
     injection_in_suggest, injection_in_github_format, injection_in_job_summary,
     non_finite_numbers_strict_json, html_template_text_in_file_name,

@@ -61,7 +61,8 @@ class Finding:
         if self.engine not in (None, DEFAULT_ENGINE):
             parts.append(self.engine)
         key = "\0".join(parts)
-        return hashlib.sha256(key.encode()).hexdigest()[:32]
+        # (surrogatepass: an undecodable file name, fsdecoded, hashes as well as any other)
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     def to_dict(self) -> dict:
         out = {

@@ -44,7 +44,8 @@ def artifact_uri(path: str) -> str:
             candidate = Path(os.path.relpath(candidate))
         except ValueError:  # another drive on Windows
             return candidate.as_uri()
-    return quote(candidate.as_posix(), safe="/-._~!$&'()*+,;=:@")
+    # an undecodable file name (fsdecoded: U+DC80-U+DCFF) is percent-encoded as its own bytes
+    return quote(candidate.as_posix(), safe="/-._~!$&'()*+,;=:@", errors="surrogateescape")
 
 
 def rule_descriptor(rule: Rule) -> dict:
