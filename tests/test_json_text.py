@@ -103,10 +103,12 @@ def test_nesting_beyond_orjson_depth_falls_back():
 def test_dumps_strict_equals_reference_on_both_paths(value):
     expected = reference(value)
     assert json_text.dumps_strict(value) == expected  # orjson, or small: json.dumps itself
+    assert json_text.dumps_strict(value, newline=True) == expected + "\n"
     saved_orjson = json_text._orjson_text
-    json_text._orjson_text = lambda value, checked=frozenset(): None  # the C encoder's paths
+    json_text._orjson_text = lambda value, checked=frozenset(), newline=False: None  # the C encoder's paths
     try:
         assert json_text.dumps_strict(value) == expected
+        assert json_text.dumps_strict(value, newline=True) == expected + "\n"
     finally:
         json_text._orjson_text = saved_orjson
     saved = json_text.REINDENT_MIN_CHARS
@@ -140,3 +142,19 @@ def test_without_orjson_the_c_encoder_path_writes_the_same(monkeypatch):
     monkeypatch.setitem(sys.modules, "orjson", None)  # `import orjson` raises ImportError
     assert json_text._orjson_text(document) is None
     assert json_text.dumps_strict(document) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(values)
+def test_the_bytes_written_are_the_text_encoded_on_both_paths(value):
+    """dumps_strict_bytes (what --format json/sarif write) is the text with its newline, encoded
+    as the output writer encodes text (a lone surrogate as a backslash escape), whether orjson
+    writes the bytes or the text is made and encoded."""
+    expected = (reference(value) + "\n").encode("utf-8", "backslashreplace")
+    assert json_text.dumps_strict_bytes(value) == expected
+    saved = json_text._orjson_bytes
+    json_text._orjson_bytes = lambda value, checked=frozenset(), newline=False: None
+    try:
+        assert json_text.dumps_strict_bytes(value) == expected
+    finally:
+        json_text._orjson_bytes = saved

@@ -101,3 +101,42 @@ def test_cli_colours_text_on_a_terminal_only(write_schema, monkeypatch):
 def test_unknown_format_is_a_usage_error(write_schema):
     result = CliRunner().invoke(cli, ["check", str(write_schema(RISK)), "--format", "pdf"])
     assert result.exit_code == 2 and "sarif" in result.output
+
+
+def test_json_and_sarif_are_written_as_the_rendered_text_encoded(tmp_path, qwen):
+    """`--format json/sarif` write the formatter's bytes (auditor.reporting.render_output):
+    byte for byte the rendered text as the output writer encodes text, on stdout and to a file;
+    on the bundled fixtures (orjson's bytes) and with an undecodable file name (orjson refuses
+    the lone surrogate: the text is made and encoded, `\\udcff` escaped)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from auditor.reporting import render
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "schemas"
+    odd = os.fsencode(tmp_path) + b"/odd\xff.json"
+    try:
+        shutil.copyfile(fixtures / "risk_triage.json", odd)
+    except OSError:
+        odd = None  # a file system that refuses undecodable names: the fixtures alone
+    for target in [str(fixtures)] + ([os.fsdecode(odd)] if odd else []):
+        run = lint([target], [qwen])
+        for name in ("json", "sarif"):
+            expected = render(name, run).encode("utf-8", "backslashreplace")
+            out = tmp_path / f"out.{name}"
+            result = subprocess.run([sys.executable, "-m", "auditor", "check", target, "-f", name,
+                                     "-o", str(out)], capture_output=True, cwd=os.getcwd())
+            assert result.returncode == 1, result.stderr
+            stdout = subprocess.run([sys.executable, "-m", "auditor", "check", target, "-f", name],
+                                    capture_output=True, cwd=os.getcwd()).stdout
+            if name == "sarif":  # (the invocation's time stamps and command line differ)
+                stdout, out_bytes = (json.loads(x)["runs"][0]["results"] for x in (stdout, out.read_bytes()))
+                assert stdout == out_bytes == json.loads(expected)["runs"][0]["results"]
+                continue
+            assert out.read_bytes() == expected
+            assert stdout == expected
+            if target != str(fixtures):  # the name shown escaped, as text output shows it
+                assert b'"path": "' + os.fsencode(tmp_path) + b'/odd\\udcff.json"' in expected

@@ -91,7 +91,7 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, output_f
     from auditor.cli.config import load_config
     from auditor.lint import baseline
     from auditor.lint.engine import lint, validate_selectors
-    from auditor.reporting import formatters, render
+    from auditor.reporting import formatters, render_output
     from auditor.tokenizers.loader import load_tokenizers
 
     extra = {"sarif": output_sarif, "html": output_html, "json": output_json}
@@ -151,12 +151,12 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, output_f
                         "no longer occur")
         color = output is None and output_format == "text" and color_stdout()
         show_info = show_info or fail_on == "info"
-        text = render(output_format, run, quiet=quiet, color=color, show_info=show_info,
-                      cost=show_cost, statistics=statistics)
-        write_output(text, output, inputs, color, kind=output_format)
+        report = render_output(output_format, run, quiet=quiet, color=color, show_info=show_info,
+                               cost=show_cost, statistics=statistics)
+        write_output(report, output, inputs, color, kind=output_format)
         for name, target in extra.items():
             if target is not None:
-                write_output(render(name, run), target, inputs, flag=f"--output-{name}", kind=name)
+                write_output(render_output(name, run), target, inputs, flag=f"--output-{name}", kind=name)
     except UsageError as error:
         fail(str(error))
     for notice in run.skipped:

@@ -15,15 +15,18 @@ class Formatter:
     name: str
     render: Callable[..., str]
     description: str
+    # the bytes a sink gets for `render`'s text, made without that text (JSON and SARIF: an
+    # 18 MB report is written from orjson's bytes, not decoded to a str and encoded again)
+    render_bytes: Callable[..., bytes] | None = None
 
 
 _FORMATTERS: dict[str, Formatter] = {}
 _MODULES = ("text", "json_format", "csv_format", "sarif", "github", "html")
 
 
-def formatter(name: str, description: str):
+def formatter(name: str, description: str, render_bytes: Callable[..., bytes] | None = None):
     def register(render: Callable[..., str]) -> Callable[..., str]:
-        _FORMATTERS[name] = Formatter(name, render, description)
+        _FORMATTERS[name] = Formatter(name, render, description, render_bytes)
         return render
 
     return register
@@ -38,3 +41,12 @@ def formatters() -> dict[str, Formatter]:
 
 def render(name: str, run: LintRun, **options) -> str:
     return formatters()[name].render(run, **options)
+
+
+def render_output(name: str, run: LintRun, **options) -> str | bytes:
+    """What the CLI writes for format `name`: the formatter's bytes where it makes them (the
+    output writer writes them as they are), else its text (escaped for the sink)."""
+    found = formatters()[name]
+    if found.render_bytes is not None:
+        return found.render_bytes(run, **options)
+    return found.render(run, **options)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from auditor import __version__
 from auditor.lint.engine import LintRun
 from auditor.reporting import formatter
-from auditor.reporting.json_text import dumps_strict
+from auditor.reporting.json_text import dumps_strict, dumps_strict_bytes
 from auditor.reporting.matrix import matrix_dict
 
 JSON_FORMAT_VERSION = 1
@@ -41,8 +41,16 @@ def run_to_dict(run: LintRun) -> dict:
     }
 
 
-@formatter("json", "machine-readable, versioned (version 1)")
+def _checked(run: LintRun) -> set[int]:
+    """The findings' data whose floats the run checked already (Finding.plain_floats)."""
+    return {id(f.data) for result in run.files for f in result.findings if f.plain_floats}
+
+
+def render_bytes(run: LintRun, **_options) -> bytes:
+    """`render(run)` as the bytes written (what `pcdlint check --format json` writes)."""
+    return dumps_strict_bytes(run_to_dict(run), _checked(run))
+
+
+@formatter("json", "machine-readable, versioned (version 1)", render_bytes)
 def render(run: LintRun, **_options) -> str:
-    # the findings' data whose floats the run checked already (Finding.plain_floats)
-    checked = {id(f.data) for result in run.files for f in result.findings if f.plain_floats}
-    return dumps_strict(run_to_dict(run), checked) + "\n"
+    return dumps_strict(run_to_dict(run), _checked(run), newline=True)

@@ -28,6 +28,7 @@ import json
 
 from auditor.jsonfloats import writes_apart
 from auditor.reporting.escape import strict_json
+from auditor.reporting.outputs import encode_text
 
 # Below this many characters of compact JSON the numpy import costs more than it saves.
 REINDENT_MIN_CHARS = 1 << 18
@@ -36,13 +37,30 @@ _OPEN, _CLOSE, _COMMA = 1, -1, 2  # byte kinds outside strings
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ": "))
 
 
-def dumps_strict(value, checked: frozenset[int] | set[int] = frozenset()) -> str:
-    """`json.dumps(strict_json(value), indent=2, ensure_ascii=False, allow_nan=False)`;
-    `checked`: ids of containers in `value` known to hold no float orjson writes apart
-    (jsonfloats.writes_apart; a lint run checks each finding's data where it is made)."""
-    text = _orjson_text(value, checked)
+def dumps_strict(value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False) -> str:
+    """`json.dumps(strict_json(value), indent=2, ensure_ascii=False, allow_nan=False)`, with a
+    final newline when `newline`; `checked`: ids of containers in `value` known to hold no
+    float orjson writes apart (jsonfloats.writes_apart; a lint run checks each finding's data
+    where it is made)."""
+    text = _orjson_text(value, checked, newline)
     if text is not None:
         return text
+    return _fallback_text(value) + ("\n" if newline else "")
+
+
+def dumps_strict_bytes(value, checked: frozenset[int] | set[int] = frozenset()) -> bytes:
+    """The bytes a report writer writes for `dumps_strict(value, checked, newline=True)`: its
+    UTF-8, a lone surrogate as a backslash escape (auditor.reporting.outputs.encode_text).
+    Where orjson writes the document these are its own bytes: no str is made of an 18 MB
+    report (a str of it decoded, then encoded again to be written)."""
+    raw = _orjson_bytes(value, checked, newline=True)
+    if raw is not None:
+        return raw
+    return encode_text(dumps_strict(value, checked, newline=True))
+
+
+def _fallback_text(value) -> str:
+    """dumps_strict without orjson: the C encoder, re-indented (or json.dumps for small ones)."""
     try:
         compact = _COMPACT.encode(value)
     except ValueError:  # a non-finite float: write it as a string, exactly as before
@@ -53,21 +71,26 @@ def dumps_strict(value, checked: frozenset[int] | set[int] = frozenset()) -> str
     return reindent(compact)
 
 
-def _orjson_text(value, checked: frozenset[int] | set[int] = frozenset()) -> str | None:
+def _orjson_text(value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False) -> str | None:
     """The document as `orjson` writes it, or None where that could differ from `json.dumps`."""
+    raw = _orjson_bytes(value, checked, newline)
+    return None if raw is None else raw.decode()
+
+
+def _orjson_bytes(value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False) -> bytes | None:
+    """_orjson_text's UTF-8 bytes (orjson writes no lone surrogate: it refuses them)."""
     try:
         import orjson
     except ImportError:  # a core dependency; an environment without it takes the path above
         return None
     if writes_apart(value, checked):
         return None
+    options = orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
     try:
         # what json.dumps refuses (dataclasses, datetimes) orjson must refuse too
-        raw = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS
-                           | orjson.OPT_PASSTHROUGH_DATETIME)
+        return orjson.dumps(value, option=options | orjson.OPT_APPEND_NEWLINE if newline else options)
     except TypeError:  # orjson.JSONEncodeError: big integers, surrogates, non-string keys, depth
         return None
-    return raw.decode()
 
 
 def reindent(compact: str) -> str:

@@ -37,10 +37,20 @@ def sink_text(text: str, kind: str, colour: bool = False) -> str:
     return text
 
 
-def _encode(text: str) -> bytes:
-    # A lone surrogate (an undecodable file name) becomes `\udcff`: readable, and in JSON a
-    # valid escape; never an encoding crash.
+def encode_text(text: str) -> bytes:
+    """The bytes written for `text`: UTF-8, with a lone surrogate (an undecodable file name) as
+    `\\udcff`: readable, and in JSON a valid escape; never an encoding crash."""
     return text.encode("utf-8", "backslashreplace")
+
+
+def _sink_bytes(report: str | bytes, kind: str, colour: bool) -> bytes:
+    """A rendered report's bytes for its sink; a formatter's own bytes (auditor.reporting
+    `render_output`: JSON and SARIF, which are written unescaped) are written as they are."""
+    if isinstance(report, bytes):
+        if kind in PLAIN_KINDS or kind == "github":
+            raise TypeError(f"{kind} output is escaped for its sink: render it as text")
+        return report
+    return encode_text(sink_text(report, kind, colour))
 
 
 def _identity(path: Path) -> tuple | None:
@@ -84,9 +94,9 @@ def check_outputs(outputs: list[tuple[str, str]], inputs: list[str]) -> None:
         seen.append((flag, target))
 
 
-def write_stdout(text: str, kind: str = "text", colour: bool = False) -> None:
+def write_stdout(text: str | bytes, kind: str = "text", colour: bool = False) -> None:
     """Print to standard output; a closed, read-only or full stdout is a usage error."""
-    data = _encode(sink_text(text, kind, colour))
+    data = _sink_bytes(text, kind, colour)
     stream = sys.stdout
     if stream is None:
         raise UsageError("standard output is closed; use -o FILE")
@@ -116,7 +126,7 @@ def _silence_stdout() -> None:
 
 def write_error(message: str) -> None:
     """One line on stderr: control characters (CR/LF included) escaped, never a command."""
-    line = _encode(escape.one_line(message)).decode("utf-8") + "\n"
+    line = encode_text(escape.one_line(message)).decode("utf-8") + "\n"
     try:
         sys.stderr.write(line)
         sys.stderr.flush()
@@ -124,14 +134,14 @@ def write_error(message: str) -> None:
         pass  # nowhere left to report to
 
 
-def write_report(text: str, target: str, flag: str, inputs: list[str], kind: str = "json",
+def write_report(text: str | bytes, target: str, flag: str, inputs: list[str], kind: str = "json",
                  colour: bool = False) -> None:
     """Write `text` to `target` (see the module docstring); `flag` names the option in errors."""
     if target in STDOUT_NAMES:
         write_stdout(text, kind, colour)
         return
     check_outputs([(flag, target)], inputs)
-    data = _encode(sink_text(text, kind, colour))
+    data = _sink_bytes(text, kind, colour)
     path = Path(target)
     try:
         info = path.stat()

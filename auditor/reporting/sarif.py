@@ -26,7 +26,7 @@ from auditor.lint.engine import Finding, LintRun
 from auditor.lint.registry import Rule, load_rules
 from auditor.reporting import formatter
 from auditor.reporting.escape import sarif_text
-from auditor.reporting.json_text import dumps_strict
+from auditor.reporting.json_text import dumps_strict, dumps_strict_bytes
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/pcdlint/pcdlint"
@@ -163,6 +163,11 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
     }
 
 
-@formatter("sarif", "SARIF 2.1.0 for code scanning")
+def render_bytes(run: LintRun, **_options) -> bytes:
+    """`render(run)` as the bytes written (what `pcdlint check --format sarif` writes)."""
+    return dumps_strict_bytes(run_to_sarif(run))
+
+
+@formatter("sarif", "SARIF 2.1.0 for code scanning", render_bytes)
 def render(run: LintRun, **_options) -> str:
-    return dumps_strict(run_to_sarif(run)) + "\n"
+    return dumps_strict(run_to_sarif(run), newline=True)
