@@ -131,6 +131,14 @@ def test_a_model_survives_the_trip_back_from_a_pool_worker(path):
     for site in model.sites:
         split_options(site)  # a cache the scoring model keeps on the site
     copy = pickle.loads(pickle.dumps(model))
+    # what the collecting process may never read stays unread: the spans packed, a JSON file's
+    # value not sent (parsed again from the text when read); sent on again, the same
+    assert "value_spans" not in copy.document.__dict__ and "key_spans" not in copy.document.__dict__
+    assert (copy.document._data is ...) == (path.suffix == ".json")
+    again = pickle.loads(pickle.dumps(copy))
+    assert again.document.value_spans == model.document.value_spans
+    assert again.document.key_spans == model.document.key_spans
+    assert again.document.data == model.document.data
     assert [dataclasses.asdict(s) for s in copy.sites] == [dataclasses.asdict(s) for s in model.sites]
     assert all("_split" not in s.__dict__ for s in copy.sites)
     assert copy.document.value_spans == model.document.value_spans

@@ -73,19 +73,35 @@ class Document:
     # are all there is, as for YAML, and as a cached document is stored)
     positions: JsonPositions | None = field(default=None, repr=False, compare=False)
     _absent: set[str] = field(default_factory=set, repr=False, compare=False)
+    # the value is `json.loads(text)` (a JSON file's): a pickle leaves it out, and it is parsed
+    # again where something reads it, as for a document read back from the analysis cache
+    reparse: bool = field(default=False, repr=False, compare=False)
 
     def __getstate__(self) -> dict:
-        """What pickling keeps (a pool worker sends documents back): the spans packed flat."""
+        """What pickling keeps (a pool worker sends documents back): the spans packed flat (as
+        they were where still unread), a JSON file's value left out."""
         state = dict(self.__dict__)
-        state["value_spans"] = pack_spans(self.value_spans)
-        state["key_spans"] = pack_spans(self.key_spans)
+        packed = state.pop("_packed", {})
+        for name in ("value_spans", "key_spans"):
+            state[name] = packed[name] if name in packed else pack_spans(state[name])
+        if self.reparse:
+            state["_data"] = ...
         return state
 
     def __setstate__(self, state: dict) -> None:
-        for name in ("value_spans", "key_spans"):
-            pointers, numbers = state[name]
-            state[name] = dict(zip(pointers, unpack_spans(numbers)))
+        """The spans stay packed until first read (__getattr__): the process that collects a
+        pool's documents mostly reports them, and never reads most spans."""
         self.__dict__.update(state)
+        self._packed = {name: self.__dict__.pop(name) for name in ("value_spans", "key_spans")}
+
+    def __getattr__(self, name: str):
+        """value_spans or key_spans of an unpickled document: unpacked when first read."""
+        packed = self.__dict__.get("_packed")
+        if not packed or name not in packed:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        pointers, numbers = packed.pop(name)
+        spans = self.__dict__[name] = dict(zip(pointers, unpack_spans(numbers)))
+        return spans
 
     @property
     def data(self) -> object:
@@ -321,7 +337,7 @@ def _load_json(text: str, display: str, max_depth: int = MAX_DEPTH) -> Document:
         raise InputFileError(display, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
         raise _too_deep(display, max_depth) from None
-    return Document(display, data, text, positions=JsonPositions(text))  # depth: parse_document
+    return Document(display, data, text, positions=JsonPositions(text), reparse=True)  # depth: parse_document
 
 
 # --------------------------------------------------------------------------- YAML
