@@ -21,6 +21,9 @@ def test_cached_model_equals_fresh_model(path, tmp_path, monkeypatch):
     analyse_file(path, str(path), use_cache=True)  # cold: stores the entry
     warm = analyse_file(path, str(path), use_cache=True)  # warm: read back from JSON
     assert any(tmp_path.rglob("*")), "nothing was cached"
+    # spans are made where first read (a pool's parent reads the models and mostly never them)
+    assert "value_spans" not in warm.document.__dict__ and "key_spans" not in warm.document.__dict__
+    assert not any("option_spans" in s.__dict__ for s in warm.sites)
     assert warm.schemas == fresh.schemas
     assert [dataclasses.asdict(s) for s in warm.sites] == [dataclasses.asdict(s) for s in fresh.sites]
     assert warm.format == fresh.format and warm.suppressions == fresh.suppressions
@@ -28,6 +31,10 @@ def test_cached_model_equals_fresh_model(path, tmp_path, monkeypatch):
     assert warm.document.text == fresh.document.text and warm.document.data == fresh.document.data
     assert warm.document.value_spans == fresh.document.value_spans
     assert warm.document.key_spans == fresh.document.key_spans
+    # read back once more, an option's span read first (before its document's spans)
+    again = analyse_file(path, str(path), use_cache=True)
+    assert [s.option_spans for s in again.sites] == [s.option_spans for s in fresh.sites]
+    assert again.document.value_spans == fresh.document.value_spans
 
 
 def test_a_deep_file_read_back_from_the_cache_gives_its_value(tmp_path, monkeypatch):

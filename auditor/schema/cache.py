@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import tempfile
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 from auditor import __version__
@@ -35,7 +35,6 @@ from auditor.schema.documents import (
     parse_document,
     read_source,
     run_deep,
-    unpack_spans,
 )
 from auditor.schema.locate import LocatedSchema
 from auditor.schema.sites import FileModel, SchemaProblem, Site, analyse
@@ -141,13 +140,14 @@ def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: i
 # --------------------------------------------------------------------------- entry format
 
 
-def _spans(value) -> dict[str, Span]:
-    """The pointer → Span map of an entry's packed spans (documents.pack_spans), checked."""
+def _spans(value) -> list:
+    """An entry's packed spans (documents.pack_spans: [pointers, numbers]), checked; made into
+    Spans where first read (Document.packed)."""
     pointers, numbers = value
     if (not isinstance(pointers, list) or not isinstance(numbers, list) or len(numbers) != 4 * len(pointers)
             or not set(map(type, pointers)) <= {str} or not set(map(type, numbers)) <= {int}):
         raise ValueError("spans")
-    return dict(zip(pointers, unpack_spans(numbers)))
+    return [pointers, numbers]
 
 
 def _model_to_data(model: FileModel, keep_data: bool) -> dict:
@@ -185,18 +185,22 @@ def _span(value) -> Span:
 
 def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     d = data["document"]
-    document = Document(display, d.get("data", ...), text, _spans(d["value_spans"]), _spans(d["key_spans"]))
+    document = Document.packed(display, d.get("data", ...), text, _spans(d["value_spans"]),
+                               _spans(d["key_spans"]))
     sites = []
     for s in data["sites"]:
         options, pointers = list(s["options"]), [str(p) for p in s["option_pointers"]]
-        spans = (document.spans(pointers) if s["option_spans"] is None
-                 else [_span(o) for o in s["option_spans"]])
-        if len(options) != len(pointers) or len(options) != len(spans):
+        # null: the options' value spans, made from the document's when first read
+        spans = None if s["option_spans"] is None else [_span(o) for o in s["option_spans"]]
+        if len(options) != len(pointers) or (spans is not None and len(options) != len(spans)):
             raise ValueError("site")
-        sites.append(Site(display, str(s["pointer"]), str(s["field"]), str(s["name"]), options,
-                          pointers, _span(s["span"]), spans, str(s["kind"]), str(s["description"]),
-                          frozenset(str(c) for c in s["suppressed"]),
-                          tuple(str(p) for p in s["suppression_pointers"]), int(s["array_depth"])))
+        site = Site(display, str(s["pointer"]), str(s["field"]), str(s["name"]), options,
+                    pointers, _span(s["span"]), spans, str(s["kind"]), str(s["description"]),  # type: ignore[arg-type]
+                    frozenset(str(c) for c in s["suppressed"]),
+                    tuple(str(p) for p in s["suppression_pointers"]), int(s["array_depth"]))
+        if spans is None:
+            site.defer_option_spans(partial(document.spans, pointers))
+        sites.append(site)
     problems = [SchemaProblem(str(p), str(m)) for p, m in data["schema_problems"]]
     suppressions = {str(p): frozenset(str(c) for c in codes)
                     for p, codes in data["suppressions"].items()}

@@ -94,6 +94,16 @@ class Document:
         self.__dict__.update(state)
         self._packed = {name: self.__dict__.pop(name) for name in ("value_spans", "key_spans")}
 
+    @classmethod
+    def packed(cls, path: str, data: object, text: str, value_spans: list, key_spans: list) -> Document:
+        """A document whose spans are given as pack_spans() made them (the analysis cache's
+        form), turned into Spans when first read (__getattr__): a cached model read before a
+        pool forks has its spans made by the process that reads them, if any does."""
+        document = cls(path, data, text)
+        del document.__dict__["value_spans"], document.__dict__["key_spans"]
+        document._packed = {"value_spans": value_spans, "key_spans": key_spans}
+        return document
+
     def __getattr__(self, name: str):
         """value_spans or key_spans of an unpickled document: unpacked when first read."""
         packed = self.__dict__.get("_packed")
