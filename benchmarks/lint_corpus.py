@@ -126,8 +126,8 @@ def main() -> None:
     paired_runs = {
         "core": paired(lambda: fresh_lint(options=core)),
         "text": paired(lambda: fresh_lint(options=text_like)),
-        "json": paired(lambda: report(fresh_lint()), rounds=3),
-        "nocache": paired(lambda: fresh_lint(use_cache=False), rounds=3),
+        "json": paired(lambda: report(fresh_lint())),
+        "nocache": paired(lambda: fresh_lint(use_cache=False)),
     }
 
     # -- 3. start-up of a one-file check with a warm cache
