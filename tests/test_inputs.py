@@ -253,3 +253,19 @@ def test_missing_pydantic_names_the_extra(app_dir):
     assert done.returncode == EXIT_USAGE
     assert done.stderr.strip().splitlines()[-1].endswith("pip install 'pcdlint[pydantic]'")
     assert "Traceback" not in done.stderr
+
+
+def test_api_to_json_writes_json_as_the_cli_does(tmp_path):
+    """LintResult.to_json() writes the CLI's JSON text: a schema's -Infinity option (json.loads
+    reads it) in finding data is written as a string, not as `-Infinity`, which is not JSON;
+    apart from the verified suggestions the CLI's JSON run adds, the documents are equal."""
+    path = tmp_path / "inf.json"
+    path.write_text('{"properties": {"level": {"enum": [-Infinity, "MEDIUM", "MEDIAN"]}}}')
+    result = auditor.lint(str(path))
+    text = result.to_json()
+    assert '"option": "-Infinity"' in text
+    document = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+    cli = json.loads(pcdlint("check", "-f", "json", str(path), cwd=tmp_path).stdout)
+    for finding in document["findings"] + cli["findings"]:
+        finding["data"].pop("suggestions", None)
+    assert document["findings"] == cli["findings"] and document["files"] == cli["files"]

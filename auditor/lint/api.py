@@ -68,7 +68,10 @@ class LintResult:
         return self.run_to_dict(self.run)
 
     def to_json(self) -> str:
-        """The JSON v1 document, as `pcdlint check --format json` writes it."""
+        """The JSON v1 document, as `pcdlint check --format json` writes it (the same text: a
+        non-finite float as a string, not as `NaN`, which is not JSON)."""
+        if self.render is not None:
+            return self.render("json", self.run)
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
     def summary(self) -> str:
