@@ -75,7 +75,8 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     risks = disagreement_risks(tokens)
     first = multi[0]
     pieces = tokens.pieces(first)
-    shown = first.text if not tokens.prefix else f"{first.text} (after prefix {tokens.prefix!r})"
+    # (a literal — number, boolean, null — is scored after the bare suffix: no prefix before it)
+    shown = first.text if not tokens.prefix or not first.is_string else f"{first.text} (after prefix {tokens.prefix!r})"
     example = (
         f"{shown} is {len(pieces)} tokens, {' + '.join(pieces)}: "
         f"first-token scoring reads only {pieces[0]!r}"
