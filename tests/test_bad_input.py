@@ -350,29 +350,25 @@ def config_not_utf8(tmp):
     return Case(["check", schema], 2, ".pcdlint.toml: config is not UTF-8", [schema, tmp / ".pcdlint.toml"])
 
 
-def file_name_not_utf8(tmp):
-    name = os.fsencode(tmp) + b"/bad\xff\n::error::x.json"
-    try:
-        with open(name, "w", encoding="utf-8") as handle:
-            json.dump(BAD, handle)
-    except OSError:
-        pytest.skip("this file system refuses undecodable names")
-
-    def check(result, tmp):
-        out, err = result.stdout.decode(), result.stderr.decode()
-        assert "bad\\udcff" in out  # shown escaped, not a crash
-        assert not any(line.lstrip().startswith("::") for line in (out + err).splitlines())
-    return Case(["check", tmp], 1, None, [Path(os.fsdecode(name))], check, process=True)
-
-
-def _undecodable_name(tmp) -> Path:
-    name = os.fsencode(tmp) + b"/odd\xff.json"
+def _undecodable_name(tmp, name: bytes = b"odd\xff.json") -> Path:
+    """A schema file named by bytes that are not UTF-8 (as Python sees it: fsdecoded)."""
+    name = os.fsencode(tmp) + b"/" + name
     try:
         with open(name, "w", encoding="utf-8") as handle:
             json.dump(BAD, handle)
     except OSError:
         pytest.skip("this file system refuses undecodable names")
     return Path(os.fsdecode(name))
+
+
+def file_name_not_utf8(tmp):
+    path = _undecodable_name(tmp, b"bad\xff\n::error::x.json")
+
+    def check(result, tmp):
+        out, err = result.stdout.decode(), result.stderr.decode()
+        assert "bad\\udcff" in out  # shown escaped, not a crash
+        assert not any(line.lstrip().startswith("::") for line in (out + err).splitlines())
+    return Case(["check", tmp], 1, None, [path], check, process=True)
 
 
 def file_name_not_utf8_in_reports(tmp):
