@@ -105,7 +105,8 @@ class Document:
         return document
 
     def __getattr__(self, name: str):
-        """value_spans or key_spans of an unpickled document: unpacked when first read."""
+        """value_spans or key_spans of a document read back packed (from the analysis cache,
+        Document.packed, or from a pool worker, __setstate__): unpacked when first read."""
         packed = self.__dict__.get("_packed")
         if not packed or name not in packed:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
