@@ -1,4 +1,4 @@
-"""`cached_property` without a lock.
+"""`cached_property` without a lock, and `Deferred`: instance attributes made when first read.
 
 `functools.cached_property` takes an RLock on every first read up to Python 3.11 (3.12 dropped
 it); SiteTokens, FieldPlan and LoadedTokenizer compute a dozen such values for each of a run's
@@ -35,4 +35,23 @@ class cached_property(Generic[T]):  # (the name of the functools one it stands i
         if instance is None:
             return self
         value = instance.__dict__[self.attrname] = self.func(instance)
+        return value
+
+
+class Deferred:
+    """A base for instances some of whose attributes are left to be made when first read
+    (`defer`): an object read back from the analysis cache or from a pool worker, whose reader
+    may never read them. Once made, the value is an ordinary instance attribute."""
+
+    def defer(self, name: str, make: Callable[[], Any]) -> None:
+        """Leave attribute `name` to `make()`, called on its first read."""
+        self.__dict__.pop(name, None)
+        self.__dict__.setdefault("_deferred", {})[name] = make
+
+    def __getattr__(self, name: str) -> Any:  # (only reached for an attribute not set)
+        makers = self.__dict__.get("_deferred")
+        make = makers.pop(name, None) if makers else None
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = self.__dict__[name] = make()
         return value

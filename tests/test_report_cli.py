@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 from click.testing import CliRunner
 
 from auditor.cli.main import cli
 from auditor.lint.engine import lint
+from auditor.reporting import render
 from auditor.reporting.github import escape_data, escape_property
 from auditor.reporting.text import render as render_text
 from support import text_findings
@@ -108,14 +114,6 @@ def test_json_and_sarif_are_written_as_the_rendered_text_encoded(tmp_path, qwen)
     byte for byte the rendered text as the output writer encodes text, on stdout and to a file;
     on the bundled fixtures (orjson's bytes) and with an undecodable file name (orjson refuses
     the lone surrogate: the text is made and encoded, `\\udcff` escaped)."""
-    import os
-    import shutil
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from auditor.reporting import render
-
     fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "schemas"
     odd = os.fsencode(tmp_path) + b"/odd\xff.json"
     try:

@@ -56,7 +56,7 @@ def dumps_strict_bytes(value, checked: frozenset[int] | set[int] = frozenset()) 
     raw = _orjson_bytes(value, checked, newline=True)
     if raw is not None:
         return raw
-    return encode_text(dumps_strict(value, checked, newline=True))
+    return encode_text(_fallback_text(value) + "\n")
 
 
 def _fallback_text(value) -> str:

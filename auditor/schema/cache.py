@@ -195,11 +195,11 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
         if len(options) != len(pointers) or (spans is not None and len(options) != len(spans)):
             raise ValueError("site")
         site = Site(display, str(s["pointer"]), str(s["field"]), str(s["name"]), options,
-                    pointers, _span(s["span"]), spans, str(s["kind"]), str(s["description"]),  # type: ignore[arg-type]
+                    pointers, _span(s["span"]), spans or [], str(s["kind"]), str(s["description"]),
                     frozenset(str(c) for c in s["suppressed"]),
                     tuple(str(p) for p in s["suppression_pointers"]), int(s["array_depth"]))
         if spans is None:
-            site.defer_option_spans(partial(document.spans, pointers))
+            site.defer("option_spans", partial(document.spans, pointers))
         sites.append(site)
     problems = [SchemaProblem(str(p), str(m)) for p, m in data["schema_problems"]]
     suppressions = {str(p): frozenset(str(c) for c in codes)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from auditor.errors import InputFileError
+from auditor.lazy import Deferred
 from auditor.schema.positions import JsonPositions
 
 # Input limits (config keys `max-file-bytes`, `max-depth`; see README "Security and limits").
@@ -60,8 +61,26 @@ def unpack_spans(numbers: list) -> list[Span]:
     return list(map(tuple.__new__, repeat(Span), zip(at, at, at, at)))
 
 
+# A document's pointer → Span maps (packed flat in the analysis cache and in a pickle).
+SPAN_MAPS = ("value_spans", "key_spans")
+
+
+class PackedSpans:
+    """A span map packed flat (pack_spans: pointers, four numbers each): called, the map."""
+
+    def __init__(self, pointers: list[str], numbers: list[int]):
+        self.pointers, self.numbers = pointers, numbers
+
+    @property
+    def packed(self) -> list:
+        return [self.pointers, self.numbers]
+
+    def __call__(self) -> dict[str, Span]:
+        return dict(zip(self.pointers, unpack_spans(self.numbers)))
+
+
 @dataclass
-class Document:
+class Document(Deferred):
     path: str
     # the parsed value; `...` (never a JSON or YAML value) until first read for a JSON document
     # read back from the analysis cache, which parses `text` again only when something asks
@@ -81,38 +100,32 @@ class Document:
         """What pickling keeps (a pool worker sends documents back): the spans packed flat (as
         they were where still unread), a JSON file's value left out."""
         state = dict(self.__dict__)
-        packed = state.pop("_packed", {})
-        for name in ("value_spans", "key_spans"):
-            state[name] = packed[name] if name in packed else pack_spans(state[name])
+        deferred = state.pop("_deferred", {})
+        for name in SPAN_MAPS:
+            state[name] = deferred[name].packed if name in deferred else pack_spans(state[name])
         if self.reparse:
             state["_data"] = ...
         return state
 
     def __setstate__(self, state: dict) -> None:
-        """The spans stay packed until first read (__getattr__): the process that collects a
-        pool's documents mostly reports them, and never reads most spans."""
+        """The spans stay packed until first read: the process that collects a pool's
+        documents mostly reports them, and never reads most spans."""
+        packed = [state.pop(name) for name in SPAN_MAPS]
         self.__dict__.update(state)
-        self._packed = {name: self.__dict__.pop(name) for name in ("value_spans", "key_spans")}
+        self._defer_spans(*packed)
 
     @classmethod
     def packed(cls, path: str, data: object, text: str, value_spans: list, key_spans: list) -> Document:
         """A document whose spans are given as pack_spans() made them (the analysis cache's
-        form), turned into Spans when first read (__getattr__): a cached model read before a
-        pool forks has its spans made by the process that reads them, if any does."""
+        form), turned into Spans when first read: a cached model read before a pool forks has
+        its spans made by the process that reads them, if any does."""
         document = cls(path, data, text)
-        del document.__dict__["value_spans"], document.__dict__["key_spans"]
-        document._packed = {"value_spans": value_spans, "key_spans": key_spans}
+        document._defer_spans(value_spans, key_spans)
         return document
 
-    def __getattr__(self, name: str):
-        """value_spans or key_spans of a document read back packed (from the analysis cache,
-        Document.packed, or from a pool worker, __setstate__): unpacked when first read."""
-        packed = self.__dict__.get("_packed")
-        if not packed or name not in packed:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        pointers, numbers = packed.pop(name)
-        spans = self.__dict__[name] = dict(zip(pointers, unpack_spans(numbers)))
-        return spans
+    def _defer_spans(self, value_spans: list, key_spans: list) -> None:
+        for name, packed in zip(SPAN_MAPS, (value_spans, key_spans)):
+            self.defer(name, PackedSpans(*packed))
 
     @property
     def data(self) -> object:

@@ -9,13 +9,13 @@ reach it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress, repeat
 from typing import Any
 from urllib.parse import unquote
 
+from auditor.lazy import Deferred
 from auditor.schema.documents import Document, Span, escape_token, pack_spans, resolve_pointer, unpack_spans
 from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
 from auditor.schema.metaschema import meta_schema_errors
@@ -43,7 +43,7 @@ __all__ = ["JSON_TYPES", "SCHEMA_HINTS", "FileModel", "SchemaProblem", "Site", "
 
 
 @dataclass
-class Site:
+class Site(Deferred):
     """One enum-like field: where it is declared and which options it offers."""
 
     path: str
@@ -72,21 +72,7 @@ class Site:
     def __setstate__(self, state: dict) -> None:
         (numbers,) = state.pop("option_spans")
         self.__dict__.update(state)
-        self.defer_option_spans(partial(unpack_spans, numbers))
-
-    def defer_option_spans(self, make: Callable[[], list[Span]]) -> None:
-        """Leave option_spans to be made by `make()` when first read (__getattr__): a site read
-        back from the analysis cache or from a pool worker, whose reader may never read them."""
-        self.__dict__.pop("option_spans", None)
-        self._make_option_spans = make
-
-    def __getattr__(self, name: str):
-        make = self.__dict__.get("_make_option_spans") if name == "option_spans" else None
-        if make is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        spans = self.__dict__["option_spans"] = make()
-        del self.__dict__["_make_option_spans"]
-        return spans
+        self.defer("option_spans", partial(unpack_spans, numbers))  # (made where first read)
 
     def to_dict(self) -> dict:
         return {
