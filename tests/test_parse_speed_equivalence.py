@@ -321,6 +321,33 @@ def test_a_ref_target_read_off_the_ref_is_the_one_the_index_names(path, tmp_path
     assert model_data(sites.analyse(load(path))) == fast
 
 
+@pytest.mark.parametrize("path", [*ALL_FILES, *REF_CASES], ids=str)
+def test_a_registry_left_uncrawled_gives_the_models_a_crawled_one_gives(path, tmp_path, monkeypatch):
+    """crawl_needed decides only speed: with no crawl before the lookups (a lookup that misses
+    crawls then), even where ids, anchors and URIs need one, the models are the same."""
+    path = ref_case(tmp_path, path) if isinstance(path, str) else path
+    monkeypatch.setattr(sites, "crawl_needed", lambda text, node: True)
+    crawled = model_data(sites.analyse(load(path)))
+    monkeypatch.setattr(sites, "crawl_needed", lambda text, node: False)
+    assert model_data(sites.analyse(load(path))) == crawled
+
+
+def test_a_registry_is_crawled_first_where_lookups_would_miss():
+    def needed(schema) -> bool:
+        return sites.crawl_needed(json.dumps(schema), schema)
+
+    assert not needed({"$id": "urn:x", "properties": {"a": {"$ref": "#/$defs/b"}}, "$defs": {"b": {}}})
+    assert not needed({"properties": {"id": {"type": "string"}}})  # a property named id (2020-12)
+    assert needed({"$id": "urn:x", "$defs": {"b": {"$id": "urn:y"}}})  # an embedded resource
+    assert needed({"$defs": {"b": {"$anchor": "b"}}})
+    assert needed({"properties": {"a": {"$ref": "#b"}}})
+    assert needed({"properties": {"a": {"$ref": "other.json#/x"}}})
+    assert needed({"properties": {"a": {"$ref": "#"}}})
+    assert needed({"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"id": {"id": "urn:z"}}})
+    # a key written with escapes (`"\\u0024id"` is `"$id"`): the text does not show it
+    assert sites.crawl_needed(r'{"$defs": {"b": {"\u0024id": "urn:y"}}}', {"$defs": {"b": {"$id": "urn:y"}}})
+
+
 def test_the_lookup_context_is_what_a_lookup_depends_on():
     """A lookup's result depends on the resolver's base URI and registry, not on the URIs it was
     reached through; `referencing` names them `_base_uri` and `_registry`."""
