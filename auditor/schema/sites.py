@@ -147,7 +147,11 @@ def _keep_needed_spans(model: FileModel) -> None:
                 break
             wanted.add(pointer)
     wanted.add("")
-    # (what the crawl already found needs no finding, nor sorting: an enum's options)
+    # The way to every pointer is scanned at once (each container once), then each site's spans
+    # are found, in the order the crawl met them, then the rest (found already: an enum's options)
+    document.prefetch(wanted)
+    for site in model.sites:
+        site.make_deferred()
     document.settle_spans(sorted(p for p in wanted if p not in document.value_spans))
     if not document.value_spans.keys() <= wanted:
         document.value_spans = {p: s for p, s in document.value_spans.items() if p in wanted}
@@ -512,15 +516,17 @@ class _JsonSchemaCrawler:
             return  # structured enum values are not decision labels
         self.site_pointers.add(pointer)
         description = node.get("description") or node.get("title") or ""
-        span = self.document.key_span(pointer) if pointer else self.document.span(pointer)
         shown = field_path or name or ("" if self.located.label else "(root)")
         label = self.located.label
         field_name = f"{label} › {shown}" if label and shown else (label or shown)
-        self.model.sites.append(Site(
-            self.document.path, pointer, field_name, name or "value",
-            list(options), pointers, span, self.document.spans(pointers), kind,
-            str(description), suppressed, holders, _array_depth(field_path),
-        ))
+        site = Site(self.document.path, pointer, field_name, name or "value", list(options), pointers,
+                    Span(0, 0, 0, 0), [], kind, str(description), suppressed, holders,
+                    _array_depth(field_path))
+        # its spans are found once the crawl is over, with every other pointer's (_keep_needed_spans)
+        document = self.document
+        site.defer("span", partial(document.key_span if pointer else document.span, pointer))
+        site.defer("option_spans", partial(document.spans, pointers))
+        self.model.sites.append(site)
 
     @staticmethod
     def _enum_options(node, pointer):
@@ -637,14 +643,16 @@ def crawl_needed(text: str, base_node) -> bool:
     each lookup then finds the one resource the registry holds, which is most of the corpus
     (0.1 s of `--no-cache` parsing). A key written with `\\u` escapes hides from this reading of
     the text: such a document is crawled. This decides only speed: a lookup that misses
-    crawls the registry then (`referencing`), and tests/test_sites.py compares the models."""
-    from referencing.jsonschema import DRAFT3, DRAFT4, specification_with
+    crawls the registry then (`referencing`); tests/test_parse_speed_equivalence.py compares
+    the models."""
+    from referencing.jsonschema import DRAFT3, DRAFT4, DRAFT202012, specification_with
 
     own_id = isinstance(base_node, dict) and isinstance(base_node.get("$id"), str)
     if text.count('"$id"') > own_id or "\\u" in text or any(a in text for a in _ANCHORS):
         return True
     declared = base_node.get("$schema") if isinstance(base_node, dict) else None
-    if '"id"' in text and isinstance(declared, str) and specification_with(declared, default=None) in (DRAFT3, DRAFT4):
+    if '"id"' in text and isinstance(declared, str) \
+            and specification_with(declared, default=DRAFT202012) in (DRAFT3, DRAFT4):
         return True
     return _OTHER_REF.search(text) is not None
 
