@@ -48,6 +48,11 @@ class Deferred:
         self.__dict__.pop(name, None)
         self.__dict__.setdefault("_deferred", {})[name] = make
 
+    def make_deferred(self) -> None:
+        """Make every attribute still left to be made, in the order they were deferred."""
+        for name in list(self.__dict__.get("_deferred", ())):
+            getattr(self, name)
+
     def __getattr__(self, name: str) -> Any:  # (only reached for an attribute not set)
         makers = self.__dict__.get("_deferred")
         make = makers.pop(name, None) if makers else None

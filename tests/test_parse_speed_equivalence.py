@@ -192,6 +192,52 @@ def test_bulk_spans_of_generated_documents_are_the_reference(value, indent, ensu
     assert_bulk_spans_are_the_reference(text)
 
 
+def assert_prefetched_tables_are_the_plain_ones(text: str, pointers) -> None:
+    """A prefetch scans each container on the way to `pointers` inside its parent's scan: the
+    tables it keeps are those a scan of each container alone gives, every pointer's parent has
+    one, and every node's span is then the reference."""
+    document = Document("t.json", None, text, positions=JsonPositions(text))
+    document.prefetch(pointers)
+    prefetched = document.positions
+    plain = JsonPositions(text)
+    for start, members in prefetched._objects.items():
+        assert members == plain._scan_object(start)[0], start
+    for start, elements in prefetched._arrays.items():
+        assert elements == plain._scan_array(start)[0], start
+    entries = reference_entries(text)
+    for pointer in pointers:
+        parent = entries.get(pointer.rpartition("/")[0]) if pointer else None
+        if parent is not None and pointer in entries:
+            assert parent[2] in prefetched._objects or parent[2] in prefetched._arrays, pointer
+    for pointer, (key_start, key_end, start, end) in entries.items():
+        assert document.span(pointer) == reference_span(text, start, end), pointer
+        if key_start >= 0:
+            assert document.key_span(pointer) == reference_span(text, key_start, key_end), pointer
+
+
+@pytest.mark.parametrize("text", EDGE_CASES)
+def test_prefetched_tables_of_edge_cases_are_the_plain_ones(text):
+    every = sorted(reference_entries(text))
+    for pointers in (every, every[::2], every[1::3], ["/nowhere/0", "/dup/first"], []):
+        assert_prefetched_tables_are_the_plain_ones(text, pointers)
+
+
+@pytest.mark.parametrize("path", JSON_FILES, ids=lambda p: p.name)
+def test_prefetched_tables_of_every_file_are_the_plain_ones(path):
+    text = path.read_bytes().decode("utf-8-sig")
+    every = sorted(reference_entries(text))
+    assert_prefetched_tables_are_the_plain_ones(text, every[::7])
+
+
+@settings(max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_JSON_VALUES, indent=st.sampled_from([None, 2]), data=st.data())
+def test_prefetched_tables_of_generated_documents_are_the_plain_ones(value, indent, data):
+    text = json.dumps(value, indent=indent)
+    every = sorted(reference_entries(text))
+    chosen = data.draw(st.lists(st.sampled_from(every), unique=True)) if every else []
+    assert_prefetched_tables_are_the_plain_ones(text, chosen + ["/not/there"])
+
+
 # --------------------------------------------------------------------------- nesting depth
 
 

@@ -165,6 +165,12 @@ class Document(Deferred):
             return found  # type: ignore[return-value]
         return [span or self.span(p) for span, p in zip(found, pointers)]
 
+    def prefetch(self, pointers) -> None:
+        """Scan the way to all these pointers at once (JsonPositions.prefetch), so that finding
+        their spans afterwards, in any order, scans no container twice."""
+        if self.positions is not None:
+            self.positions.prefetch(pointers)
+
     def settle_spans(self, pointers) -> None:
         """Find the spans of these pointers now, then stop finding any others."""
         if self.positions is not None:
