@@ -189,7 +189,9 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
                                _spans(d["key_spans"]))
     sites = []
     for s in data["sites"]:
-        options, pointers = list(s["options"]), [str(p) for p in s["option_pointers"]]
+        options, pointers = list(s["options"]), s["option_pointers"]
+        if type(pointers) is not list or not set(map(type, pointers)) <= {str}:
+            raise ValueError("site")
         # null: the options' value spans, made from the document's when first read
         spans = None if s["option_spans"] is None else [_span(o) for o in s["option_spans"]]
         if len(options) != len(pointers) or (spans is not None and len(options) != len(spans)):
@@ -243,7 +245,8 @@ def _loads(payload: bytes):
         return json.loads(payload)
     try:
         exact = "data" not in value["document"] and not any(
-            type(o) is float and not -_INT64 < o < _INT64 for s in value["sites"] for o in s["options"])
+            type(o) is float and not -_INT64 < o < _INT64
+            for s in value["sites"] if float in set(map(type, s["options"])) for o in s["options"])
     except (KeyError, TypeError):
         exact = False  # not an entry's shape: json gives what the checks then refuse
     return value if exact else json.loads(payload)
