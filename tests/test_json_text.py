@@ -152,9 +152,9 @@ def test_the_bytes_written_are_the_text_encoded_on_both_paths(value):
     writes the bytes or the text is made and encoded."""
     expected = (reference(value) + "\n").encode("utf-8", "backslashreplace")
     assert json_text.dumps_strict_bytes(value) == expected
-    saved = json_text._orjson_bytes
-    json_text._orjson_bytes = lambda value, checked=frozenset(), newline=False: None
+    saved = json_text.orjson_bytes
+    json_text.orjson_bytes = lambda value, checked=frozenset(), newline=False: None
     try:
         assert json_text.dumps_strict_bytes(value) == expected
     finally:
-        json_text._orjson_bytes = saved
+        json_text.orjson_bytes = saved

@@ -201,3 +201,29 @@ def test_a_fork_that_fails_leaves_the_chunks_to_fewer_processes(monkeypatch):
     monkeypatch.setattr(pool.os, "fork", no_fork)
     parts = pool.map_chunks(lambda chunk: [i * 2 for i in chunk], list(range(30)), 4)
     assert parts is not None and [i for part in parts for i in part] == [i * 2 for i in range(30)]
+
+
+@pytest.mark.parametrize("odd_float", [False, True], ids=["plain", "odd-float"])
+def test_a_workers_finding_data_crosses_as_json_and_reads_back_as_made(write_schema, qwen, odd_float):
+    """A worker's findings' data cross to the parent as their JSON bytes (Finding.pack_data),
+    which the JSON writer puts in its document as they are: the document is the serial run's,
+    byte for byte, and data read back equals the data made. A float orjson writes otherwise
+    than json.dumps (1e-05) keeps its finding's data as objects, and the whole document is
+    then written from objects, the others' data read back from their bytes."""
+    from auditor.lint import engine
+    from auditor.reporting import json_format
+
+    paths = [str(write_schema({"enum": [f"a{i}", f"b{i}", "Yes", "Yesterday"]}, f"s{i:02d}.json"))
+             for i in range(POOL_MIN_FILES)]
+    if odd_float:
+        paths.append(str(write_schema({"enum": [1e-05, 1.5e-05, 2e-05]}, "floats.json")))
+    serial = engine.lint(paths, [qwen], engine.LintOptions(jobs=1))
+    pooled = engine.lint(paths, [qwen], engine.LintOptions(jobs=2))
+    packed = [f for f in pooled.findings if f.data_fragment() is not None]
+    assert len(packed) >= POOL_MIN_FILES
+    document = json_format.render_bytes(pooled)
+    assert document == json_format.render_bytes(serial)
+    assert json_format.render(pooled) == json_format.render(serial) == document.decode()
+    assert ('"1e-05"' in document.decode() or "1e-05" in document.decode()) == odd_float
+    assert [f.data for f in pooled.findings] == [f.data for f in serial.findings]
+    assert all(f.data_fragment() is None for f in packed)  # read back: the objects count now

@@ -10,7 +10,9 @@ import dataclasses
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
+from auditor.lazy import Deferred
 from auditor.lint.registry import Rule
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
 from auditor.pcd.scoring import SiteTokens
@@ -26,7 +28,7 @@ class Location:
 
 
 @dataclass
-class Finding:
+class Finding(Deferred):
     code: str
     name: str
     severity: str
@@ -44,6 +46,30 @@ class Finding:
     # whether `data` is known to hold no float orjson writes otherwise than json.dumps (set
     # where the finding is made, jsonfloats.writes_apart; the JSON writer passes over it)
     plain_floats: bool = dataclasses.field(default=False, compare=False, repr=False)
+    # `data` as orjson writes it, indented two spaces a level from its own (pack_data)
+    data_json: bytes | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def pack_data(self) -> None:
+        """Keep `data` as its JSON bytes, made into objects again only where read (a pool
+        worker's findings cross to the parent as bytes, and the JSON writer puts the bytes in
+        its document as they are: json_format). Only data known to hold no float orjson
+        writes apart (plain_floats); data orjson refuses (integers past 64 bits, lone
+        surrogates) stays as it is. Read back, a tuple in it is a list, as JSON makes it."""
+        if not self.plain_floats or self.data_json is not None:
+            return
+        import orjson
+
+        options = orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+        try:  # (the JSON writer's options: auditor.reporting.json_text)
+            raw = orjson.dumps(self.data, option=options)
+        except TypeError:  # (orjson.JSONEncodeError)
+            return
+        self.data_json = raw
+        self.defer("data", partial(orjson.loads, raw))
+
+    def data_fragment(self) -> bytes | None:
+        """data_json while `data` has not been read back (nothing can have changed it)."""
+        return self.data_json if "data" not in self.__dict__ else None
 
     @property
     def line(self) -> int:
@@ -64,7 +90,9 @@ class Finding:
         # (surrogatepass: an undecodable file name, fsdecoded, hashes as well as any other)
         return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
-    def to_dict(self) -> dict:
+    def to_dict(self, data: object = None) -> dict:
+        """The finding as the JSON output writes it; `data`: what to write for its data (the
+        JSON writer's fragment of data_json), default `self.data`."""
         out = {
             "code": self.code,
             "name": self.name,
@@ -80,7 +108,7 @@ class Finding:
             "tokenizer": self.tokenizer,
             "engine": self.engine,
             "message": self.message,
-            "data": self.data,
+            "data": self.data if data is None else data,
             "fingerprint": self.fingerprint,
         }
         if self.verification is not None:

@@ -210,7 +210,18 @@ WARM_FAST_ENCODER_BYTES = 32 * 1024
 def _worker_findings(part: LintRun) -> tuple[list[tuple[list[Finding], dict]], list[Finding]]:
     """What a pool worker that was handed the models sends back: each file's findings and cost,
     in order, and the suppressed findings (the parent has the models and input errors)."""
+    _pack_findings(part)
     return [(r.findings, _costs(part, r)) for r in part.files], part.suppressed
+
+
+def _pack_findings(part: LintRun) -> None:
+    """A worker's findings' data as JSON bytes (Finding.pack_data): pickled and unpickled as one
+    string each, not as the hundreds of thousands of objects a big enum's data holds."""
+    for result in part.files:
+        for finding in result.findings:
+            finding.pack_data()
+    for finding in part.suppressed:
+        finding.pack_data()
 
 
 def _merged_findings(parts: list, loaded: list, tokenizers: list[LoadedTokenizer],
@@ -236,6 +247,7 @@ def _worker_files(part: LintRun) -> tuple[list[FileResult], list[InputFileError]
     for result in part.files:
         result.costs = _costs(part, result)
         result.tokens = {}
+    _pack_findings(part)
     return part.files, part.errors, part.suppressed
 
 

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from auditor import __version__
+from auditor.lint.context import Finding
 from auditor.lint.engine import LintRun
 from auditor.reporting import formatter
-from auditor.reporting.json_text import dumps_strict, dumps_strict_bytes
+from auditor.reporting.json_text import dumps_strict, dumps_strict_bytes, orjson_bytes
 from auditor.reporting.matrix import matrix_dict
 
 JSON_FORMAT_VERSION = 1
 
 
-def run_to_dict(run: LintRun) -> dict:
+def run_to_dict(run: LintRun, fragments: bool = False) -> dict:
+    """The JSON document; `fragments`: a finding's data still held as its JSON bytes
+    (Finding.data_fragment: a pool worker's) goes in as those bytes (an orjson.Fragment),
+    indented to where it sits, so that only orjson can write the document."""
     findings = run.findings
     by_code: dict[str, int] = {}
     by_severity: dict[str, int] = {}
@@ -24,7 +28,7 @@ def run_to_dict(run: LintRun) -> dict:
         "tokenizers": [t.describe() for t in run.tokenizers],
         "engines": [e.describe() for e in run.engines],
         "files": [result.to_dict() for result in run.files],
-        "findings": [f.to_dict() for f in findings],
+        "findings": [_finding_dict(f) for f in findings] if fragments else [f.to_dict() for f in findings],
         "errors": [str(e) for e in run.errors],
         "matrix": matrix_dict(run),
         "skipped": [str(e) for e in run.skipped],
@@ -41,16 +45,47 @@ def run_to_dict(run: LintRun) -> dict:
     }
 
 
+# A finding's data sits three levels deep: {"findings": [{"data": …}]}; orjson indents each of
+# its lines by two spaces a level.
+_DATA_INDENT = b"\n" + b"  " * 3
+
+
+def _finding_dict(finding: Finding) -> dict:
+    raw = finding.data_fragment()
+    if raw is None:
+        return finding.to_dict()
+    import orjson
+
+    return finding.to_dict(data=orjson.Fragment(raw.replace(b"\n", _DATA_INDENT)))
+
+
 def _checked(run: LintRun) -> set[int]:
-    """The findings' data whose floats the run checked already (Finding.plain_floats)."""
-    return {id(f.data) for result in run.files for f in result.findings if f.plain_floats}
+    """The findings' data whose floats the run checked already (Finding.plain_floats); data
+    still held as bytes is not read back for this (it is a fragment, or read back when the
+    document is written without fragments, and then checked again)."""
+    return {id(f.__dict__["data"]) for result in run.files for f in result.findings
+            if f.plain_floats and "data" in f.__dict__}
+
+
+def _fragment_bytes(run: LintRun) -> bytes | None:
+    """The document as orjson writes it with the findings' data fragments, or None where
+    orjson cannot write it as json.dumps would (then it is written from objects)."""
+    if not any(f.data_fragment() is not None for result in run.files for f in result.findings):
+        return None
+    return orjson_bytes(run_to_dict(run, fragments=True), _checked(run), newline=True)
 
 
 def render_bytes(run: LintRun, **_options) -> bytes:
     """`render(run)` as the bytes written (what `pcdlint check --format json` writes)."""
+    raw = _fragment_bytes(run)
+    if raw is not None:
+        return raw
     return dumps_strict_bytes(run_to_dict(run), _checked(run))
 
 
 @formatter("json", "machine-readable, versioned (version 1)", render_bytes)
 def render(run: LintRun, **_options) -> str:
+    raw = _fragment_bytes(run)
+    if raw is not None:
+        return raw.decode()
     return dumps_strict(run_to_dict(run), _checked(run), newline=True)

@@ -53,7 +53,7 @@ def dumps_strict_bytes(value, checked: frozenset[int] | set[int] = frozenset()) 
     UTF-8, a lone surrogate as a backslash escape (auditor.reporting.outputs.encode_text).
     Where orjson writes the document these are its own bytes: no str is made of an 18 MB
     report (a str of it decoded, then encoded again to be written)."""
-    raw = _orjson_bytes(value, checked, newline=True)
+    raw = orjson_bytes(value, checked, newline=True)
     if raw is not None:
         return raw
     return encode_text(_fallback_text(value) + "\n")
@@ -73,12 +73,12 @@ def _fallback_text(value) -> str:
 
 def _orjson_text(value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False) -> str | None:
     """The document as `orjson` writes it, or None where that could differ from `json.dumps`."""
-    raw = _orjson_bytes(value, checked, newline)
+    raw = orjson_bytes(value, checked, newline)
     return None if raw is None else raw.decode()
 
 
-def _orjson_bytes(value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False) -> bytes | None:
-    """_orjson_text's UTF-8 bytes (orjson writes no lone surrogate: it refuses them)."""
+def orjson_bytes(value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False) -> bytes | None:
+    """_orjson_text's UTF-8 bytes (orjson writes no lone surrogate: it refuses them), or None."""
     try:
         import orjson
     except ImportError:  # a core dependency; an environment without it takes the path above
