@@ -15,9 +15,11 @@ import sys
 from support import FIXTURES
 
 # Needed by no warm text/JSON check: the ML stack, the HTML stack, the decoder and its HTTP
-# client, the parsers and the meta-schema check (a cache hit skips them), package metadata.
+# client, the parsers and the meta-schema check (a cache hit skips them), package metadata;
+# nor, for one file (these checks' inputs), the process pool over files.
 NOT_NEEDED = ["transformers", "pandas", "torch", "jinja2", "auditor.decoder", "urllib.request",
-              "http.client", "jsonschema", "jsonschema_rs", "referencing", "ruamel", "importlib.metadata"]
+              "http.client", "jsonschema", "jsonschema_rs", "referencing", "ruamel", "importlib.metadata",
+              "auditor.lint.pool"]
 
 RUN = """
 import json, runpy, sys

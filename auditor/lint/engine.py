@@ -16,7 +16,6 @@ from auditor.errors import InputFileError, UsageError
 from auditor.jsonfloats import writes_apart
 from auditor.lint import selection, suppressions
 from auditor.lint.context import Finding, RuleContext
-from auditor.lint.pool import map_chunks, pool_size
 from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rules, severity_rank
 from auditor.lint.suggest import SUGGESTING, SharedSuggestions, prefetch_suggestions, verified_suggestions
 from auditor.pcd.cost import run_cost
@@ -160,7 +159,12 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
             except InputFileError as error:
                 yield error, item.named
 
-    workers = pool_size(len(inputs), options.jobs if options else None)
+    jobs = options.jobs if options else None
+    workers = 1
+    if len(inputs) > 1 or jobs is not None:  # (one file never forks: no pool module to import)
+        from auditor.lint.pool import pool_size
+
+        workers = pool_size(len(inputs), jobs)
     run = None
     if workers > 1:  # many files: forked workers run the serial path on contiguous chunks
         with gc_paused():  # the parent unpickles the workers' results: no full collections
@@ -175,6 +179,8 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
 def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], options: LintOptions | None,
             use_cache: bool, max_bytes: int | None, max_depth: int | None) -> LintRun | None:
     """The run linted by `workers` forked processes; None when a worker died."""
+    from auditor.lint.pool import map_chunks
+
     # what each worker would otherwise build for itself is built once, before the fork; the
     # fast encoder only for large inputs (a run that large encodes thousands of texts; building
     # it, ~0.35 s, would cost a small run more than its whole lint)
