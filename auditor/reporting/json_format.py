@@ -60,9 +60,9 @@ def _finding_dict(finding: Finding) -> dict:
 
 
 def _checked(run: LintRun) -> set[int]:
-    """The findings' data whose floats the run checked already (Finding.plain_floats); data
-    still held as bytes is not read back for this (it is a fragment, or read back when the
-    document is written without fragments, and then checked again)."""
+    """The findings' data whose floats the run checked already (Finding.plain_floats), of
+    those whose data is objects; data still held as bytes is not read back for this (in a
+    document with fragments it is one; written from objects, it is read back first)."""
     return {id(f.__dict__["data"]) for result in run.files for f in result.findings
             if f.plain_floats and "data" in f.__dict__}
 
