@@ -99,8 +99,8 @@ def error_subschemas(cls, paths: list) -> list[tuple]:
         if depth == 0:
             return [()]
         places.add(tuple(path[:depth]))
-    return [p for p in sorted(places, key=len)
-            if not any(p[:n] in places for n in range(2, len(p), 2))]  # outermost only
+    outermost = [p for p in places if not any(p[:n] in places for n in range(2, len(p), 2))]
+    return sorted(outermost, key=lambda p: (len(p), [str(token) for token in p]))
 
 
 def _sorted(errors) -> list:
