@@ -5,10 +5,20 @@ A NaN or an infinity (orjson writes `null`), and a float under 1e-4 but not zero
 writes `0.00001` or `1e-9` where `repr` writes `1e-05` and `1e-09`) are the only floats the two
 write apart, in 243,000 random doubles and tests/test_json_text.py's hypothesis runs. It lives
 below the layers so that the lint engine can check a finding's data where the finding is made
-(a pool worker, in parallel), and the report then passes over what was checked.
+(a pool worker, in parallel), and the report then passes over what was checked; the writers'
+orjson options live here for the same reason (`writer_options`).
 """
 
 from __future__ import annotations
+
+
+def writer_options() -> int:
+    """orjson's options for the JSON writers (indented two spaces; what json.dumps refuses,
+    dataclasses and datetimes, refused too): auditor.reporting.json_text, and a finding's data
+    packed where it is made (Finding.pack_data), which the JSON writer puts in as it is."""
+    import orjson
+
+    return orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
 def writes_apart(value, checked: frozenset[int] | set[int] = frozenset()) -> bool:

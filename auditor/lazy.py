@@ -48,6 +48,10 @@ class Deferred:
         self.__dict__.pop(name, None)
         self.__dict__.setdefault("_deferred", {})[name] = make
 
+    def made(self, name: str) -> bool:
+        """Whether attribute `name` has its value (set, or made), not left to be made."""
+        return name in self.__dict__
+
     def make_deferred(self) -> None:
         """Make every attribute still left to be made, in the order they were deferred."""
         for name in list(self.__dict__.get("_deferred", ())):

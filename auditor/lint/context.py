@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from auditor.jsonfloats import writer_options
 from auditor.lazy import Deferred
 from auditor.lint.registry import Rule
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
@@ -59,9 +60,8 @@ class Finding(Deferred):
             return
         import orjson
 
-        options = orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-        try:  # (the JSON writer's options: auditor.reporting.json_text)
-            raw = orjson.dumps(self.data, option=options)
+        try:
+            raw = orjson.dumps(self.data, option=writer_options())
         except TypeError:  # (orjson.JSONEncodeError)
             return
         self.data_json = raw
@@ -69,7 +69,7 @@ class Finding(Deferred):
 
     def data_fragment(self) -> bytes | None:
         """data_json while `data` has not been read back (nothing can have changed it)."""
-        return self.data_json if "data" not in self.__dict__ else None
+        return None if self.made("data") else self.data_json
 
     @property
     def line(self) -> int:

@@ -63,8 +63,7 @@ def _checked(run: LintRun) -> set[int]:
     """The findings' data whose floats the run checked already (Finding.plain_floats), of
     those whose data is objects; data still held as bytes is not read back for this (in a
     document with fragments it is one; written from objects, it is read back first)."""
-    return {id(f.__dict__["data"]) for result in run.files for f in result.findings
-            if f.plain_floats and "data" in f.__dict__}
+    return {id(f.data) for result in run.files for f in result.findings if f.plain_floats and f.made("data")}
 
 
 def _fragment_bytes(run: LintRun) -> bytes | None:

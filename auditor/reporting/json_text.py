@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import json
 
-from auditor.jsonfloats import writes_apart
+from auditor.jsonfloats import writer_options, writes_apart
 from auditor.reporting.escape import strict_json
 from auditor.reporting.outputs import encode_text
 
@@ -85,7 +85,7 @@ def orjson_bytes(value, checked: frozenset[int] | set[int] = frozenset(), newlin
         return None
     if writes_apart(value, checked):
         return None
-    options = orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+    options = writer_options()
     try:
         # what json.dumps refuses (dataclasses, datetimes) orjson must refuse too
         return orjson.dumps(value, option=options | orjson.OPT_APPEND_NEWLINE if newline else options)

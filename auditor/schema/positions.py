@@ -211,10 +211,8 @@ class JsonPositions:
                     self._prefetch(starts[int(token)], below)
 
     def _scan_member(self, start: int, wanted: dict) -> int:
-        """Scan a container a prefetch reaches inside its parent's scan; its end offset."""
-        if start in self._objects or start in self._arrays:  # (never: only its parent knew it)
-            self._prefetch(start, wanted)
-            return _scan_value(self.text, start)[1]
+        """Scan a container a prefetch reaches inside its parent's scan (the first scan of the
+        parent: nothing can have scanned this one yet); its end offset."""
         if self.text[start] == "{":
             self._objects[start], end = self._scan_object(start, wanted)
         else:
