@@ -131,7 +131,7 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
 
 def validate_selectors(selectors: list[str], option: str) -> None:
     for selector in selection.unknown(selectors):
-        raise UsageError(f"{option}: '{selector}' matches no rule (see `pcdlint rules`)")
+        raise UsageError(f"{option}: {selection.unknown_message(selector)}")
 
 
 def selected_rules(options: LintOptions) -> list[Rule]:

@@ -40,7 +40,9 @@ class Input:
     def load(self, use_cache: bool = True, max_bytes: int | None = None,
              max_depth: int | None = None) -> FileModel:
         if self.python is not None:
-            return analyse(load_python_ref(self.python))
+            model = analyse(load_python_ref(self.python))
+            model.source = self.python
+            return model
         if self.raw is not None:
             if max_bytes is not None and len(self.raw) > max_bytes:
                 raise InputFileError(self.display, f"larger than max-file-bytes ({max_bytes} bytes)")

@@ -107,6 +107,7 @@ class FileModel:
     remote_refs: list[str] = field(default_factory=list)
     suppressions: dict[str, frozenset[str]] = field(default_factory=dict)
     schemas: list[LocatedSchema] = field(default_factory=list)  # the schemas the locator found
+    source: str | None = None  # the input as named where it is no path (`pkg.module:Name`)
 
     @property
     def path(self) -> str:
