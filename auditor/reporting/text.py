@@ -93,6 +93,8 @@ def render(run: LintRun, quiet: bool = False, color: bool = False, show_info: bo
             lines.extend(group_lines(group, color))
     if not quiet:
         for result in run.files:
+            for note in result.model.notes:
+                lines.append(f"{result.model.path}: note: {note}")
             for ref in result.model.remote_refs:
                 lines.append(f"{result.model.path}: note: remote $ref '{ref}' not followed")
         if cost:

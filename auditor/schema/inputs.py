@@ -2,10 +2,12 @@
 
 - a file: read as JSON or YAML (by suffix);
 - a directory: its *.json, *.yaml, *.yml files, recursively, hidden folders skipped — never a
-  `.py` file: importing runs code, so that only happens for an object named explicitly;
+  `.py` file: importing runs code, so that only happens for an object named explicitly (the
+  walk lists the `.py` files it met in one note);
 - `-`: standard input, named by `--stdin-filename` in messages and config matching;
-- `pkg.module:Name`: a Pydantic model, Enum, Literal alias, TypedDict or dataclass
-  (auditor.schema.python_source), when no file of that name exists.
+- `pkg.module:Name` or `path/to/any-file.py:Name`: a Pydantic model, Enum, Literal alias,
+  TypedDict or dataclass (auditor.schema.python_source), when no file of that name exists; a
+  module that cannot be imported is read from its source with `ast` (python_static).
 
 Every input remembers whether it was named on the command line: a named file with no schema in
 it is an error (unless allowed), one met in a directory walk is only listed.
@@ -22,7 +24,7 @@ from pathlib import Path
 from auditor.errors import InputFileError
 from auditor.schema.cache import analyse_file, cached_analysis
 from auditor.schema.documents import LINTABLE_SUFFIXES, parse_document
-from auditor.schema.python_source import is_python_ref, load_python_ref
+from auditor.schema.python_source import is_python_ref, load_python_input
 from auditor.schema.sites import FileModel, analyse
 
 STDIN = "-"
@@ -40,8 +42,11 @@ class Input:
     def load(self, use_cache: bool = True, max_bytes: int | None = None,
              max_depth: int | None = None) -> FileModel:
         if self.python is not None:
-            model = analyse(load_python_ref(self.python))
+            document, note = load_python_input(self.python)
+            model = analyse(document)
             model.source = self.python
+            if note:
+                model.notes.append(note)
             return model
         if self.raw is not None:
             if max_bytes is not None and len(self.raw) > max_bytes:
@@ -104,10 +109,13 @@ def _walk(path: Path, notices: list | None = None) -> list[Path]:
     and a symlink only when it stays inside the directory named on the command line; what is
     passed over goes to `notices` as an InputFileError. Directory symlinks are not descended."""
     files: list[Path] = []
+    python: list[str] = []  # never imported: listed in one note
     top = path.resolve()
     for root, dirs, names in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
+            if name.endswith(".py"):
+                python.append(str(Path(root) / name))
             if Path(name).suffix.lower() not in LINTABLE_SUFFIXES:
                 continue
             child = Path(root) / name
@@ -116,6 +124,10 @@ def _walk(path: Path, notices: list | None = None) -> list[Path]:
                 files.append(child)
             elif notices is not None:
                 notices.append(InputFileError(str(child), skipped))
+    if python and notices is not None:
+        shown = ", ".join(python[:10]) + (f" and {len(python) - 10} more" if len(python) > 10 else "")
+        notices.append(InputFileError(str(path), f"{len(python)} Python file(s) not imported: {shown} "
+                                      "(name a model to lint it: pkg.module:Class or path/file.py:Class)"))
     return files
 
 
