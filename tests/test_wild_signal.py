@@ -217,3 +217,12 @@ def test_a_python_file_with_any_name_and_a_directory_walk_note(tmp_path):
     assert (
         f"{tmp_path}: note: 1 Python file(s) not imported: {tmp_path / 'my-agent-models.py'}" in walked.stderr
     )
+
+
+def test_an_lm_eval_task_with_a_function_tag_is_one_clear_line(tmp_path):
+    """Its choices are scored as whole continuations (no first-token decision): not read as a
+    site; the unknown `!function` tag neither breaks the YAML reading nor prints a traceback."""
+    done = run_cli("check", str(WILD / "lm_eval_task.yaml"))
+    assert done.returncode == EXIT_USAGE and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("without failing)") and "no schema found" in done.stderr
+    assert done.stdout == ""
