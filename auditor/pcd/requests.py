@@ -62,6 +62,43 @@ def stringified(value: object) -> str:
     return str(value)
 
 
+def distinct_names(options: list) -> list:
+    """The options renamed so that no engine refuses their names: control and line-break
+    characters become spaces, runs of spaces one, the ends trimmed, and a name that repeats an
+    earlier one after case folding gets ` 2`, ` 3`, … (other values stay as they are)."""
+    out: list = []
+    seen: set[str] = set()
+    for option in options:
+        if not isinstance(option, str):
+            out.append(option)
+            continue
+        bad = set(bad_characters(option))
+        name = " ".join("".join(" " if c in bad else c for c in option).split()) or "option"
+        candidate, n = name, 1
+        while name_key(candidate) in seen:
+            n += 1
+            candidate = f"{name} {n}"
+        seen.add(name_key(candidate))
+        out.append(candidate)
+    return out
+
+
+def renaming(options: list, renamed: list, description: str) -> dict:
+    """A suggestion as `pcdlint suggest` reads it (auditor.lint.suggest)."""
+    return {"strategy": "distinct-names", "description": description, "options": renamed,
+            "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)]}
+
+
+def split_passes(n: int, limit: int) -> list[dict]:
+    """A choice of n options past an engine's limit as two passes, the way the 255-option
+    cookbooks split one: a first choice among balanced groups of at most `limit` options, then
+    a choice within the group picked (`first`, `last`: option indexes of each group)."""
+    groups = -(-n // limit)
+    size = -(-n // groups)
+    return [{"first": start, "last": min(start + size, n) - 1, "options": min(start + size, n) - start}
+            for start in range(0, n, size)]
+
+
 @dataclass(frozen=True)
 class FieldProblem:
     pointer: str

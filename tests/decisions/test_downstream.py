@@ -95,3 +95,28 @@ def test_bad_question_fragment_is_a_usage_error(project):
     (project / ".pcdlint.toml").write_text('[per-file-ignores]\n"a.json#question:" = ["PCD101"]\n', encoding="utf-8")
     code, _, err = check("requests")
     assert code == 2 and "question like #question:urgency" in err
+
+
+def test_suggest_renames_colliding_names_and_the_rewrite_lints_clean(project):
+    body = dict(BODY, questions=[BODY["questions"][0] | {"options": [
+        {"name": "Billing"}, {"name": "billing "}, {"name": "bill\ning"}, {"name": "sales"}]}])
+    (project / "requests" / "ticket.json").write_text(json.dumps(body, indent=2), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["suggest", "requests/ticket.json", "--engine", "sglang-decisions",
+                                      "--format", "json", "--write", "fixed.json"])
+    assert result.exit_code == 0, result.output
+    entries = json.loads(result.stdout)
+    assert {tuple(e["suggestions"][0]["options"]) for e in entries} == {("Billing", "billing 2", "bill ing", "sales")}
+    fixed = json.loads((project / "fixed.json").read_text())
+    assert [o["name"] for o in fixed["questions"][0]["options"]] == ["Billing", "billing 2", "bill ing", "sales"]
+    code, out, _ = check("fixed.json", "-f", "json")
+    assert code == 0 and json.loads(out)["findings"] == []
+
+
+def test_limit_finding_proposes_two_passes(project):
+    body = dict(BODY, questions=[BODY["questions"][0] | {"options": [{"name": f"team {i}"} for i in range(60)]}])
+    (project / "requests" / "ticket.json").write_text(json.dumps(body, indent=2), encoding="utf-8")
+    _, out, _ = check("requests", "-f", "json")
+    (limit,) = [f for f in json.loads(out)["findings"] if f["code"] == "PCD100"]
+    assert limit["data"]["split"] == [{"first": 0, "last": 19, "options": 20}, {"first": 20, "last": 39, "options": 20},
+                                      {"first": 40, "last": 59, "options": 20}]
+    assert "split it into two passes: a choice among 3 groups of at most 20 options" in limit["message"]
