@@ -99,6 +99,21 @@ def split_passes(n: int, limit: int) -> list[dict]:
             for start in range(0, n, size)]
 
 
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _blanks(site, question: dict, body, shape) -> list:
+    """Blank text SGLang refuses: the input (once), the question, its id."""
+    out = []
+    if isinstance(body, dict) and site.question_index == 0 and "input" in body and _blank(body["input"]):
+        out.append(FieldProblem(f"{site.request_pointer}/input", "input", "blank"))
+    for key in (shape.text_key, shape.name_key):
+        if key and key in question and _blank(question[key]):
+            out.append(FieldProblem(f"{site.pointer}/{key}", key, "blank"))
+    return out
+
+
 @dataclass(frozen=True)
 class FieldProblem:
     pointer: str
@@ -133,7 +148,17 @@ def field_problems(row: EngineRow, site, data) -> list[FieldProblem]:
         ]
         if "state" in row.required and body.get("state") is None:
             out.append(FieldProblem(site.request_pointer, "state", "required"))
-    text_key = SHAPES[site.request_shape].text_key
+    shape = SHAPES[site.request_shape]
+    text_key = shape.text_key
+    if "nonblank" in row.required:
+        out += _blanks(site, question, body, shape)
+    if site.question_kind == "score" and {"nonblank", "nonblank-levels"} & set(row.required):
+        out += [FieldProblem(p, "level", "blank") for p, o in zip(site.option_pointers, site.options) if _blank(o)]
+    if "unique-ids" in row.required and shape.name_key and isinstance(body, dict):
+        ids = [q.get(shape.name_key) for q in body.get("questions", []) if isinstance(q, dict)]
+        mine = question.get(shape.name_key)
+        if mine is not None and mine in ids[:site.question_index]:
+            out.append(FieldProblem(f"{site.pointer}/{shape.name_key}", shape.name_key, "repeated"))
     if "instructions" in row.required and question.get(text_key) is None:
         out.append(FieldProblem(site.pointer, text_key, "required"))
     if (
