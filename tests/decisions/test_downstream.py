@@ -44,6 +44,8 @@ def test_text_and_json(project):
     code, out, _ = check("requests")
     assert code == 1
     assert "question team › choice" in out and "PCD101 error" in out and "PCD103 error" in out
+    # a refused request is no field decided wrongly: the next step says the file cannot be used
+    assert out.splitlines()[-1].startswith("1 file cannot be used as written")
     code, out, _ = check("requests", "-f", "json")
     document = json.loads(out)
     assert {"version", "tool", "tokenizers", "engines", "files", "findings", "summary"} <= document.keys()
