@@ -387,7 +387,7 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
     every SiteTokens is built from the memo. Rules then read precomputed arrays; a text missed
     here is encoded on demand (slower, never different)."""
     scored = options.names_decisions()  # (a decision request's questions: only if names are scored)
-    sites = [s for r in results for s in r.model.sites if scored or not s.is_decision]
+    sites = [s for r in results for s in r.model.sites if s.name_scored(scored)]
     if not sites:
         return
     if any(r.model.suppressions for r in results):  # rules a suppression names run too
@@ -400,8 +400,7 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
         limit = int({**load_rules()["PCD003"].options, **options.rule_options.get("PCD003", {})}["max-options"])
         windows = [w for s in sites if len(s.options) > limit for w in window_sites(s, limit)]
     prefetch(sites + windows, tokenizer)  # what SiteTokens reads; then what the rest reads,
-    site_tokens = [r.site_tokens(s, tokenizer) for r in results for s in r.model.sites
-                   if scored or not s.is_decision]
+    site_tokens = [r.site_tokens(s, tokenizer) for r in results for s in r.model.sites if s.name_scored(scored)]
     texts: list[str] = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer)]
     spans: list[str] = []
     for tokens in site_tokens:  # less the field texts SiteTokens joins from the memo (plain)
@@ -446,7 +445,7 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     # scores names; the decision-request rules (applies_to "labels") under each decision engine
     namers = options.named_profiles() if options.names_decisions() else []
     decisions = any(site.is_decision for site in model.sites)
-    named_sites = [s for s in model.sites if namers or not s.is_decision] if decisions else None
+    named_sites = [s for s in model.sites if s.name_scored(bool(namers))] if decisions else None
     for rule in file_rules:
         ctx = _context(rule, options, model, None, None, sites=named_sites)
         raw.extend((rule, f) for f in _checked(rule, model, ctx))
@@ -468,16 +467,19 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     for index, tokenizer in enumerate(tokenizers):
         for site in model.sites:
             pairs = question_checks if site.is_decision else checks
-            tokens = result.site_tokens(site, tokenizer) if namers or not site.is_decision else None
+            scored = site.name_scored(bool(namers))
+            tokens = result.site_tokens(site, tokenizer) if scored else None
             for rule, ctx in pairs:
                 if rule.applies_to == "labels":  # (its subject is the question itself)
                     if not rule.needs_tokenizer and index:
                         continue  # (once per question, naming no tokenizer)
                     ctx.site, ctx.tokenizer = site, tokenizer if rule.needs_tokenizer else None
                     found = _checked(rule, site, ctx)
-                else:
+                elif scored:
                     ctx.site, ctx.tokenizer = site, tokenizer
                     found = _checked(rule, tokens, ctx)
+                else:
+                    continue
                 if found:
                     raw.extend((rule, f) for f in found)
     used: set[tuple[str, str]] = set()

@@ -86,6 +86,12 @@ class Site(Deferred):
     def is_decision(self) -> bool:
         return self.question_kind is not None
 
+    def name_scored(self, names_decisions: bool) -> bool:
+        """Whether the option-name rules and the cost model read this site: a schema's field
+        always; a decision request's question where an engine named scores option names and it
+        has two options or more (a choice whose criteria are no map has none)."""
+        return self.question_kind is None or (names_decisions and len(self.options) >= 2)
+
     def __getstate__(self) -> dict:
         """What pickling keeps (a pool worker sends sites back): the fields, not the caches the
         scoring model keeps on a site (`_split`, its windows …; they are made again on use);
