@@ -148,7 +148,7 @@ class LintRun:
         named = [r.model.path for r in self.unrecognized if r.named]
         if named and not allowed:
             listed = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
-            return (f"no schema found in {listed} (not a JSON Schema, PCD preset or known wrapper; "
+            return (f"no schema found in {listed} (not a JSON Schema, PCD preset, known wrapper or decision request; "
                     "pass --allow-unrecognized to list such files without failing)")
         if self.errors:
             return None
