@@ -125,10 +125,10 @@ class LintRun:
 
     @property
     def notes(self) -> list[str]:
-        """What the run read but did not lint, and what it assumed: each file's notes (a `box`
-        question), and, where a decision request was checked with no decision engine named,
-        one note naming `--engine`."""
-        out = [note for result in self.files for note in result.model.notes]
+        """What the run assumed (each file's own notes, a `box` question read but not linted,
+        are FileModel.notes): where a decision request was checked with no decision engine
+        named, one note naming `--engine`."""
+        out = []
         if self.default_decisions and any(s.is_decision for r in self.files for s in r.model.sites):
             row = self.decision_engines[0]
             engines = ", ".join(r.name for r in decision_engines() if not r.default)

@@ -153,7 +153,7 @@ class FileModel:
     remote_refs: list[str] = field(default_factory=list)
     suppressions: dict[str, frozenset[str]] = field(default_factory=dict)
     schemas: list[LocatedSchema] = field(default_factory=list)  # the schemas the locator found
-    notes: list[str] = field(default_factory=list)  # what was read but not linted (a `box` question)
+    notes: list[str] = field(default_factory=list)  # said once beside the findings (text output)
 
     @property
     def path(self) -> str:
@@ -220,7 +220,7 @@ def crawl_requests(document: Document, model, requests: list[LocatedRequest]) ->
             where = f"{request.label} › " if request.label else ""
             if question.kind is None:
                 model.notes.append(
-                    f"{document.path}: {where}question {question.name!r} is a "
+                    f"{where}question {question.name!r} is a "
                     f"{question.type!r} question, which pcdlint does not lint"
                 )
                 continue
