@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from auditor.lint.registry import load_rules
 from auditor.lint.suggest import FIXED_CODES, choose, rewrite
 
 
@@ -43,8 +44,6 @@ def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[
 
 def collect(run) -> list[dict]:
     """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 warning or error."""
-    from auditor.lint.registry import load_rules
-
     offered = set(FIXED_CODES) | {code for code, rule in load_rules().items() if rule.suggests}
     groups: dict[tuple, dict] = {}
     for finding in run.findings:
@@ -112,7 +111,6 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     """
     from auditor.errors import UsageError
     from auditor.lint.engine import LintOptions, lint
-    from auditor.lint.registry import load_rules
     from auditor.reporting.escape import strict_json
     from auditor.reporting.outputs import write_error, write_stdout
     from auditor.tokenizers.loader import DEFAULT_TOKENIZER, load_tokenizers
