@@ -18,6 +18,9 @@ distinct token there, and each engine checks that its own way (read from the ups
   lev (and nimble, pplx-decider) keeps the codes A…Z, AA…ZZ that are one token alone, at most
   255, so a skipped code shifts every later label and lowers the option limit; lev reads a
   noul as nine ratings at its first nine codes.
+- SGLang's Intern-Decision family (`decision/families/intern.py`): the checkpoint's own prompt
+  with 62 answer symbols A–Z, a–z, 0–9 (a noul's no before yes), each one token alone, or the
+  checkpoint is not served as a decision model.
 - llm2jev 0.6.1 (`prompt.py` `find_labels`): after the chat prompt and an `Answer:` prefill,
   `context + " " + code` must add one distinct token that decodes to the code; it keeps such
   codes, A…Z then AA…ZZ, and refuses to start with fewer than 255.
@@ -46,19 +49,22 @@ SCHEMES: dict[str, str] = {
     "upper-pairs-all": "A–Z up to 26 options; above 26 every option gets a two-letter code, "
     "AA, AB, … keeping only those that are one distinct token after the prompt",
     "upper-lower": "A–Z then a–z (at most 52)",
+    "upper-lower-digits": "A–Z, a–z then 0–9 (at most 62: Intern-Decision's answer symbols)",
     "upper-pairs-kept": "A–Z then AA–ZZ, keeping only the codes that are one token alone (at most 255)",
     "space-upper-pairs-kept": "' A' … then ' AA' …, a code kept only if context + ' ' + code adds "
     "one distinct token that decodes to the code",
     "digits": "0–9 (at most 10)",
     "yes-no": "yes / no",
     "letters-true-first": "A (true) / B (false)",
+    "letters-false-first": "A (no) / B (yes)",
     "lev-ratings": "nine ratings read at the first nine codes of upper-pairs-kept",
     "llm2jev-yes-no": "Yes / No shown under the first two codes of space-upper-pairs-kept",
+    "closed": "a hosted engine's labels: not published",
 }
 
 CONSEQUENCES = {
     "request": "the engine refuses the request (400)",
-    "model-load": "llama.cpp will not load the model as a decision model",
+    "model-load": "the server will not serve the model as a decision model",
     "skip-codes": "the engine skips the code, so every later label shifts and fewer options fit",
     "startup": "the engine skips the code, and refuses to start with fewer than 255 labels",
 }
@@ -89,6 +95,23 @@ class DecisionQuestion:
 
     def description(self, index: int) -> Any:
         return self.descriptions[index] if index < len(self.descriptions) else None
+
+
+def decision_question(site: Any, state: Any = None) -> DecisionQuestion:
+    """A decision site (auditor.schema.decisions) as the renderers see it: a score's options
+    are its level descriptions, a two-outcome question's are true then false."""
+    details = tuple(site.option_details)
+    if site.question_kind == "score":
+        return DecisionQuestion(
+            "score", details or tuple(site.options), (), site.question_text, state, site.question_name
+        )
+    if site.question_kind == "binary":
+        return DecisionQuestion(
+            "binary", ("true", "false"), details, site.question_text, state, site.question_name
+        )
+    return DecisionQuestion(
+        "choice", tuple(site.options), details, site.question_text, state, site.question_name
+    )
 
 
 @dataclass(frozen=True)
@@ -258,11 +281,15 @@ def labels_for(scheme: str, n: int, tokenizer: LoadedTokenizer | None = None, co
         return list(UPPER[:n])
     if scheme == "upper-lower":
         return list((UPPER + string.ascii_lowercase)[:n])
+    if scheme == "upper-lower-digits":
+        return list((UPPER + string.ascii_lowercase + string.digits)[:n])
     if scheme == "digits":
         return list(string.digits[:n])
     if scheme == "yes-no":
         return ["yes", "no"][:n]
-    if scheme == "letters-true-first":
+    if scheme == "closed":
+        return []
+    if scheme in ("letters-true-first", "letters-false-first"):
         return ["A", "B"][:n]
     if scheme == "upper-pairs-all":
         return list(UPPER[:n]) if n <= len(UPPER) else _kept(tokenizer, scheme, context)[:n]
@@ -463,6 +490,15 @@ def render_prompt(
             },
         )
         return RenderedPrompt(text, tuple(labels), tuple(labels), origin)
+    if row.prompt == "intern-decision":
+        labels = labels_for(scheme, n, tokenizer)
+        return RenderedPrompt(
+            None,
+            tuple(labels),
+            tuple(labels),
+            origin,
+            "the checkpoint's trained prompt (not rendered here); symbols checked alone",
+        )
     return RenderedPrompt(None, (), (), origin, "this engine's readout is closed: limits only")
 
 
@@ -561,7 +597,7 @@ def check_labels(
             return replace(base, note=note, checks=tuple(checks), usable=usable, needed=n)
         return replace(base, checks=tuple(checks))
     if row.label_check == "model-load":
-        alphabet = labels_for(scheme, 52)
+        alphabet = labels_for(row.choice_labels, LLAMACPP_LABEL_CAP)  # every symbol, checked alone
         checks = []
         for code in alphabet:
             ids = _alone(tokenizer, code)
@@ -612,6 +648,7 @@ __all__ = [
     "RenderedPrompt",
     "added_after",
     "check_labels",
+    "decision_question",
     "describe_failure",
     "label_context",
     "labels_for",

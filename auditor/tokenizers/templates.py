@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from auditor.errors import TokenizerError
@@ -166,6 +167,7 @@ def read_chat_template(path: str | Path) -> ChatTemplate:
         raise TokenizerError(f"chat template '{path}': not a readable text file ({exc})") from exc
 
 
+@lru_cache(maxsize=16)
 def builtin_chat_template(name: str) -> ChatTemplate | None:
     """The chat template a built-in tokenizer's package ships, or None (cl100k, o200k, llama3
     and deepseek-v3 ship none)."""

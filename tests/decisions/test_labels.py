@@ -5,14 +5,16 @@ where every label is viable and ones where a label is not, with the token ids as
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
 
 from auditor.pcd.chat import ChatTemplateError, render_chat
+from auditor.pcd.engines.table import ENGINE_ROWS, decision_engines
 from auditor.pcd.labels import (
+    SCHEMES,
     DecisionQuestion,
     check_labels,
+    decision_question,
     label_context,
     labels_for,
     render_prompt,
@@ -21,48 +23,7 @@ from auditor.tokenizers import load_tokenizer
 from auditor.tokenizers.builtins import BUILTINS
 from auditor.tokenizers.templates import builtin_chat_template, read_chat_template
 
-
-@dataclass(frozen=True)
-class Row:
-    name: str
-    choice_labels: str
-    level_labels: str
-    binary_labels: str
-    label_check: str
-    prompt: str
-
-
-ROWS = {
-    r.name: r
-    for r in (
-        Row("sglang-decisions", "upper", "digits", "yes-no", "request", "sglang-chat"),
-        Row("sglang-systemone", "upper-pairs-all", "digits", "yes-no", "request", "sglang-chat"),
-        Row(
-            "llamacpp-openjev",
-            "upper-lower",
-            "upper-lower",
-            "letters-true-first",
-            "model-load",
-            "llamacpp-systemone",
-        ),
-        Row(
-            "llamacpp-lev",
-            "upper-pairs-kept",
-            "upper-pairs-kept",
-            "lev-ratings",
-            "skip-codes",
-            "llamacpp-systemone",
-        ),
-        Row(
-            "llm2jev",
-            "space-upper-pairs-kept",
-            "space-upper-pairs-kept",
-            "llm2jev-yes-no",
-            "startup",
-            "llm2jev",
-        ),
-    )
-}
+ROWS = ENGINE_ROWS
 
 TEAM = DecisionQuestion(
     "choice",
@@ -104,7 +65,22 @@ EXPECTED = {  # engine: (choice of 3, score of 5, noul), as each engine scores t
     # lev reads a noul as nine ratings at its first nine codes
     "llamacpp-lev": (["A", "B", "C"], ["A", "B", "C", "D", "E"], list("ABCDEFGHI")),
     "llm2jev": ([" A", " B", " C"], [" A", " B", " C", " D", " E"], [" A", " B"]),
+    # 62 trained symbols A-Z, a-z, 0-9; a noul's no (A) before yes (B)
+    "sglang-intern-decision": (["A", "B", "C"], ["A", "B", "C", "D", "E"], ["A", "B"]),
+    # hosted, readout closed: no labels to check
+    "systemone": ([], [], []),
+    "jev": ([], [], []),
+    "openai-decisions": ([], [], []),
+    "fireworks": ([], [], []),
+    "perplexity": ([], [], []),
 }
+
+
+def test_every_decision_engine_has_its_labels_tested_and_known():
+    assert {row.name for row in decision_engines()} == set(EXPECTED)
+    for row in decision_engines():
+        for column in ("choice_labels", "level_labels", "binary_labels"):
+            assert getattr(row, column) in SCHEMES, (row.name, column)
 
 
 @pytest.mark.parametrize("engine", sorted(EXPECTED))
@@ -291,3 +267,21 @@ def test_labels_for_without_a_tokenizer():
     assert labels_for("digits", 12) == list("0123456789")
     with pytest.raises(ValueError, match="unknown label scheme"):
         labels_for("roman", 3)
+
+
+def test_labels_of_request_sites(qwen):
+    """The SGLang fixture's questions, read as sites: each labelled and viable on Qwen2.5."""
+    from auditor.schema.documents import load_document
+    from auditor.schema.sites import analyse
+    from support import FIXTURES
+
+    tokenizer, template = qwen
+    path = FIXTURES / "decisions" / "sglang_decisions.json"
+    model = analyse(load_document(path))
+    reports = [
+        check_labels(ROWS["sglang-decisions"], decision_question(s), tokenizer, template) for s in model.sites
+    ]
+    assert [r.labels for r in reports] == [("A", "B", "C"), ("0", "1", "2"), ("yes", "no")]
+    assert all(r.viable for r in reports)
+    score = decision_question(model.sites[1])
+    assert score.options == ("Calm", "Frustrated but civil", "Very angry")
