@@ -20,6 +20,7 @@ from auditor.pcd.scoring import SiteTokens
 from auditor.schema.documents import Span
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
+from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
 
 
 @dataclass
@@ -122,7 +123,8 @@ class RuleContext:
     def __init__(self, rule: Rule, options: dict, file: FileModel, site: Site | None,
                  tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True,
                  suggester: Callable[..., list[dict]] | None = None,
-                 engine: EngineProfile | None = None, details: bool = True):
+                 engine: EngineProfile | None = None, details: bool = True,
+                 chat_template: ChatTemplate | None = None):
         self.rule, self.options, self.file, self.site = rule, options, file, site
         self.tokenizer, self.severity = tokenizer, severity
         self.suggestions = suggestions  # whether rules should attach verified fix suggestions
@@ -130,6 +132,15 @@ class RuleContext:
         self.engine = engine or get_engine(DEFAULT_ENGINE)  # the profile this check runs under
         # whether finding data carries its per-option lists (LintOptions.details)
         self.details = details
+        self._chat_template = chat_template  # `--chat-template FILE`, else None
+
+    @property
+    def chat_template(self) -> ChatTemplate | None:
+        """The chat template decision engines render in: `--chat-template FILE`, else the one
+        the current tokenizer ships (None where it ships none)."""
+        if self._chat_template is not None or self.tokenizer is None:
+            return self._chat_template
+        return shipped_chat_template(self.tokenizer)
 
     @property
     def letters(self) -> str:

@@ -23,6 +23,7 @@ from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, ge
 from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch, site_texts, window_sites
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
+from auditor.tokenizers.templates import ChatTemplate
 
 
 @dataclass
@@ -43,6 +44,9 @@ class LintOptions:
     engines: list[str] = field(default_factory=lambda: [DEFAULT_ENGINE])  # profiles, by name
     # worker processes over files (auditor.lint.pool): None = one per core from 16 files on
     jobs: int | None = None
+    # `--chat-template FILE`: the template decision engines render questions in (None: each
+    # tokenizer's own, where it ships one; auditor.tokenizers.templates)
+    chat_template: ChatTemplate | None = None
 
     def engine_profiles(self) -> list[EngineProfile]:
         try:
@@ -456,4 +460,5 @@ def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer
     """The rule's context; `settings`: its _settings, when the caller made them once for a file."""
     merged, severity = settings or _settings(rule, options)
     return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
-                       suggester or verified_suggestions, engine, options.details)
+                       suggester or verified_suggestions, engine, options.details,
+                       chat_template=options.chat_template)

@@ -5,6 +5,7 @@ cut, letter slots, the engine profiles (`auditor.pcd.engines`) and the cost mode
 computation over a tokenizer: no I/O.
 """
 
+from auditor.pcd.chat import ChatTemplateError
 from auditor.pcd.engines import (
     DEFAULT_ENGINE,
     ENGINES,
@@ -14,6 +15,8 @@ from auditor.pcd.engines import (
     Loss,
     get_engine,
 )
+from auditor.pcd.engines.table import engine_row
+from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failure
 from auditor.pcd.scoring import (
     PREFILL_END,
     SLOT_LETTERS,
@@ -37,11 +40,17 @@ __all__ = [
     "SLOT_LETTERS",
     "TIE",
     "CanonicalText",
+    "ChatTemplateError",
     "EngineProfile",
+    "LabelReport",
     "Loss",
     "ScoredOption",
     "SiteTokens",
     "SlotTable",
+    "check_labels",
+    "decision_question",
+    "describe_failure",
+    "engine_row",
     "field_head",
     "get_engine",
     "json_text",

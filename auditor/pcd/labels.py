@@ -68,6 +68,7 @@ CONSEQUENCES = {
     "skip-codes": "the engine skips the code, so every later label shifts and fewer options fit",
     "startup": "the engine skips the code, and refuses to start with fewer than 255 labels",
 }
+SHIFTED = CONSEQUENCES["skip-codes"]
 
 
 class LabelEngine(Protocol):
@@ -138,6 +139,7 @@ class LabelCheck:
     pieces: tuple[str, ...]
     viable: bool
     why: str = ""
+    consequence: str = ""  # where it differs from the report's (a code SGLang skips)
 
 
 @dataclass(frozen=True)
@@ -530,10 +532,15 @@ def _request_checks(tokenizer: LoadedTokenizer, prompt: str, labels: Sequence[st
 
 
 def _skipped(
-    tokenizer: LoadedTokenizer, codes: Sequence[str], kept: Sequence[str], n: int, ids_of
+    tokenizer: LoadedTokenizer,
+    codes: Sequence[str],
+    kept: Sequence[str],
+    n: int,
+    ids_of,
+    consequence: str = "",
 ) -> list[LabelCheck]:
     """The codes a skipping engine passed over before the n-th label it uses: each shifts the
-    labels of every later option."""
+    labels of every later option. `option` is the first option whose label moved."""
     if not kept:
         span = list(codes)
     else:
@@ -541,19 +548,25 @@ def _skipped(
         span = list(codes[: last + 1]) if n <= len(kept) else list(codes)
     kept_set = set(kept)
     out = []
+    used = 0  # kept codes before this one: the option that now gets the next code
     for code in span:
         if code in kept_set:
+            used += 1
             continue
         ids = ids_of(code)
+        pieces = list(_pieces(tokenizer, ids))
+        moved = (
+            f"option {used + 1} gets {kept[used]!r} instead" if used < min(n, len(kept)) else "no code left"
+        )
         out.append(
             LabelCheck(
                 code,
-                None,
+                used if used < n else None,
                 ids,
-                _pieces(tokenizer, ids),
+                tuple(pieces),
                 False,
-                f"{code!r} becomes {len(ids)} token(s) {list(_pieces(tokenizer, ids))}: "
-                "skipped, so every later option's label shifts",
+                f"{code!r} becomes {len(ids)} token(s) {pieces}: skipped, {moved}",
+                consequence,
             )
         )
     return out
@@ -594,6 +607,17 @@ def check_labels(
                     "(the chat template and tokenizer give none): at most 26 options"
                 )
             )
+            if short_form:  # the two-letter codes SGLang passed over shift every later label
+                pairs = _kept(tokenizer, scheme, _sglang_answer_prompt(chat_template))
+                text, text_ids, _ = label_context(tokenizer, _sglang_answer_prompt(chat_template))
+                checks += _skipped(
+                    tokenizer,
+                    PAIRS,
+                    pairs,
+                    n,
+                    lambda c: added_after(tokenizer, text, text_ids, c)[0],
+                    SHIFTED,
+                )
             return replace(base, note=note, checks=tuple(checks), usable=usable, needed=n)
         return replace(base, checks=tuple(checks))
     if row.label_check == "model-load":
@@ -635,7 +659,8 @@ def check_labels(
 
 def describe_failure(report: LabelReport, check: LabelCheck) -> str:
     """One line for a failing label: which label, what it became, what the engine then does."""
-    return f"{check.why} — {report.consequence}" if report.consequence else check.why
+    consequence = check.consequence or report.consequence
+    return f"{check.why} — {consequence}" if consequence else check.why
 
 
 __all__ = [

@@ -172,7 +172,7 @@ def test_lev_skips_codes_and_shifts_later_labels():
     assert report.labels[34:36] == ("AI", "AK")
     skipped = {c.label: c for c in report.failures}
     assert skipped["AJ"].ids == (49, 58) and skipped["AJ"].pieces == ("A", "J")
-    assert "shifts" in skipped["AJ"].why
+    assert "skipped, option 36 gets 'AK' instead" in skipped["AJ"].why and skipped["AJ"].option == 35
     assert check_labels(ROWS["llamacpp-lev"], TEAM, tokenizer).viable  # A, B, C: nothing skipped
     assert tokenizer.encode("AK") == [26291]
 
@@ -191,7 +191,11 @@ def test_systemone_pairs_above_26_keep_only_single_tokens(mistral):
     question = DecisionQuestion("choice", tuple(f"o{i}" for i in range(40)))
     report = check_labels(ROWS["sglang-systemone"], question, tokenizer, template)
     assert report.labels[:5] == ("AA", "AB", "AC", "AD", "AF")
-    assert report.viable and report.usable is not None and report.usable >= 40
+    assert report.usable is not None and report.usable >= 40
+    skipped = {c.label: c for c in report.failures}
+    assert "AE" in skipped and "option 5 gets 'AF' instead" in skipped["AE"].why
+    assert skipped["AE"].consequence.startswith("the engine skips the code")
+    assert all(c.viable for c in report.checks if c.option is not None and c.label in report.labels)
 
 
 def test_without_a_template_labels_are_checked_after_a_newline():
