@@ -16,6 +16,7 @@ from auditor.jsonfloats import writer_options
 from auditor.lazy import Deferred
 from auditor.lint.registry import Rule
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
+from auditor.pcd.engines.table import EngineRow
 from auditor.pcd.scoring import SiteTokens
 from auditor.schema.documents import Span
 from auditor.schema.sites import FileModel, Site
@@ -124,6 +125,7 @@ class RuleContext:
                  tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True,
                  suggester: Callable[..., list[dict]] | None = None,
                  engine: EngineProfile | None = None, details: bool = True,
+                 engine_row: EngineRow | None = None, sites: list[Site] | None = None,
                  chat_template: ChatTemplate | None = None):
         self.rule, self.options, self.file, self.site = rule, options, file, site
         self.tokenizer, self.severity = tokenizer, severity
@@ -133,6 +135,19 @@ class RuleContext:
         # whether finding data carries its per-option lists (LintOptions.details)
         self.details = details
         self._chat_template = chat_template  # `--chat-template FILE`, else None
+        # the decision engine (engine table row) a decision-request rule checks under
+        self.engine_row = engine_row
+        self._sites = sites
+
+    @property
+    def sites(self) -> list[Site]:
+        """The file's sites this rule checks (a file rule: a decision request's questions only
+        where an engine scores their option names)."""
+        return self.file.sites if self._sites is None else self._sites
+
+    @property
+    def engine_name(self) -> str:
+        return self.engine_row.name if self.engine_row is not None else self.engine.name
 
     @property
     def chat_template(self) -> ChatTemplate | None:
@@ -179,5 +194,5 @@ class RuleContext:
             path=self.file.path, pointer=pointer, field=site.field if site else "",
             span=span, tokenizer=self.tokenizer.id if self.tokenizer else None,
             message=message, data=data or {}, site_pointer=site.pointer if site else pointer,
-            related=related_locations, engine=self.engine.name if self.rule.per_engine else None,
+            related=related_locations, engine=self.engine_name if self.rule.per_engine else None,
         )

@@ -17,6 +17,16 @@ from auditor.pcd.engines import (
 )
 from auditor.pcd.engines.table import engine_row
 from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failure
+from auditor.pcd.requests import (
+    LETTERS,
+    bad_characters,
+    count_limit,
+    field_problems,
+    name_key,
+    refusal,
+    stringified,
+    two_letter_labels,
+)
 from auditor.pcd.scoring import (
     PREFILL_END,
     SLOT_LETTERS,
@@ -35,6 +45,7 @@ from auditor.pcd.scoring import (
 __all__ = [
     "DEFAULT_ENGINE",
     "ENGINES",
+    "LETTERS",
     "OPTION_CAP",
     "PREFILL_END",
     "SLOT_LETTERS",
@@ -47,15 +58,22 @@ __all__ = [
     "ScoredOption",
     "SiteTokens",
     "SlotTable",
+    "bad_characters",
     "check_labels",
+    "count_limit",
     "decision_question",
     "describe_failure",
     "engine_row",
     "field_head",
+    "field_problems",
     "get_engine",
     "json_text",
     "letter_slots",
+    "name_key",
     "option_windows",
+    "refusal",
     "scored_ids",
+    "stringified",
+    "two_letter_labels",
     "window_sites",
 ]
