@@ -15,8 +15,7 @@ from auditor.pcd.engines import (
     Loss,
     get_engine,
 )
-from auditor.pcd.engines.table import engine_row
-from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failure
+from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failures
 from auditor.pcd.requests import (
     LETTERS,
     bad_characters,
@@ -62,8 +61,7 @@ __all__ = [
     "check_labels",
     "count_limit",
     "decision_question",
-    "describe_failure",
-    "engine_row",
+    "describe_failures",
     "field_head",
     "field_problems",
     "get_engine",

@@ -32,9 +32,10 @@ import json
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 from auditor.pcd.chat import ChatTemplateError, render_chat, render_template
+from auditor.pcd.engines.table import EngineRow
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate
 
@@ -69,17 +70,6 @@ CONSEQUENCES = {
     "startup": "the engine skips the code, and refuses to start with fewer than 255 labels",
 }
 SHIFTED = CONSEQUENCES["skip-codes"]
-
-
-class LabelEngine(Protocol):
-    """What label checks read from an engine row (auditor.pcd.engines' table)."""
-
-    name: str
-    choice_labels: str
-    level_labels: str
-    binary_labels: str
-    label_check: str
-    prompt: str
 
 
 @dataclass(frozen=True)
@@ -422,7 +412,7 @@ def _sglang_answer_prompt(template: ChatTemplate | None) -> str:
     return _chat(template, [{"role": "user", "content": "x"}]) if template is not None else "\n"
 
 
-def _scheme(row: LabelEngine, kind: str) -> str:
+def _scheme(row: EngineRow, kind: str) -> str:
     return {"choice": row.choice_labels, "score": row.level_labels}.get(kind, row.binary_labels)
 
 
@@ -433,7 +423,7 @@ NO_TEMPLATE = (
 
 
 def render_prompt(
-    row: LabelEngine,
+    row: EngineRow,
     question: DecisionQuestion,
     tokenizer: LoadedTokenizer | None,
     chat_template: ChatTemplate | None = None,
@@ -519,10 +509,8 @@ def _request_checks(tokenizer: LoadedTokenizer, prompt: str, labels: Sequence[st
         ids, ok = added_after(tokenizer, text, text_ids, label)
         why = ""
         if not ok:
-            why = (
-                f"{label!r} after the prompt's end {text[-12:]!r} encodes as "
-                f"{len(ids)} token(s) {list(_pieces(tokenizer, ids))}, not one"
-            )
+            where = f"after {text[-12:]!r}" if text else "right after an added token"
+            why = f"{label!r} {where} becomes {len(ids)} tokens {list(_pieces(tokenizer, ids))} (ids {list(ids)})"
         elif ids[0] in owner:
             ok, why = False, f"{label!r} is the same token as {owner[ids[0]]!r}"
         else:
@@ -565,7 +553,7 @@ def _skipped(
                 ids,
                 tuple(pieces),
                 False,
-                f"{code!r} becomes {len(ids)} token(s) {pieces}: skipped, {moved}",
+                f"{code!r} becomes {len(ids)} tokens {pieces} (ids {list(ids)}): skipped, {moved}",
                 consequence,
             )
         )
@@ -573,7 +561,7 @@ def _skipped(
 
 
 def check_labels(
-    row: LabelEngine,
+    row: EngineRow,
     question: DecisionQuestion,
     tokenizer: LoadedTokenizer,
     chat_template: ChatTemplate | None = None,
@@ -657,10 +645,17 @@ def check_labels(
     return base
 
 
-def describe_failure(report: LabelReport, check: LabelCheck) -> str:
-    """One line for a failing label: which label, what it became, what the engine then does."""
-    consequence = check.consequence or report.consequence
-    return f"{check.why} — {consequence}" if consequence else check.why
+def describe_failures(report: LabelReport, shown: int = 4) -> str:
+    """One line naming the failing labels (the first `shown`), what each became, and once per
+    consequence what the engine then does."""
+    failures = report.failures
+    groups: dict[str, list[str]] = {}
+    for check in failures[:shown]:
+        groups.setdefault(check.consequence or report.consequence, []).append(check.why)
+    text = "; ".join(
+        "; ".join(whys) + (f" — {consequence}" if consequence else "") for consequence, whys in groups.items()
+    )
+    return text + (f" (and {len(failures) - shown} more)" if len(failures) > shown else "")
 
 
 __all__ = [
@@ -668,13 +663,12 @@ __all__ = [
     "SCHEMES",
     "DecisionQuestion",
     "LabelCheck",
-    "LabelEngine",
     "LabelReport",
     "RenderedPrompt",
     "added_after",
     "check_labels",
     "decision_question",
-    "describe_failure",
+    "describe_failures",
     "label_context",
     "labels_for",
     "render_prompt",
