@@ -289,3 +289,58 @@ def test_labels_of_request_sites(qwen):
     assert all(r.viable for r in reports)
     score = decision_question(model.sites[1])
     assert score.options == ("Calm", "Frustrated but civil", "Very angry")
+
+
+REQUEST = {
+    "input": "My card was charged twice.",
+    "questions": [
+        {
+            "id": "team",
+            "type": "choice",
+            "question": "Which team?",
+            "options": [{"name": "billing"}, {"name": "sales"}],
+        }
+    ],
+}
+
+
+def test_check_with_chat_template_file(tmp_path):
+    """`check --chat-template FILE`: SmolLM2 in a template ending in a blank line fails its
+    labels under SGLang (exit 1, the label and its tokens named); in its own template it passes;
+    a missing file or invalid Jinja is one line and exit 2."""
+    from support import run_cli
+
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(REQUEST))
+    template = tmp_path / "think.jinja"
+    template.write_text(builtin_chat_template("qwen3.6").source)
+    args = ["check", "-t", "smollm2", "--engine", "sglang-decisions", "-f", "json", str(request)]
+    done = run_cli(*args, "--chat-template", str(template))
+    assert done.returncode == 1, done.stderr
+    (finding,) = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "PCD106"]
+    assert "'A' after" in finding["message"] and "['\\n', '\\n', 'A']" in finding["message"]
+    assert finding["data"]["template"] == str(template)
+    assert finding["data"]["failures"][0]["tokens"] == ["\n", "\n", "A"]
+    own = run_cli(*args)
+    assert own.returncode == 0 and not [
+        f for f in json.loads(own.stdout)["findings"] if f["code"] == "PCD106"
+    ]
+    bad = tmp_path / "bad.jinja"
+    bad.write_text("{% for %}")
+    for path, says in ((bad, "not valid Jinja"), (tmp_path / "none.jinja", "no such file")):
+        done = run_cli(*args, "--chat-template", str(path))
+        assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_no_template_is_said_once_per_tokenizer(tmp_path):
+    from support import run_cli
+
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(REQUEST))
+    done = run_cli("check", "-t", "cl100k", "-t", "qwen2.5", "--engine", "sglang-decisions", str(request))
+    notes = [
+        line
+        for line in done.stdout.splitlines() + done.stderr.splitlines()
+        if "ships no chat template" in line
+    ]
+    assert len(notes) == 1 and "cl100k" in notes[0], done.stdout + done.stderr
