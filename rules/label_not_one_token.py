@@ -45,7 +45,6 @@ from auditor.lint import Finding, RuleContext, rule
 from auditor.pcd import (
     ChatTemplateError,
     check_labels,
-    decision_question,
     describe_failures,
 )
 
@@ -65,14 +64,16 @@ def check(site, ctx: RuleContext) -> Iterator[Finding]:
     if row is None or row.label_check == "none" or ctx.tokenizer is None or not site.options:
         return
     try:
-        report = check_labels(row, decision_question(site), ctx.tokenizer, ctx.chat_template)
+        report = check_labels(row, site, ctx.tokenizer, ctx.chat_template)
     except ChatTemplateError as error:
         yield ctx.finding(
             f"{error} — {row.name} cannot render this question",
             data={"engine": row.name, "template": getattr(ctx.chat_template, "origin", None)},
         )
         return
-    if report.check == "model-load" and site.question_index > 0:
+    if site.question_index > 0 and (
+        report.check == "model-load" or (report.check == "startup" and report.short)
+    ):
         return  # the tokenizer, not the question, fails: said once, at the request's first question
     failures = report.failures
     if not failures and not report.short:
@@ -92,22 +93,18 @@ def check(site, ctx: RuleContext) -> Iterator[Finding]:
     if report.note:
         data["note"] = report.note
     if report.short:
-        what = (
-            "single-token labels"
-            if report.check == "startup"
-            else f"labels for this question's {report.needed} options"
-        )
-        message = (
-            f"{ctx.tokenizer.id} gives {row.name} only {report.usable} {what} "
-            f"(it needs {report.needed}) — "
-            + (
-                "the engine refuses to start"
-                if report.check == "startup"
-                else "the engine refuses the question"
+        if report.check == "startup":
+            message = (
+                f"{ctx.tokenizer.id} gives {row.name} only {report.usable} single-token labels "
+                f"(it needs {report.needed}) — the engine refuses to start"
             )
-        )
-        if failures:
-            message += f"; {len(failures)} code(s) skipped before them, e.g. {failures[0].why}"
+        else:
+            message = (
+                f"{ctx.tokenizer.id} gives {row.name} labels for only {report.usable} options; this "
+                f"question has {report.needed} — the engine refuses the request ({row.status})"
+            )
+        if report.note and report.check != "startup":
+            message += f" ({report.note})"
         yield ctx.finding(message, data=data)
         return
     option = failures[0].option

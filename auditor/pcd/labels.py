@@ -124,7 +124,7 @@ class LabelCheck:
     """One label: the token ids it became where the engine reads it, and whether it is viable."""
 
     label: str
-    option: int | None  # the option it labels; None for a code the engine skipped
+    option: int | None  # the option it labels (a skipped code: the first option it moved); None: none
     ids: tuple[int, ...]
     pieces: tuple[str, ...]
     viable: bool
@@ -424,11 +424,14 @@ NO_TEMPLATE = (
 
 def render_prompt(
     row: EngineRow,
-    question: DecisionQuestion,
+    question: DecisionQuestion | Any,
     tokenizer: LoadedTokenizer | None,
     chat_template: ChatTemplate | None = None,
 ) -> RenderedPrompt:
-    """The prompt `row`'s engine renders for `question`, and the labels it reads after it."""
+    """The prompt `row`'s engine renders for `question` (a DecisionQuestion, or a decision
+    site), and the labels it reads after it."""
+    if not isinstance(question, DecisionQuestion):
+        question = decision_question(question)
     n = len(question.options) if question.kind != "binary" else 2
     scheme = _scheme(row, question.kind)
     origin = chat_template.origin if chat_template is not None else None
@@ -562,12 +565,14 @@ def _skipped(
 
 def check_labels(
     row: EngineRow,
-    question: DecisionQuestion,
+    question: DecisionQuestion | Any,
     tokenizer: LoadedTokenizer,
     chat_template: ChatTemplate | None = None,
 ) -> LabelReport:
     """Whether every label `row`'s engine gives `question` is one distinct token where the
     engine reads it, checked as that engine checks it (see the module docstring)."""
+    if not isinstance(question, DecisionQuestion):
+        question = decision_question(question)
     rendered = render_prompt(row, question, tokenizer, chat_template)
     labels = rendered.labels
     n = len(question.options) if question.kind != "binary" else 2
@@ -639,7 +644,12 @@ def check_labels(
         probe_ids = tokenizer.encode(probe)
         codes = [" " + c for c in (*UPPER, *PAIRS)]
         checks = _skipped(
-            tokenizer, codes, kept, n, lambda c: _llm2jev_token(tokenizer, probe_ids, probe, c.strip())[0]
+            tokenizer,
+            codes,
+            kept,
+            n,
+            lambda c: _llm2jev_token(tokenizer, probe_ids, probe, c.strip())[0],
+            SHIFTED,
         )
         return replace(base, checks=tuple(checks), usable=len(kept), needed=LLM2JEV_LABELS)
     return base
