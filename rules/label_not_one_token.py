@@ -45,7 +45,9 @@ from auditor.lint import Finding, RuleContext, rule
 from auditor.pcd import (
     ChatTemplateError,
     check_labels,
+    decision_question,
     describe_failures,
+    request_state,
 )
 
 SHOWN = 4  # failing labels named in the message; data lists all
@@ -64,7 +66,8 @@ def check(site, ctx: RuleContext) -> Iterator[Finding]:
     if row is None or row.label_check == "none" or ctx.tokenizer is None or not site.options:
         return
     try:
-        report = check_labels(row, site, ctx.tokenizer, ctx.chat_template)
+        question = decision_question(site, request_state(ctx.file.document.data, site))
+        report = check_labels(row, question, ctx.tokenizer, ctx.chat_template)
     except ChatTemplateError as error:
         yield ctx.finding(
             f"{error} — {row.name} cannot render this question",

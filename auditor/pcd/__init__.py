@@ -15,7 +15,7 @@ from auditor.pcd.engines import (
     Loss,
     get_engine,
 )
-from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failures
+from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failures, request_state
 from auditor.pcd.requests import (
     LETTERS,
     bad_characters,
@@ -70,6 +70,7 @@ __all__ = [
     "name_key",
     "option_windows",
     "refusal",
+    "request_state",
     "scored_ids",
     "stringified",
     "two_letter_labels",

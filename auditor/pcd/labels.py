@@ -36,6 +36,7 @@ from typing import Any
 
 from auditor.pcd.chat import ChatTemplateError, render_chat, render_template
 from auditor.pcd.engines.table import EngineRow
+from auditor.schema.documents import resolve_pointer
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate
 
@@ -103,6 +104,18 @@ def decision_question(site: Any, state: Any = None) -> DecisionQuestion:
     return DecisionQuestion(
         "choice", tuple(site.options), details, site.question_text, state, site.question_name
     )
+
+
+def request_state(data: Any, site: Any) -> Any:
+    """The state (System One) or input (OpenAI, SGLang) of the request a decision site belongs
+    to, read from the document's value; None where there is none."""
+    try:
+        body = resolve_pointer(data, site.request_pointer)
+    except (KeyError, IndexError, ValueError, TypeError):
+        return None
+    if not isinstance(body, dict):
+        return None
+    return body.get("state", body.get("input"))
 
 
 @dataclass(frozen=True)
@@ -682,4 +695,5 @@ __all__ = [
     "label_context",
     "labels_for",
     "render_prompt",
+    "request_state",
 ]

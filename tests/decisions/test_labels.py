@@ -18,6 +18,7 @@ from auditor.pcd.labels import (
     label_context,
     labels_for,
     render_prompt,
+    request_state,
 )
 from auditor.tokenizers import load_tokenizer
 from auditor.tokenizers.builtins import BUILTINS
@@ -287,6 +288,12 @@ def test_labels_of_request_sites(qwen):
     ]
     assert [r.labels for r in reports] == [("A", "B", "C"), ("0", "1", "2"), ("yes", "no")]
     assert all(r.viable for r in reports)
+    state = request_state(model.document.data, model.sites[0])
+    assert state.startswith("I've been trying to connect my Stripe account")
+    prompt = render_prompt(
+        ROWS["sglang-decisions"], decision_question(model.sites[0], state), tokenizer, template
+    )
+    assert prompt.text.startswith(f"<|im_start|>user\n{state}\n\nQuestion: Which team should handle")
     score = decision_question(model.sites[1])
     assert score.options == ("Calm", "Frustrated but civil", "Very angry")
 
@@ -344,3 +351,22 @@ def test_no_template_is_said_once_per_tokenizer(tmp_path):
         if "ships no chat template" in line
     ]
     assert len(notes) == 1 and "cl100k" in notes[0], done.stdout + done.stderr
+
+
+def test_llamacpp_renders_the_ggufs_systemone_template(qwen):
+    """llama.cpp gives the GGUF's `systemone` template the question as globals (lev: each
+    option's kept code as `label`); a tiny template stands in for a decision GGUF's here."""
+    from auditor.tokenizers.templates import ChatTemplate
+
+    tokenizer, _ = qwen
+    systemone = (
+        "{{ state }}|{{ instructions }}|{% for o in options %}{{ o.label }}={{ o.key }}"
+        "{% if o.description %}:{{ o.description }}{% endif %};{% endfor %}"
+    )
+    template = ChatTemplate("", "decision.gguf (GGUF)", systemone=systemone)
+    prompt = render_prompt(ROWS["llamacpp-lev"], TEAM, tokenizer, template)
+    assert prompt.text == (
+        "My card was charged twice.|Which team should handle this ticket?|"
+        "A=billing:Payment or subscription issues;B=technical;C=sales:Pricing questions;"
+    )
+    assert render_prompt(ROWS["llamacpp-lev"], TEAM, tokenizer, None).text is None
