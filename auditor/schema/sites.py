@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from auditor.lazy import Deferred
-from auditor.schema.decisions import LocatedRequest, decision_text, request_questions
+from auditor.schema.decisions import LocatedRequest, decision_text, field_pointers, request_questions
 from auditor.schema.documents import Document, Span, escape_token, pack_spans, resolve_pointer, unpack_spans
 from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
 from auditor.schema.metaschema import meta_schema_errors
@@ -179,6 +179,8 @@ def _keep_needed_spans(model: FileModel) -> None:
     for site in model.sites:
         wanted.add(site.pointer)
         wanted.update(site.option_pointers)
+        if site.question_kind is not None:  # a field finding may point at any of its fields
+            wanted.update(field_pointers(document.data, site.request_pointer, site.pointer))
     wanted.update(p.pointer for p in model.schema_problems)
     for holder, codes in model.suppressions.items():
         key = f"{holder}/{SUPPRESS_KEY}"
