@@ -376,6 +376,7 @@ LLM2JEV_ASK = (
     "[llm2jev's fixed instruction: judge the state above by the question below; reply with one label]"
 )
 LLM2JEV_PREFILL = "Answer:"
+LLM2JEV_DEFAULT_QUESTION = "[llm2jev's default question: pick from the options below]"
 
 
 def _llm2jev_options(question: DecisionQuestion) -> list[str]:
@@ -402,7 +403,7 @@ def _chat(template: ChatTemplate, messages: list[dict]) -> str:
 
 
 def _llm2jev_prompt(question: DecisionQuestion, shown: Sequence[str], template: ChatTemplate | None) -> str:
-    head = _flat(question.text) if question.text is not None else "Answer using the options below."
+    head = _flat(question.text) if question.text is not None else LLM2JEV_DEFAULT_QUESTION
     lines = "".join(f"{code}. {text}\n" for code, text in zip(shown, _llm2jev_options(question)))
     ask = f"{LLM2JEV_ASK}\n\nQuestion: {head}\nOptions:\n{lines.rstrip()}"
     state = _flat(question.state if question.state is not None else "")
