@@ -370,3 +370,15 @@ def test_llamacpp_renders_the_ggufs_systemone_template(qwen):
         "A=billing:Payment or subscription issues;B=technical;C=sales:Pricing questions;"
     )
     assert render_prompt(ROWS["llamacpp-lev"], TEAM, tokenizer, None).text is None
+
+
+def test_intern_decision_symbols_checked_alone(mistral):
+    """Intern-Decision's 62 symbols must each be one token alone: Mistral v3 writes the digits
+    as '▁' + digit, so such a checkpoint is not served as a decision model; llama.cpp's openjev
+    (letters only) loads."""
+    tokenizer, template = mistral
+    report = check_labels(ROWS["sglang-intern-decision"], TEAM, tokenizer, template)
+    assert len(report.checks) == 62 and [c.label for c in report.failures] == list("0123456789")
+    assert report.failures[0].ids == (29473, 29502)
+    assert report.consequence == "the server will not serve the model as a decision model"
+    assert check_labels(ROWS["llamacpp-openjev"], TEAM, tokenizer, template).viable
