@@ -24,6 +24,7 @@ from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, 
 from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch, site_texts, window_sites
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
+from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
 
 
 @dataclass
@@ -47,6 +48,9 @@ class LintOptions:
     engines: list[str] = field(default_factory=list)
     # worker processes over files (auditor.lint.pool): None = one per core from 16 files on
     jobs: int | None = None
+    # `--chat-template FILE`: the template decision engines render questions in (None: each
+    # tokenizer's own, where it ships one; auditor.tokenizers.templates)
+    chat_template: ChatTemplate | None = None
 
     def engine_names(self) -> list[str]:
         """The named engines, each checked against the engine table (a usage error if unknown)."""
@@ -105,6 +109,9 @@ class FileResult:
         }
 
 
+CHAT_PROMPTS = ("sglang-chat", "llm2jev")  # engine table `prompt`s rendered in a chat template
+
+
 @dataclass
 class LintRun:
     tokenizers: list[LoadedTokenizer]
@@ -122,6 +129,7 @@ class LintRun:
     names_decisions: bool = False
     # whether no decision engine was named (the note naming --engine is then due)
     default_decisions: bool = True
+    chat_template: ChatTemplate | None = None  # `--chat-template FILE` (LintOptions)
 
     @property
     def notes(self) -> list[str]:
@@ -136,7 +144,19 @@ class LintRun:
                        f"({row.options.phrase() if row.options else ''} options, "
                        f"{row.levels.phrase() if row.levels else ''} levels; names); name the engine "
                        f"that serves them with --engine for its own limits and rules ({engines})")
+        out += self._template_notes()
         return out
+
+    def _template_notes(self) -> list[str]:
+        """Once per tokenizer: decision labels checked with no chat template (none shipped with
+        the tokenizer, no --chat-template), where an engine renders questions in one."""
+        chat = [r.name for r in self.decision_engines if r.prompt in CHAT_PROMPTS]
+        if not chat or self.chat_template is not None or not any(
+                s.is_decision for r in self.files for s in r.model.sites):
+            return []
+        return [f"tokenizer {t.id} ships no chat template and --chat-template was not given: "
+                f"labels under {', '.join(chat)} were checked alone after a newline"
+                for t in self.tokenizers if shipped_chat_template(t) is None]
 
     @property
     def unrecognized(self) -> list[FileResult]:
@@ -174,7 +194,8 @@ def new_run(tokenizers: list[LoadedTokenizer], options: LintOptions | None) -> L
     options = options or LintOptions()
     return LintRun(tokenizers=tokenizers, engines=options.engine_profiles(),
                    decision_engines=options.decision_rows(), names_decisions=options.names_decisions(),
-                   default_decisions=all(row.default for row in options.decision_rows()))
+                   default_decisions=all(row.default for row in options.decision_rows()),
+                   chat_template=options.chat_template)
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
@@ -542,4 +563,5 @@ def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer
     checks (default: all of the file's)."""
     merged, severity = settings or _settings(rule, options)
     return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
-                       suggester or verified_suggestions, engine, options.details, engine_row, sites)
+                       suggester or verified_suggestions, engine, options.details, engine_row, sites,
+                       chat_template=options.chat_template)

@@ -5,6 +5,7 @@ cut, letter slots, the engine profiles (`auditor.pcd.engines`) and the cost mode
 computation over a tokenizer: no I/O.
 """
 
+from auditor.pcd.chat import ChatTemplateError
 from auditor.pcd.engines import (
     DEFAULT_ENGINE,
     ENGINES,
@@ -14,6 +15,7 @@ from auditor.pcd.engines import (
     Loss,
     get_engine,
 )
+from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failures, request_state
 from auditor.pcd.requests import (
     LETTERS,
     bad_characters,
@@ -51,13 +53,18 @@ __all__ = [
     "SLOT_LETTERS",
     "TIE",
     "CanonicalText",
+    "ChatTemplateError",
     "EngineProfile",
+    "LabelReport",
     "Loss",
     "ScoredOption",
     "SiteTokens",
     "SlotTable",
     "bad_characters",
+    "check_labels",
     "count_limit",
+    "decision_question",
+    "describe_failures",
     "distinct_names",
     "field_head",
     "field_problems",
@@ -68,6 +75,7 @@ __all__ = [
     "option_windows",
     "refusal",
     "renaming",
+    "request_state",
     "scored_ids",
     "split_passes",
     "stringified",

@@ -14,7 +14,7 @@ from importlib import resources
 KINDS = ("pcd", "decision")
 SCORES = ("option-names", "labels")
 LABEL_CHECKS = ("request", "model-load", "skip-codes", "startup", "none")
-PROMPTS = ("sglang-chat", "llamacpp-systemone", "llm2jev", "closed")
+PROMPTS = ("sglang-chat", "llamacpp-systemone", "llm2jev", "intern-decision", "closed")
 UNKNOWN_FIELDS = ("refused", "questions", "ignored")
 REQUIREMENTS = ("state", "instructions", "noul-text", "nonblank", "nonblank-levels", "unique-ids")
 SHAPES = ("systemone", "openai-decisions", "sglang-decisions")
