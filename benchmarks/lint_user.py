@@ -19,7 +19,9 @@ enum <= 1.5x its floor, per-file cost at 1,000 files <= 1.2x the cost at 100.
 threshold (auditor.tokenizers.fast.FAST_MIN_TEXTS) set to N texts, e.g. 1 (always built) and
 1000000000 (never), to show where building it wins.
 
-Usage: python benchmarks/lint_user.py [--rounds N] [--quick] [--fast-min N ...] [CORPUS_DIR]
+`--case WORD`: only the cases whose name holds WORD (repeatable; e.g. `--case corpus --case 100,000`).
+
+Usage: python benchmarks/lint_user.py [--rounds N] [--quick] [--fast-min N] [--case WORD] [CORPUS_DIR]
        (default: 5 rounds, ../shared/corpus; --quick: corpus, 10k enum and 100 files only)
 """
 
@@ -44,9 +46,9 @@ FLOOR = """import json, sys, time
 from tokenizers import Tokenizer
 tokenizer = Tokenizer.from_file(sys.argv[1])
 texts = json.load(open(sys.argv[2]))
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 tokenizer.encode_batch(texts, add_special_tokens=False)
-print(time.perf_counter() - start)
+print(time.perf_counter() - start, time.process_time() - cpu)
 """
 
 
@@ -64,7 +66,8 @@ def wall(argv: list[str], env: dict) -> tuple[float, float]:
     return elapsed, usage.ru_utime + usage.ru_stime
 
 
-def floor(tokenizer_json: Path, texts_file: Path, env: dict) -> float:
+def floor(tokenizer_json: Path, texts_file: Path, env: dict) -> tuple[float, float]:
+    """(wall s, CPU s of all its threads) of the floor's one batch."""
     out = subprocess.run(
         [sys.executable, "-c", FLOOR, str(tokenizer_json), str(texts_file)],
         env=env,
@@ -72,7 +75,8 @@ def floor(tokenizer_json: Path, texts_file: Path, env: dict) -> float:
         text=True,
         check=True,
     )
-    return float(out.stdout.strip())
+    seconds, cpu = out.stdout.split()
+    return float(seconds), float(cpu)
 
 
 def option_texts(paths: list[str]) -> list[str]:
@@ -91,13 +95,15 @@ def load() -> str:
 
 
 def main() -> None:
-    argv, args, rounds, fast_mins = sys.argv[1:], [], 5, []
+    argv, args, rounds, fast_mins, only = sys.argv[1:], [], 5, [], []
     while argv:
         arg = argv.pop(0)
         if arg == "--rounds":
             rounds = int(argv.pop(0))
         elif arg == "--fast-min":
             fast_mins.append(int(argv.pop(0)))
+        elif arg == "--case":
+            only.append(argv.pop(0))
         elif arg != "--quick":
             args.append(arg)
     quick = "--quick" in sys.argv
@@ -142,6 +148,8 @@ def main() -> None:
             (folder / f"schema_{i:04d}.json").write_text(schema(fields))
         cases[f"{count:,} files (3 fields each)"] = [str(p) for p in sorted(folder.iterdir())]
 
+    if only:
+        cases = {name: paths for name, paths in cases.items() if any(word in name for word in only)}
     # warm-up: converts qwen2.5 into the cache, fills the analysis cache, writes compiled modules
     wall([*check, str(tiny)], env)
     texts: dict[str, Path] = {}
@@ -169,18 +177,26 @@ def main() -> None:
     for _ in range(rounds):
         row: dict[str, float] = {}
         keep("bare", wall(bare, env)[0], row)
-        keep("tiny", wall([*check, str(tiny)], env)[0], row)
+        seconds, cpu = wall([*check, str(tiny)], env)
+        keep("tiny", seconds, row)
+        keep("tiny cpu", cpu, row)
         for name, paths in cases.items():
             seconds, cpu = wall([*check, *paths], env)
             keep(name, seconds, row)
             keep(name + " cpu", cpu, row)
-            keep(name + " floor", floor(tokenizer_json, texts[name], env), row)
+            seconds, cpu = floor(tokenizer_json, texts[name], env)
+            keep(name + " floor", seconds, row)
+            keep(name + " floor cpu", cpu, row)
             for label, command in variants.items():
-                keep(name + label, wall([*command, *paths], env)[0], row)
+                seconds, cpu = wall([*command, *paths], env)
+                keep(name + label, seconds, row)
+                keep(name + label + " cpu", cpu, row)
         per_round.append(row)
 
-    def ratio(name: str, row: dict) -> float:
-        return (row[name] - row["tiny"]) / row[name + " floor"]
+    def ratio(name: str, row: dict, cpu: str = "") -> float:
+        """Lint cost over the floor: wall (cpu="") or CPU (cpu=" cpu") of the check beyond the
+        one-tiny-file check, over the floor's batch."""
+        return (row[name + cpu] - row["tiny" + cpu]) / row[name + " floor" + cpu]
 
     def median(values: list[float]) -> float:
         return sorted(values)[len(values) // 2]
@@ -190,25 +206,28 @@ def main() -> None:
         f"check, one tiny file       {best['tiny']:7.3f} s   start-up {best['tiny'] / best['bare']:.2f}x the bare "
         f"process (median of rounds {median([r['tiny'] / r['bare'] for r in per_round]):.2f}x; target <= 1.2)"
     )
+    print("ratio: (check - tiny check) / floor, of the least of the rounds; median: of the rounds' ratios;")
+    print("CPU ratio: the same of CPU times (the check's workers and the floor's threads counted)")
     print(
-        f"{'case':30} {'options':>8} {'check s':>8} {'CPU s':>7} {'lint s':>7} {'floor s':>8} {'ratio':>6} "
-        f"{'median':>6}"
+        f"{'case':39} {'options':>8} {'check s':>8} {'lint s':>7} {'floor s':>8} {'ratio':>6} {'median':>6} "
+        f"{'CPU ratio':>9}"
     )
     for name in cases:
         count = len(json.loads(texts[name].read_text()))
-        lint_time = best[name] - best["tiny"]
         print(
-            f"{name:30} {count:8,} {best[name]:8.3f} {best[name + ' cpu']:7.3f} {lint_time:7.3f} "
-            f"{best[name + ' floor']:8.4f} {ratio(name, best):6.2f} {median([ratio(name, r) for r in per_round]):6.2f}"
+            f"{name:39} {count:8,} {best[name]:8.3f} {best[name] - best['tiny']:7.3f} {best[name + ' floor']:8.4f} "
+            f"{ratio(name, best):6.2f} {median([ratio(name, r) for r in per_round]):6.2f} "
+            f"{ratio(name, best, ' cpu'):9.2f}"
         )
         for label in variants:
-            lint_variant = best[name + label] - best["tiny"]
             print(
-                f"{label:39} {best[name + label]:8.3f} {'':7} {lint_variant:7.3f} {'':8} "
-                f"{lint_variant / best[name + ' floor']:6.2f}   (median of rounds, variant - default: "
-                f"{median([r[name + label] - r[name] for r in per_round]):+.3f} s)"
+                f"{label:48} {best[name + label]:8.3f} {best[name + label] - best['tiny']:7.3f} {'':8} "
+                f"{ratio(name + label, {**best, name + label + ' floor': best[name + ' floor']}):6.2f} "
+                f"{median([r[name + label] - r[name] for r in per_round]):+6.2f} "
+                f"{ratio(name + label, {**best, name + label + ' floor cpu': best[name + ' floor cpu']}, ' cpu'):9.2f}"
+                "   (median: s beyond the default's)"
             )
-    if len(file_counts) == 3:
+    if all(f"{n:,} files (3 fields each)" in cases for n in (100, 1_000)):
         per_100, per_1000 = (
             (best[f"{n:,} files (3 fields each)"] - best["tiny"]) / n * 1000 for n in (100, 1_000)
         )
