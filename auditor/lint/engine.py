@@ -258,12 +258,9 @@ def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], opt
     """The run linted by `workers` forked processes; None when a worker died."""
     from auditor.lint.pool import map_chunks
 
-    # what each worker would otherwise build for itself is built once, before the fork; the
-    # fast encoder only for large inputs (a run that large encodes thousands of texts; building
-    # it, ~0.35 s, would cost a small run more than its whole lint)
-    large = sum(item.size() for item in inputs) >= WARM_FAST_ENCODER_BYTES
+    # what each worker would otherwise build for itself is built once, before the fork
     for tokenizer in tokenizers:
-        tokenizer.warm(fast_encoder=large)
+        tokenizer.warm()
     cached = [item.cached(max_bytes, max_depth) for item in inputs] if use_cache else []
     if use_cache and 4 * sum(model is not None for model in cached) >= 3 * len(inputs):
         # (nearly) every analysis is cached: read here (fast), the workers inherit the models
@@ -283,11 +280,6 @@ def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], opt
     parts = map_chunks(lambda items: _worker_files(lint_models(models(items), tokenizers, options)),
                        inputs, workers, per_worker=4)
     return None if parts is None else _merged_files(parts, tokenizers, options)
-
-
-# Inputs of at least this many bytes in all make the pool build each tokenizer's fast encoder
-# before forking.
-WARM_FAST_ENCODER_BYTES = 32 * 1024
 
 
 def _worker_findings(part: LintRun) -> tuple[list[tuple[list[Finding], dict]], list[Finding]]:

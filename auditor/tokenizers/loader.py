@@ -179,13 +179,11 @@ class LoadedTokenizer:
                 if text in want:
                     spans[text] = enc.offsets
 
-    def warm(self, fast_encoder: bool) -> None:
-        """Build the lazy parts every encoding reads (special tokens, unknown id, id objects;
-        the fast encoder too when asked), so processes forked afterwards share one copy. The
-        vocabulary size is left: only a report reads it."""
+    def warm(self) -> None:
+        """Build the lazy parts every encoding reads (special tokens, unknown id, id objects),
+        so processes forked afterwards share one copy. The vocabulary size is left: only a
+        report reads it; the fast encoder too: a worker builds it for a batch that pays for it."""
         self.special_tokens, self.unk_id, self._id_objects, self._special_search, self._cuts  # noqa: B018
-        if fast_encoder:
-            self.fast_encoder  # noqa: B018
 
     @cached_property
     def _id_objects(self) -> list[int]:
