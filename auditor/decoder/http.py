@@ -306,15 +306,22 @@ class HttpClient:
         self.close()
 
     # -- the public calls ----------------------------------------------------------------------
-    def get_json(self, path: str) -> object:
-        return self._request("GET", path, None)
+    def get_json(self, path: str, *, retry_server_errors: bool = True) -> object:
+        """The JSON answer of ``GET base_url/path``.
 
-    def post_json(self, path: str, body: object) -> object:
+        ``retry_server_errors=False``: an HTTP 500 is returned as an error at once (a server
+        being probed for what it accepts may answer a refusal with 500); 429, 502, 503 and 504
+        are still retried.
+        """
+        return self._request("GET", path, None, retry_server_errors)
+
+    def post_json(self, path: str, body: object, *, retry_server_errors: bool = True) -> object:
+        """The JSON answer of ``POST base_url/path`` with ``body`` as JSON (see ``get_json``)."""
         try:
             content = json.dumps(body, allow_nan=False, ensure_ascii=False).encode("utf-8")
         except (TypeError, ValueError) as exc:
             raise HttpError(f"POST {path}: the request body is not JSON ({exc})") from None
-        return self._request("POST", path, content)
+        return self._request("POST", path, content, retry_server_errors)
 
     # -- the policy ----------------------------------------------------------------------------
     def _count(self, key: str, status: int | None = None) -> None:
@@ -334,11 +341,12 @@ class HttpClient:
             raise HttpError(f"{what}: the run's deadline of {self.run_deadline:g} s passed (--run-timeout)")
         return left
 
-    def _request(self, method: str, path: str, content: bytes | None) -> object:
+    def _request(self, method: str, path: str, content: bytes | None, retry_server_errors: bool) -> object:
         if not isinstance(path, str) or "://" in path or path.startswith("//"):
             raise HttpError(f"{method} {excerpt(str(path), 60)!r}: a path under the base URL is expected")
         what = self._where(method, path)
         backoff = BACKOFF_FIRST
+        retried = RETRY_STATUSES if retry_server_errors else RETRY_STATUSES - {500}
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
@@ -360,7 +368,7 @@ class HttpClient:
                 self._wait(backoff, what)
                 backoff *= 2
                 continue
-            if status in RETRY_STATUSES and not last:
+            if status in retried and not last:
                 asked = retry_after_seconds(headers.get("retry-after"))
                 if asked is not None and asked > self.retry_after_cap:
                     raise HttpError(

@@ -103,9 +103,9 @@ def test_a_same_origin_redirect_is_followed_with_the_key():
 
 
 def test_a_redirect_loop_ends():
-    with FaultServer(lambda seen: Reply(302, {"Location": seen.path, "Content-Length": "0"})) as home:
-        with client(home.url) as http, pytest.raises(HttpError) as caught:
-            http.get_json("models")
+    home = FaultServer(lambda seen: Reply(302, {"Location": seen.path, "Content-Length": "0"}))
+    with home, client(home.url) as http, pytest.raises(HttpError) as caught:
+        http.get_json("models")
     assert "more than 5 redirects" in one_line(caught.value)
     assert len(home.seen) == 6
 
@@ -191,17 +191,17 @@ def test_retry_after_http_date_is_honoured():
 
 
 def test_retry_after_over_the_cap_gives_up_at_once():
-    with FaultServer(lambda seen: json_reply("{}", 429, **{"Retry-After": "3600"})) as server:
-        with client(server.url, retries=10) as http, pytest.raises(HttpError) as caught:
-            http.get_json("models")
+    server = FaultServer(lambda seen: json_reply("{}", 429, **{"Retry-After": "3600"}))
+    with server, client(server.url, retries=10) as http, pytest.raises(HttpError) as caught:
+        http.get_json("models")
     assert "asks to wait 3600 s (Retry-After), more than the cap of 5 s" in one_line(caught.value)
     assert len(server.seen) == 1
 
 
 def test_endless_429_is_bounded_by_the_retries():
-    with FaultServer(lambda seen: json_reply("{}", 429, **{"Retry-After": "0"})) as server:
-        with client(server.url, retries=10) as http, pytest.raises(HttpError) as caught:
-            http.get_json("models")
+    server = FaultServer(lambda seen: json_reply("{}", 429, **{"Retry-After": "0"}))
+    with server, client(server.url, retries=10) as http, pytest.raises(HttpError) as caught:
+        http.get_json("models")
     assert "HTTP 429 after 11 tries" in one_line(caught.value) and caught.value.status == 429
     assert len(server.seen) == 11
 
@@ -217,9 +217,9 @@ def test_endless_429_is_bounded_by_the_run_deadline():
 
 
 def test_backoff_without_retry_after_doubles():
-    with FaultServer(lambda seen: json_reply("{}", 502)) as server:
-        with client(server.url, retries=2) as http, pytest.raises(HttpError):
-            http.get_json("models")
+    server = FaultServer(lambda seen: json_reply("{}", 502))
+    with server, client(server.url, retries=2) as http, pytest.raises(HttpError):
+        http.get_json("models")
     gaps = [b.at - a.at for a, b in itertools.pairwise(server.seen)]
     assert gaps[0] >= 0.45 and gaps[1] >= 0.95, gaps
 
@@ -259,9 +259,9 @@ def test_a_server_that_echoes_the_key_does_not_get_it_printed():
     ],
 )
 def test_an_answer_that_is_not_json_is_one_line(body, says):
-    with FaultServer(lambda seen: json_reply(body)) as server, client(server.url) as http:
-        with pytest.raises(HttpError) as caught:
-            http.post_json("completions", {"prompt": "x"})
+    server = FaultServer(lambda seen: json_reply(body))
+    with server, client(server.url) as http, pytest.raises(HttpError) as caught:
+        http.post_json("completions", {"prompt": "x"})
     assert says in one_line(caught.value)
 
 
