@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -86,14 +87,40 @@ def model_options(tokenizer_flags=("--server-tokenizer",)):
     return decorate
 
 
+CONTEXT_MAX_BYTES = 4 * 1024 * 1024  # --context @FILE: far more than any model's context holds
+
+
 def read_context(context_arg: str | None) -> str | None:
+    """``--context``: the text itself, or ``@FILE`` read as any input is (a regular file, at most
+    ``CONTEXT_MAX_BYTES``, UTF-8): a device, FIFO or directory is refused without being opened
+    for reading in a way that could block."""
+    import stat
+
     if context_arg is None or not context_arg.startswith("@"):
         return context_arg
-    path = Path(context_arg[1:])
+    name = context_arg[1:]
+    shown = name if len(name) <= 120 else name[:119] + "…"
     try:
-        return path.read_text(encoding="utf-8")
+        path = Path(name).expanduser()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise UsageError(f"--context {context_arg}: cannot read ({exc.strerror or exc})") from None
+        raise UsageError(f"--context @{shown}: cannot read ({exc.strerror or exc})") from None
+    except (RuntimeError, KeyError, ValueError) as exc:  # ~nouser/…, a NUL byte
+        raise UsageError(f"--context @{shown}: not a usable path ({exc})") from None
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
+        raise UsageError(f"--context @{shown}: not a regular file")
+    with os.fdopen(descriptor, "rb") as handle:
+        if info.st_size > CONTEXT_MAX_BYTES:
+            raise UsageError(f"--context @{shown}: {info.st_size} bytes, over the limit of {CONTEXT_MAX_BYTES} bytes")
+        data = handle.read(CONTEXT_MAX_BYTES + 1)
+    if len(data) > CONTEXT_MAX_BYTES:
+        raise UsageError(f"--context @{shown}: over the limit of {CONTEXT_MAX_BYTES} bytes")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--context @{shown}: not UTF-8 (byte {exc.start})") from None
 
 
 def coupling_value(coupling_arg: str | None):
@@ -254,8 +281,9 @@ def attach_to_check(run: LintRun, verify_opts: dict, allow_download: bool, quiet
 
     progress = Progress(False if quiet else None)
     try:
+        context = read_context(verify_opts["context_arg"])
         backend = _load(verify_opts, allow_download, progress)
-        verify_run(run, backend, context=read_context(verify_opts["context_arg"]),
+        verify_run(run, backend, context=context,
                    coupling=coupling_value(verify_opts["coupling_arg"]), parity=_parity(verify_opts),
                    only_flagged=True, progress=progress)
     except DecoderError as exc:

@@ -101,6 +101,8 @@ class InProcessBackend:
         self.load_seconds = loaded.load_seconds
         self.notes = list(loaded.notes)
         self.stats: dict = {}
+        positions = getattr(getattr(loaded.model, "config", None), "max_position_embeddings", None)
+        self.context_limit: int | None = positions if isinstance(positions, int) and positions > 0 else None
         self.cache_budget_bytes = cache_budget_bytes or DEFAULT_CACHE_BUDGET_BYTES
         self.full_sequence_mode = full_sequence_mode
 
@@ -241,6 +243,7 @@ class OpenAIBackend:
                                                 hf=tokenizer.backend_tokenizer)
         self.device, self.dtype = "server", "server"
         self.notes: list[str] = []
+        self.context_limit: int | None = None  # the served model's max_model_len, where /models gives it
         self.stats: dict[str, Any] = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0,
                                       "mismatches": 0, "cut_differences": 0, "prompt_kind": "token ids"}
         started = time.perf_counter()
@@ -263,14 +266,15 @@ class OpenAIBackend:
         from auditor.decoder.http import HttpError
 
         try:
-            served = model_ids(self.http.get_json("models"), f"GET {self.base_url}/models")
+            served, limits = model_ids(self.http.get_json("models"), f"GET {self.base_url}/models")
         except HttpError as exc:
             if exc.status is None:
                 raise
             raise DecoderError(f"{exc}; is --base-url an OpenAI-compatible endpoint?") from None
+        if model is None and len(served) == 1:
+            model = served[0]
+        self.context_limit = limits.get(model) if model is not None else None
         if model is None:
-            if len(served) == 1:
-                return served[0]
             shown = ", ".join(repr(name[:60]) for name in served[:10]) + (", …" if len(served) > 10 else "")
             raise DecoderError(f"the server serves {len(served)} models ({shown or 'none'}): pass --model NAME")
         if served and model not in served:

@@ -342,6 +342,9 @@ def tokenizer_from_gguf(path: Path) -> Tokenizer:
     """
     from gguf import GGUFReader
 
+    from auditor.tokenizers.gguf_header import read_gguf_header
+
+    read_gguf_header(path)  # counts and lengths checked against the file size before gguf allocates
     try:
         reader = GGUFReader(str(path))
     except Exception as exc:
