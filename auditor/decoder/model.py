@@ -315,8 +315,15 @@ def load_model(
     from auditor.netpolicy import network_policy
 
     network_policy(allow_download)  # offline mode unless --allow-download
-    if spec is not None and spec.endswith(".gguf"):
-        _check_gguf_header(Path(spec).expanduser(), spec)  # before seconds of torch imports
+    if spec is not None:  # before seconds of torch imports
+        try:
+            early = Path(spec).expanduser()
+        except RuntimeError:  # ~nouser/…
+            raise DecoderError(f"model {spec!r}: no such user's home directory") from None
+        if spec.endswith(".gguf"):
+            _check_gguf_header(early, spec)
+        elif early.is_dir():
+            _check_model_dir(early, spec)
 
     require_torch()  # a clear DecoderError when torch is missing
     try:
@@ -358,6 +365,8 @@ def load_model(
                 raise
             except Exception as exc:  # mismatched weight shapes, a broken safetensors file, …: one line
                 first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+                if "mismatched_sizes" in first:
+                    first = "the weights' shapes do not match config.json"
                 raise DecoderError(f"cannot load model directory {spec}: {first}") from None
         elif path.exists():
             raise DecoderError(f"unknown model spec {spec!r}: give a model directory, a hub id or a .gguf file")
@@ -375,6 +384,7 @@ def load_model(
                 f"unknown model spec {spec!r}: no such file or directory, and not a hub id (org/name)"
             )
         name = spec
+    _check_vocabulary(model, tokenizer, name)
     if "smollm" in name.lower() and not digit_probe_ok(tokenizer):
         raise DecoderError(
             f"the tokenizer loaded for {name} does not split digits like the model's real one; "
@@ -419,6 +429,15 @@ def _gguf_tokenizer_without_torch(path: Path, metadata: dict):
     if isinstance(template, str):
         tokenizer.chat_template = template
     return tokenizer
+
+
+def _check_vocabulary(model, tokenizer, name: str) -> None:
+    """A tokenizer with ids past the model's embedding rows would index out of range mid-run."""
+    embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    rows = getattr(embeddings, "num_embeddings", None)
+    if isinstance(rows, int) and len(tokenizer) > rows:
+        raise DecoderError(f"{name}: the tokenizer has {len(tokenizer)} tokens but the model's embedding has "
+                           f"{rows} rows; the tokenizer and the weights are not one model's")
 
 
 def load_tokenizer_only(spec: str, *, allow_download: bool = False):
