@@ -441,3 +441,32 @@ def test_a_prompt_longer_than_the_served_context_is_an_error(tokenizer_dir, writ
     line = assert_one_line_exit_2(result, "more than the model's context of 64 tokens")
     assert "shorten --context" in line
     assert [seen.path for seen in server.seen] == ["/v1/models"]  # nothing scored past the context
+
+
+def test_a_trickling_server_is_bounded_by_timeout(tokenizer_dir, write_schema, tmp_path):
+    import itertools
+    import time
+
+    directory, _ = tokenizer_dir
+    trickle = Reply(200, {"Content-Type": "application/json"}, itertools.repeat(b" ", 400), pause=0.05)
+    with FaultServer(lambda seen: trickle) as server:
+        started = time.monotonic()
+        result, _ = run_verify(write_schema(SCHEMA), server.url, directory, tmp_path, "--timeout", "1")
+        elapsed = time.monotonic() - started
+    assert_one_line_exit_2(result, "no complete answer within the deadline of 1 s (--timeout)")
+    assert elapsed < 15  # the trickle alone lasts 20 s
+
+
+def test_an_endless_body_is_cut_at_the_cap(tokenizer_dir, write_schema, tmp_path):
+    import resource
+
+    directory, _ = tokenizer_dir
+    chunk = b" " * (1 << 20)
+    endless = Reply(200, {"Content-Type": "application/json"}, (chunk for _ in range(1600)))  # 1.6 GB at most
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with FaultServer(lambda seen: endless) as server:
+        result, _ = run_verify(
+            write_schema(SCHEMA), server.url, directory, tmp_path, "--max-response-bytes", "2097152"
+        )
+    assert_one_line_exit_2(result, "the answer passed the cap of 2097152 bytes (--max-response-bytes)")
+    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024 < 200  # MiB
