@@ -191,7 +191,7 @@ def _load(opts: dict, allow_download: bool, progress):
     """The backend the options name: the model in-process, or an OpenAI-compatible server."""
     from auditor.decoder import DecoderError, load_model
     from auditor.decoder.backends import InProcessBackend, OpenAIBackend
-    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env
+    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env, parse_origin
     from auditor.decoder.model import load_tokenizer_only
 
     try:
@@ -201,6 +201,7 @@ def _load(opts: dict, allow_download: bool, progress):
             spec = opts["server_tokenizer"] or opts["model_spec"]
             if not spec:
                 raise UsageError("--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)")
+            parse_origin(opts["base_url"])  # the URL as written, checked before /v1 is appended
             client = HttpClient(OpenAIBackend.api_base(opts["base_url"]),
                                 api_key=api_key_from_env(opts["api_key_env"]),
                                 connect_timeout=min(opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
