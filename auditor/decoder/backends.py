@@ -262,11 +262,15 @@ class OpenAIBackend:
 
     # -- HTTP ---------------------------------------------------------------
     def _resolve_model(self, model: str | None) -> str:
-        from auditor.decoder.answers import model_ids
+        from auditor.decoder.answers import AnswerError, model_ids
         from auditor.decoder.http import HttpError
 
         try:
             served, limits = model_ids(self.http.get_json("models"), f"GET {self.base_url}/models")
+            served = [self.http.redact(name) for name in served]
+            limits = {self.http.redact(name): value for name, value in limits.items()}
+        except AnswerError as exc:
+            raise AnswerError(self.http.redact(str(exc))) from None
         except HttpError as exc:
             if exc.status is None:
                 raise
@@ -283,7 +287,7 @@ class OpenAIBackend:
         return model
 
     def _complete(self, prompts: list) -> list:
-        from auditor.decoder.answers import completion_choices
+        from auditor.decoder.answers import AnswerError, completion_choices
 
         payload = {"model": self.model, "prompt": prompts if len(prompts) > 1 else prompts[0], "echo": True,
                    "logprobs": 1, "max_tokens": 1, "temperature": 0.0}
@@ -294,7 +298,10 @@ class OpenAIBackend:
         self.stats["requests"] += 1
         self.stats["prompts"] += len(prompts)
         self.stats["retries"] = self.http.stats["retries"]
-        choices = completion_choices(answer, len(prompts), f"POST {self.base_url}/completions")
+        try:
+            choices = completion_choices(answer, len(prompts), f"POST {self.base_url}/completions")
+        except AnswerError as exc:
+            raise AnswerError(self.http.redact(str(exc))) from None
         if choices is None:
             raise _ListRefused()
         return choices
@@ -458,6 +465,9 @@ class OpenAIBackend:
                 "own cut, so they can differ from what a PCD engine computes")
         if request.parity != "off":
             self.notes.append("parity is an in-process check: not run against a server")
+        for scores in results:  # built from the server's echoed tokens: a key it echoed is masked
+            scores.mismatches = [self.http.redact(text) for text in scores.mismatches]
+        self.notes = [self.http.redact(note) for note in self.notes]
         return results
 
     def first_token_logprobs(self, prompt_text, prompt_ids, plans, stage: str, ledger) -> list[list[float]]:

@@ -234,6 +234,7 @@ MALFORMED = {
         _raw(lambda text: text.replace('"created": 0', '"created": ' + "[" * 50_000 + "]" * 50_000).encode()),
         "nested too deeply",
     ),
+    "key-echoed-as-a-logprob": (_set_last_logprob(KEY), "is a string '***'; expected a log-prob"),
     "too-many-choices": (lambda a: {**a, "choices": a["choices"] * 2}, "wrong number of choices"),
 }
 
@@ -257,6 +258,7 @@ def test_a_malformed_completions_answer_is_one_line_exit_2(case, tokenizer_dir, 
         ('{"data": {"id": "smollm2"}}', "data is an object; expected a list"),
         ('{"data": [{"id": 12}]}', "data[0].id is an integer 12; expected a string"),
         ('{"data": [{"id": "a"}, {"id": "b"}]}', "serves 2 models ('a', 'b'): pass --model NAME"),
+        (json.dumps({"data": [{"id": KEY}, {"id": "b"}]}), "serves 2 models ('***', 'b'): pass --model NAME"),
     ],
 )
 def test_a_malformed_models_answer_is_one_line_exit_2(models, says, tokenizer_dir, write_schema, tmp_path):
