@@ -300,6 +300,7 @@ def _load_path(path: Path, tiktoken_pattern: str | None = None) -> Tokenizer:
     if suffix == ".tiktoken":
         choice = tiktoken_pattern or convert.default_tiktoken_pattern(_line_count(path))
         regex = convert.resolve_pattern(choice)
+        convert.probe_patterns([regex], f"--tiktoken-pattern for {path}")
         return cached_conversion(path, "tiktoken", lambda: convert.tokenizer_from_tiktoken(path, regex),
                                  variant=regex)
     if suffix == ".model" or ".model." in path.name:
@@ -315,6 +316,10 @@ def _line_count(path: Path) -> int:
 
 
 def _load_json(path: Path) -> Tokenizer:
+    try:
+        convert.probe_patterns(convert.json_regexes(path), str(path))
+    except OSError as exc:
+        raise TokenizerError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
         return read_tokenizer_file(path)
     except Exception as exc:
