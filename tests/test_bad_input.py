@@ -263,14 +263,22 @@ def fifo_in_directory_skipped(tmp):
 
 
 def symlink_leaving_directory(tmp):
+    """A walk never follows a link out of the tree: a file or folder link leaving it is refused
+    (exit 2, one line each); the files inside are still linted."""
     (tmp / "d").mkdir()
-    outside = write(tmp / "outside.json", BAD)
+    (tmp / "outside").mkdir()
+    outside = write(tmp / "outside" / "o.json", BAD)
     (tmp / "d" / "link.json").symlink_to(outside)
     (tmp / "d" / "zero.json").symlink_to("/dev/zero")
+    (tmp / "d" / "folder").symlink_to(tmp / "outside")
     schema = write(tmp / "d" / "a.json", CLEAN)
-    return Case(["check", "d"], 0, None, [schema, outside],
-                lambda r, t: "0 findings in 1 file" in r.stdout.decode()
-                and r.stderr.decode().count("symlink leaves the linted directory") == 2)
+
+    def check(result, tmp):
+        err = result.stderr.decode()
+        assert "0 findings in 1 file" in result.stdout.decode()
+        assert err.count("symlink leaves the linted directory; refused") == 3, err
+        assert " PCD001 " not in result.stdout.decode()
+    return Case(["check", "d"], 2, None, [schema, outside], check)
 
 
 def dev_zero_input(tmp):
@@ -514,6 +522,78 @@ def html_template_text_in_file_name(tmp):
                 lambda r, t: "{{ 7*7 }}" in out.read_text() and ">49<" not in out.read_text())
 
 
+LONG = "a" * 5000
+LONG_NAME = "b" * 300 + ".json"
+
+
+def path_too_long(tmp):
+    schema = write(tmp / "s.json", BAD)
+    return Case(["check", LONG, schema], 2, "path too long (5,000 bytes; the limit is 4,095)", [schema],
+                lambda r, t: " PCD001 " in r.stdout.decode() and LONG not in r.stderr.decode())
+
+
+def name_component_too_long(tmp):
+    return Case(["check", LONG_NAME], 2, "file name too long (a component of 305 bytes; the limit is 255)")
+
+
+def unknown_user_home(tmp):
+    return Case(["check", "~nosuchuser36/x.json"], 2,
+                "~nosuchuser36/x.json: no home directory known for user 'nosuchuser36'")
+
+
+def tokenizer_path_too_long(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", "-t", LONG, schema], 2, "tokenizer aaaa", [schema],
+                lambda r, t: "path too long" in r.stderr.decode() and LONG not in r.stderr.decode())
+
+
+def tokenizer_unknown_user(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", "-t", "~nosuchuser36/tokenizer.json", schema], 2,
+                "tokenizer ~nosuchuser36/tokenizer.json: no home directory known", [schema])
+
+
+def config_path_too_long(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", "--config", "d/" * 3000, schema], 2, "--config d/d/", [schema],
+                lambda r, t: "path too long" in r.stderr.decode())
+
+
+def config_unknown_user(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", "--config", "~nosuchuser36/c.toml", schema], 2,
+                "--config ~nosuchuser36/c.toml: no home directory known", [schema])
+
+
+def config_tokenizer_unknown_user(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    config = tmp / ".pcdlint.toml"
+    config.write_text('tokenizers = ["~nosuchuser36/t.json"]\n')
+    return Case(["check", schema], 2, "tokenizer ~nosuchuser36/t.json: no home directory known",
+                [schema, config])
+
+
+def suggest_name_too_long(tmp):
+    return Case(["suggest", "--write", "fixed.json", LONG_NAME], 2, "file name too long",
+                check=lambda r, t: not (t / "fixed.json").exists())
+
+
+def verify_model_unknown_user(tmp):
+    schema = write(tmp / "s.json", BAD)
+    return Case(["verify", "--model", "~nosuchuser36/model", schema], 2,
+                "--model ~nosuchuser36/model: no home directory known", [schema])
+
+
+def max_depth_over_the_stack_cap(tmp):
+    """`max-depth = 50000` cannot lift the limit past what the analysis stack takes (it used to
+    end in SIGSEGV on a schema 10,000 `properties` deep): the cap is in the message."""
+    deep = write(tmp / "deep.json", _nest(10_000))
+    config = tmp / ".pcdlint.toml"
+    config.write_text("max-depth = 50000\n")
+    return Case(["check", deep], 2, "over the limit of 8000 (config key max-depth, capped at 8000", [deep, config],
+                process=True)
+
+
 ROWS = [
     caches_pickle_never_executed, cache_corrupt_or_tampered, cache_truncated,
     out_dev_null, out_dev_full, out_dev_stdout, out_dash_is_stdout, out_fifo_written_through,
@@ -528,6 +608,9 @@ ROWS = [
     fake_gguf_tokenizer, fake_gguf_model, max_options_zero, ratio_negative, injection_in_text,
     injection_in_suggest, injection_in_github_format, injection_in_job_summary,
     non_finite_numbers_strict_json, html_template_text_in_file_name,
+    path_too_long, name_component_too_long, unknown_user_home, tokenizer_path_too_long,
+    tokenizer_unknown_user, config_path_too_long, config_unknown_user, config_tokenizer_unknown_user,
+    suggest_name_too_long, verify_model_unknown_user, max_depth_over_the_stack_cap,
 ]
 
 

@@ -19,6 +19,7 @@ from urllib.parse import unquote
 from auditor.errors import UsageError
 from auditor.lint import selection
 from auditor.lint.registry import SEVERITIES, Rule, default_codes, load_rules
+from auditor.paths import resolve_path
 
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
@@ -202,7 +203,7 @@ def _parse(path: Path, text: str | None = None) -> dict:
 def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
     """`--config FILE` when given, else the nearest discovered file, else defaults only."""
     if explicit is not None:
-        path = Path(explicit)
+        path = resolve_path(explicit, "--config")
         if not path.is_file():
             raise UsageError(f"--config {explicit}: no such file")
         data = _parse(path)

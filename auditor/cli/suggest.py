@@ -108,6 +108,7 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     """
     from auditor.errors import UsageError
     from auditor.lint.engine import LintOptions, lint
+    from auditor.paths import resolve_path
     from auditor.reporting.escape import strict_json
     from auditor.reporting.outputs import write_error, write_stdout
     from auditor.tokenizers.loader import DEFAULT_TOKENIZER, load_tokenizers
@@ -115,7 +116,7 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     try:
         if write_to and in_place:
             raise UsageError("--write and --in-place exclude each other")
-        if (write_to or in_place) and (len(paths) != 1 or not Path(paths[0]).is_file()):
+        if (write_to or in_place) and (len(paths) != 1 or not resolve_path(paths[0]).is_file()):
             raise UsageError(f"{'--write' if write_to else '--in-place'} needs exactly one input file")
         loaded = load_tokenizers(list(tokenizers) or [DEFAULT_TOKENIZER])
         options = LintOptions(select=list(FIXED_CODES))
