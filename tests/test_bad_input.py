@@ -594,6 +594,74 @@ def max_depth_over_the_stack_cap(tmp):
                 process=True)
 
 
+def out_fifo_without_reader(tmp):
+    """`-o FIFO` with nobody reading: one line, exit 2, never a hang (the row runs with a timeout)."""
+    schema = write(tmp / "s.json", CLEAN)
+    fifo = tmp / "report.fifo"
+    os.mkfifo(fifo)
+    return Case(["check", schema, "-o", fifo], 2, "--output", [schema],
+                lambda r, t: "a FIFO with no reader" in r.stderr.decode() and stat.S_ISFIFO(os.lstat(fifo).st_mode),
+                process=True)
+
+
+def baseline_dev_zero(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", schema, "--baseline", "/dev/zero"], 2,
+                "--baseline /dev/zero: not a regular file (a character device)", [schema], process=True)
+
+
+def baseline_fifo(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    os.mkfifo(tmp / "b.fifo")
+    return Case(["check", schema, "--baseline", tmp / "b.fifo"], 2, "b.fifo: not a regular file (a FIFO)",
+                [schema], process=True)
+
+
+def baseline_nested_too_deep(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    baseline = write(tmp / "b.json", "[" * 100_000 + "]" * 100_000)
+    return Case(["check", schema, "--baseline", baseline], 2, "b.json: not a pcdlint baseline",
+                [schema, baseline], process=True)
+
+
+def config_nested_inline_tables(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    config = tmp / ".pcdlint.toml"
+    config.write_text("x = " + "{a=" * 3000 + "1" + "}" * 3000 + "\n")
+    return Case(["check", schema], 2, ".pcdlint.toml: invalid TOML: nested too deeply", [schema, config],
+                process=True)
+
+
+def config_huge_integer(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    config = tmp / ".pcdlint.toml"
+    config.write_text("max-depth = " + "9" * 5000 + "\n")
+    return Case(["check", schema], 2, ".pcdlint.toml: invalid TOML:", [schema, config],
+                lambda r, t: "9" * 200 not in r.stderr.decode())
+
+
+def config_is_a_fifo(tmp):
+    """A FIFO named .pcdlint.toml is not a config file: never opened (no hang), not used."""
+    schema = write(tmp / "s.json", CLEAN)
+    os.mkfifo(tmp / ".pcdlint.toml")
+    return Case(["check", schema], 0, None, [schema], lambda r, t: "0 findings" in r.stdout.decode(),
+                process=True)
+
+
+def python_ref_prints_on_import(tmp):
+    """What a `mod:Model` module prints while imported (Python or a child process) goes to
+    stderr: stdout stays one clean JSON document."""
+    (tmp / "noisy36.py").write_text(
+        "import os\nprint('{not json')\nos.system('echo child-output')\nfrom enum import Enum\n"
+        "class Code(str, Enum):\n    A = 'CAT_001'\n    B = 'CAT_002'\n    C = 'CAT_103'\n")
+
+    def check(result, tmp):
+        report = json.loads(result.stdout)
+        assert report["version"] == 1 and report["findings"]
+        assert "{not json" in result.stderr.decode() and "child-output" in result.stderr.decode()
+    return Case(["check", "-f", "json", "noisy36:Code"], 1, None, [tmp / "noisy36.py"], check, process=True)
+
+
 ROWS = [
     caches_pickle_never_executed, cache_corrupt_or_tampered, cache_truncated,
     out_dev_null, out_dev_full, out_dev_stdout, out_dash_is_stdout, out_fifo_written_through,
@@ -611,6 +679,8 @@ ROWS = [
     path_too_long, name_component_too_long, unknown_user_home, tokenizer_path_too_long,
     tokenizer_unknown_user, config_path_too_long, config_unknown_user, config_tokenizer_unknown_user,
     suggest_name_too_long, verify_model_unknown_user, max_depth_over_the_stack_cap,
+    out_fifo_without_reader, baseline_dev_zero, baseline_fifo, baseline_nested_too_deep,
+    config_nested_inline_tables, config_huge_integer, config_is_a_fifo, python_ref_prints_on_import,
 ]
 
 
