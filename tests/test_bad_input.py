@@ -662,6 +662,19 @@ def python_ref_prints_on_import(tmp):
     return Case(["check", "-f", "json", "noisy36:Code"], 1, None, [tmp / "noisy36.py"], check, process=True)
 
 
+def tokenizer_cache_memo_damaged(tmp):
+    """A damaged or planted file-hash memo of the tokenizer cache (invalid UTF-8, a path) is
+    recomputed, never an internal error nor a path outside the cache."""
+    schema = write(tmp / "s.json", BAD)
+    assert run_in_process(["check", schema], tmp).returncode == 1
+    memos = sorted((tmp / ".cache" / "sha256").glob("*.txt"))
+    assert memos
+    for memo in memos:  # replaced, not written into: the seeded cache is hard-linked
+        memo.unlink()
+        memo.write_bytes(b"\xff\xfe\x00garbage" if memo == memos[0] else b"../../../../outside")
+    return Case(["check", schema], 1, None, [schema], lambda r, t: " PCD001 " in r.stdout.decode())
+
+
 ROWS = [
     caches_pickle_never_executed, cache_corrupt_or_tampered, cache_truncated,
     out_dev_null, out_dev_full, out_dev_stdout, out_dash_is_stdout, out_fifo_written_through,
@@ -681,6 +694,7 @@ ROWS = [
     suggest_name_too_long, verify_model_unknown_user, max_depth_over_the_stack_cap,
     out_fifo_without_reader, baseline_dev_zero, baseline_fifo, baseline_nested_too_deep,
     config_nested_inline_tables, config_huge_integer, config_is_a_fifo, python_ref_prints_on_import,
+    tokenizer_cache_memo_damaged,
 ]
 
 
