@@ -403,7 +403,9 @@ def _load_yaml(text: str, display: str, max_depth: int = MAX_DEPTH) -> Document:
     except YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid YAML"
         raise InputFileError(display, f"invalid YAML: {first}") from None
-    lines = text.splitlines()
+    lines = _YAML_LINE_END.split(text)  # ruamel's lines: U+2028, NEL, form feed do not end one
+    if lines and lines[-1] == "":
+        lines.pop()
     values: dict[str, Span] = {"": Span(1, 1, len(lines) + 1, 1)}
     keys: dict[str, Span] = {}
     budget = _NodeBudget(display, YAML_NODES_FLOOR + YAML_NODES_PER_BYTE * len(text), max_depth)
@@ -427,6 +429,9 @@ class _NodeBudget:
                                                "nodes (an alias bomb?); refused")
         if container and depth > self.max_depth:
             raise _too_deep(self.display, self.max_depth)
+
+
+_YAML_LINE_END = re.compile("\r\n|\r|\n")
 
 
 def _scalar_end(lines: list[str], line0: int, col0: int, flow: bool = False) -> tuple[int, int]:
