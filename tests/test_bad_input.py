@@ -675,6 +675,17 @@ def tokenizer_cache_memo_damaged(tmp):
     return Case(["check", schema], 1, None, [schema], lambda r, t: " PCD001 " in r.stdout.decode())
 
 
+def python_m_auditor_ignores_planted_modules(tmp):
+    """`python -m auditor` in a tree holding click.py, csv.py, fnmatch.py, orjson.py or
+    tomllib.py: the working directory is dropped from sys.path, nothing of it is imported."""
+    schema = write(tmp / "s.json", BAD)
+    planted = []
+    for name in ("click", "csv", "fnmatch", "orjson", "tomllib"):
+        planted.append(write(tmp / f"{name}.py", f"open({str(tmp / ('PWNED_' + name))!r}, 'w').close()\n"))
+    return Case(["check", schema], 1, None, [schema, *planted],
+                lambda r, t: " PCD001 " in r.stdout.decode() and not list(t.glob("PWNED_*")), process=True)
+
+
 ROWS = [
     caches_pickle_never_executed, cache_corrupt_or_tampered, cache_truncated,
     out_dev_null, out_dev_full, out_dev_stdout, out_dash_is_stdout, out_fifo_written_through,
@@ -694,7 +705,7 @@ ROWS = [
     suggest_name_too_long, verify_model_unknown_user, max_depth_over_the_stack_cap,
     out_fifo_without_reader, baseline_dev_zero, baseline_fifo, baseline_nested_too_deep,
     config_nested_inline_tables, config_huge_integer, config_is_a_fifo, python_ref_prints_on_import,
-    tokenizer_cache_memo_damaged,
+    tokenizer_cache_memo_damaged, python_m_auditor_ignores_planted_modules,
 ]
 
 
