@@ -254,6 +254,7 @@ def test_sarif_file_equal_to_a_linted_file_is_refused_and_kept(tmp_path, paths):
     done, summary, outputs = _run_step(tmp_path, PCDLINT_PATHS=paths, PCDLINT_SARIF_FILE="bad.json")
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "refusing to overwrite an input file" in done.stderr
+    assert done.stdout == ""  # refused before any report, annotations included, is written
     assert (tmp_path / "bad.json").read_text(encoding="utf-8") == BAD
     assert _outputs(outputs) == {"exit-code": ["2"]}
     assert "did not produce a report (exit code 2)" in summary
