@@ -174,7 +174,7 @@ def test_damaged_cache_lines_are_skipped_and_counted(tmp_path):
 
 @pytest.mark.model
 def test_reports_stay_valid_json_with_hostile_text_and_a_damaged_cache(eval_model, tmp_path):
-    hostile = 'Ticket \u2028 "quoted" \\ </script><!-- \x00\x1b[2J \U0001F600 NaN Infinity'
+    hostile = 'Ticket \u2028 "quoted" \\ </script><!-- \x00\x1b[2J \U0001f600 NaN Infinity'
     data = tmp_path / "rows.jsonl"
     data.write_text(row(hostile) + row("second ticket", sentiment="positive"), encoding="utf-8")
     cache = tmp_path / "cache"
@@ -213,10 +213,8 @@ def test_reports_stay_valid_json_with_hostile_text_and_a_damaged_cache(eval_mode
     assert any("2 damaged lines skipped" in note for note in report["notes"]), report["notes"]
 
 
-def test_memory_bound_of_a_refused_huge_label(tmp_path):
-    """A 5 MB label: refused in one line, without the process growing past a few hundred MB."""
-    data = tmp_path / "rows.jsonl"
-    data.write_text(row("x", sentiment="y" * 5_000_000), encoding="utf-8")
+def _peak_kb(data) -> tuple[str, int]:
+    """(exit status, peak RSS in KiB) of `pcdlint eval` on `data`, in a fresh process."""
     code = (
         "import resource, sys; from auditor.cli.main import main; sys.argv = ['pcdlint', 'eval', "
         f"{str(SCHEMA)!r}, '--data', {str(data)!r}]\n"
@@ -225,4 +223,15 @@ def test_memory_bound_of_a_refused_huge_label(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     status, peak_kb = done.stdout.split()
-    assert status == "2" and int(peak_kb) < 600_000, done.stdout
+    return status, int(peak_kb)
+
+
+def test_memory_bound_of_a_refused_huge_label(tmp_path):
+    """A 5 MB label is refused in one line, the process growing by less than 100 MB over the
+    same refusal of a short label (the label is never copied into a message or a dump)."""
+    small, huge = tmp_path / "small.jsonl", tmp_path / "huge.jsonl"
+    small.write_text(row("x", sentiment="y"), encoding="utf-8")
+    huge.write_text(row("x", sentiment="y" * 5_000_000), encoding="utf-8")
+    (small_status, small_kb), (huge_status, huge_kb) = _peak_kb(small), _peak_kb(huge)
+    assert small_status == huge_status == "2"
+    assert huge_kb - small_kb < 100_000, (small_kb, huge_kb)
