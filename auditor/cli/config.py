@@ -16,13 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from auditor.errors import UsageError
+from auditor.errors import InputFileError, UsageError
 from auditor.lint import selection
 from auditor.lint.registry import SEVERITIES, Rule, default_codes, load_rules
+from auditor.paths import resolve_path, shorten
+from auditor.schema.documents import read_source
 
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
 LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers", "engine")
+# Rule options that describe the run, not one rule: `letters` (the slot alphabet) set for one
+# rule is the alphabet every rule's letter checks and fix suggestions use, unless set there too.
+SHARED_RULE_OPTIONS = ("letters",)
 LIMIT_KEYS = ("max-file-bytes", "max-depth")  # input limits (auditor.schema.documents)
 KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", *LIMIT_KEYS, "rules")
 DEFAULTS: dict[str, object] = {
@@ -144,6 +149,13 @@ class Config:
                     options.severities[code] = setting.value
                 else:
                     options.rule_options.setdefault(code, {})[key] = setting.value
+        for key in SHARED_RULE_OPTIONS:  # one value set on one rule: every rule taking it uses it
+            values = {v[key].value for v in self.rule_settings.values() if key in v and v[key].value}
+            if len(values) == 1:
+                shared = values.pop()
+                for rule in load_rules().values():
+                    if key not in self.rule_settings.get(rule.code, {}):  # (suggestions read it too)
+                        options.rule_options.setdefault(rule.code, {})[key] = shared
         return options
 
     def render(self) -> str:
@@ -199,21 +211,29 @@ def find_config(start: Path) -> tuple[Path, str] | None:
 
 
 def _parse(path: Path, text: str | None = None) -> dict:
+    """The TOML table of a config file, read like any input (a regular file within the input
+    size limit); nesting past the parser's stack, or a number past Python's digit limit, is
+    one line like any other invalid TOML."""
     try:
-        text = path.read_text(encoding="utf-8") if text is None else text
+        if text is None:
+            text = read_source(path, str(path)).decode("utf-8")
         return tomllib.loads(text)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read config ({exc.strerror or exc})") from None
+    except InputFileError as exc:
+        raise UsageError(f"{exc.path}: cannot read config ({exc.message.removesuffix('; skipped')})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{path}: config is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {exc}") from None
+        raise UsageError(f"{path}: invalid TOML: {shorten(str(exc))}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: invalid TOML: nested too deeply") from None
+    except ValueError as exc:
+        raise UsageError(f"{path}: invalid TOML: {shorten(str(exc))}") from None
 
 
 def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
     """`--config FILE` when given, else the nearest discovered file, else defaults only."""
     if explicit is not None:
-        path = Path(explicit)
+        path = resolve_path(explicit, "--config")
         if not path.is_file():
             raise UsageError(f"--config {explicit}: no such file")
         data = _parse(path)

@@ -154,6 +154,7 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_tem
                    max_bytes=config.value("max-file-bytes"), max_depth=config.value("max-depth"))
         # files found inside linted directories are inputs too: never overwritten
         inputs = list(paths) + [r.model.path for r in run.files]
+        check_outputs(outputs, inputs)  # every output, before any report (stdout included) is written
         if run_verify:
             attach_to_check(run, verify_opts, allow_download, quiet)
         if write_baseline:

@@ -193,7 +193,11 @@ def _load(opts: dict, allow_download: bool, progress):
     from auditor.decoder.backends import InProcessBackend, OpenAIBackend
     from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env, parse_origin
     from auditor.decoder.model import load_tokenizer_only
+    from auditor.paths import resolve_text
 
+    for key, flag in (("model_spec", "--model"), ("server_tokenizer", "--tokenizer")):
+        if opts.get(key):  # ~ expanded; a path this system cannot name is one line, exit 2
+            opts[key] = resolve_text(opts[key], flag)
     try:
         if opts["backend"] == "openai":
             if not opts["base_url"]:

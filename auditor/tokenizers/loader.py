@@ -19,6 +19,7 @@ from tokenizers import Tokenizer
 from auditor.cachedir import cache_dir  # noqa: F401  (re-exported)
 from auditor.errors import TokenizerError
 from auditor.netpolicy import network_policy
+from auditor.paths import resolve_path
 from auditor.tokenizers import convert, fast
 from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     ALIASES,
@@ -374,7 +375,7 @@ def load_tokenizer(spec: str, allow_download: bool = False,
         tok, source = builtin.load()
         return LoadedTokenizer(id=name, source=source, hf=tok, rank_source=builtin.rank_source(),
                                declared_vocab_size=builtin.vocab_size, split_pattern=builtin.pattern)
-    path = Path(spec).expanduser()
+    path = resolve_path(spec, "tokenizer")  # ~ expanded; a name too long is one line
     if path.exists():
         return LoadedTokenizer(id=path.name or spec, source=str(path),
                                hf=_load_path(path, tiktoken_pattern))
