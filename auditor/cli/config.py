@@ -31,7 +31,9 @@ DEFAULTS: dict[str, object] = {
     "ignore": [],
     "fail-on": "error",
     "tokenizers": ["qwen2.5"],
-    "engine": ["gather"],  # engine profiles (auditor.pcd.engines); repeatable like tokenizers
+    # engines by name (auditor.pcd.engines.table); repeatable like tokenizers; none: gather for
+    # a schema, the System One specification for a decision request
+    "engine": [],
     "format": "text",
     "allow-unrecognized": False,  # a named file with no schema in it: listed, not an error
     "per-file-ignores": {},
@@ -46,17 +48,25 @@ class Setting:
     source: str = DEFAULT_SOURCE
 
 
+QUESTION_FRAGMENT = "question:"  # `glob#question:NAME`: one question of a decision request
+
+
 @dataclass
 class PerFileIgnore:
-    """`"glob[#/json/pointer]" = [codes]`: silence rules in matching files, or under one node."""
+    """`"glob[#/json/pointer]" = [codes]`: silence rules in matching files, or under one node;
+    `"glob#question:NAME"`: on one question of a decision request (whose body cannot hold an
+    `x-pcdlint-ignore`)."""
 
     pattern: str
     pointer: str | None
     selectors: list[str]
     base: Path  # globs are relative to the config file's directory
+    question: str | None = None
 
     def matches(self, finding) -> bool:
         if not any(selection.match_length(s, finding) for s in self.selectors):
+            return False
+        if self.question is not None and f"question {self.question}" not in finding.field.split(" › "):
             return False
         if self.pointer is not None and not (
             _under(finding.pointer, self.pointer) or _under(finding.site_pointer, self.pointer)
@@ -117,8 +127,9 @@ class Config:
         out = []
         for key, codes in self.value("per-file-ignores").items():
             pattern, _, fragment = key.partition("#")
-            pointer = unquote(fragment) if _ else None
-            out.append(PerFileIgnore(pattern or "*", pointer, list(codes), base))
+            question = fragment.removeprefix(QUESTION_FRAGMENT) if fragment.startswith(QUESTION_FRAGMENT) else None
+            pointer = unquote(fragment) if _ and question is None else None
+            out.append(PerFileIgnore(pattern or "*", pointer, list(codes), base, question))
         return out
 
     def lint_options(self):
@@ -238,11 +249,11 @@ def _from_table(path: Path, prefix: str, table) -> Config:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 fail(key, "must be a list of strings")
             if key == "engine":
-                from auditor.pcd.engines import ENGINES
+                from auditor.pcd.engines.table import ENGINE_ROWS
 
                 for name in value:
-                    if name not in ENGINES:
-                        fail(key, f"unknown engine {name!r} (choose from {', '.join(ENGINES)})")
+                    if name not in ENGINE_ROWS:
+                        fail(key, f"unknown engine {name!r} (choose from {', '.join(ENGINE_ROWS)})")
             elif key != "tokenizers":
                 for selector in value:
                     if not selection.known(selector):
@@ -280,8 +291,10 @@ def _per_file_ignores(value, fail) -> dict[str, list[str]]:
         if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
             fail(f"{pattern!r} must map to a list of codes or names")
         _, hash_, fragment = pattern.partition("#")
-        if hash_ and fragment and not unquote(fragment).startswith("/"):
-            fail(f"{pattern!r}: the fragment must be a JSON Pointer like #/properties/name")
+        if hash_ and fragment and not unquote(fragment).startswith("/") and not (
+                fragment.startswith(QUESTION_FRAGMENT) and len(fragment) > len(QUESTION_FRAGMENT)):
+            fail(f"{pattern!r}: the fragment must be a JSON Pointer like #/properties/name "
+                 f"or a decision request's question like #{QUESTION_FRAGMENT}urgency")
         for code in codes:
             if not selection.known(code):
                 fail(f"{pattern!r}: '{code}' matches no rule (see `pcdlint rules`)")

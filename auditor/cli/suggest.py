@@ -43,14 +43,17 @@ def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[
 
 def collect(run) -> list[dict]:
     """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 warning or error."""
+    from auditor.lint.registry import load_rules
+
+    offered = set(FIXED_CODES) | {code for code, rule in load_rules().items() if rule.suggests}
     groups: dict[tuple, dict] = {}
     for finding in run.findings:
-        if finding.code not in FIXED_CODES or finding.severity == "info":
+        if finding.code not in offered or finding.severity == "info":
             continue
         key = (finding.path, finding.site_pointer, finding.tokenizer)
         entry = groups.setdefault(key, {
             "path": finding.path, "pointer": finding.site_pointer, "field": finding.field,
-            "line": finding.line, "tokenizer": finding.tokenizer, "engine": run.engines[0].name,
+            "line": finding.line, "tokenizer": finding.tokenizer, "engine": finding.engine or run.engines[0].name,
             "codes": [], "suggestions": finding.data.get("suggestions", []),
         })
         if finding.code not in entry["codes"]:
@@ -95,7 +98,8 @@ def format_text(entries: list[dict]) -> str:
 @click.option("--in-place", is_flag=True, help="Apply the fixes to the input file itself.")
 @click.option("--engine", "engine", default=None, metavar="NAME",
               help="Engine profile the renamings must re-lint clean under (gather, rlcd-mlx, "
-                   "openjev, constrained, full-sequence). Default: gather.")
+                   "openjev, constrained, full-sequence), or the decision engine whose name "
+                   "rules a decision request's renamings follow. Default: gather.")
 def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     """Propose renamings for fields with PCD001/PCD002/PCD005 warnings or errors, verified by
     re-linting.
@@ -108,6 +112,7 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     """
     from auditor.errors import UsageError
     from auditor.lint.engine import LintOptions, lint
+    from auditor.lint.registry import load_rules
     from auditor.reporting.escape import strict_json
     from auditor.reporting.outputs import write_error, write_stdout
     from auditor.tokenizers.loader import DEFAULT_TOKENIZER, load_tokenizers
@@ -118,7 +123,7 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
         if (write_to or in_place) and (len(paths) != 1 or not Path(paths[0]).is_file()):
             raise UsageError(f"{'--write' if write_to else '--in-place'} needs exactly one input file")
         loaded = load_tokenizers(list(tokenizers) or [DEFAULT_TOKENIZER])
-        options = LintOptions(select=list(FIXED_CODES))
+        options = LintOptions(select=[*FIXED_CODES, *(c for c, r in load_rules().items() if r.suggests)])
         if engine:
             options.engines = [engine]
         run = lint(list(paths), loaded, options)
