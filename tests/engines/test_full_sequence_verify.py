@@ -5,7 +5,8 @@ model. Per field: its sum-close pick (the variant computed by the shared
 `full_sequence.live_pick`) is its full-sequence pick, and never an option the `sum-close`
 profile says is never returned. Then the model is pushed towards each option k in turn, as the
 profile's oracle is: at every position on option k's path a large bias is added to option k's
-next token (the tokens verify teacher-forces, read from one batched forward pass per field);
+next token (the tokens verify teacher-forces, after `{` and the field's suffix, read from one
+batched forward pass per field);
 the sum-close pick of the pushed log-probs must be the option the profile returns for k.
 """
 
@@ -103,7 +104,10 @@ def test_pushed_model_picks_what_the_profile_returns(verified, sites, smollm2_mo
         plan = plan_field(tokenizer, spec, prompt_text, prompt_ids)
         profile_plan = get_engine("sum-close").field_plan(SiteTokens(sites[spec.name], tokenizer))
         assert [tuple(s) for s in plan.sequences] == list(profile_plan.sequences), spec.name
-        logits = teacher_forced_logits(smollm2_model, prompt_ids + list(plan.suffix_ids), plan.sequences)
+        # (the push decides; a short head after `{` keeps the model run small)
+        logits = teacher_forced_logits(
+            smollm2_model, tokenizer.encode("{\n") + list(plan.suffix_ids), plan.sequences
+        )
         for k in range(len(plan.options)):
             logprobs = pushed_logprobs(logits, plan.sequences, k)
             assert live_pick("sum-close", logprobs, plan.option_texts) == profile_pick(
