@@ -5,15 +5,16 @@ order (a legend in the prompt maps each letter to its option); the engine scores
 letter's first token after `  "<field>": "` (`encode(letter + '"')`), and argmax breaks ties
 to the lowest index. Before scoring, openjev's `validate_row` (read in
 crocodiledundalk/openjev, src/openjev_phase1/core.py, commit 5be3cd6; TheoLeeCJ/openjev
-src/semif_phase1/core.py has the same checks) refuses a request — none of the field's options
-can be returned — clause by clause, in this order:
+src/semif_phase1/core.py, commit c8d6dfb, has the same checks two lines up: 11, 32-33, 35-37,
+39-40) refuses a request — none of the field's options can be returned — clause by clause, in
+this order:
 
 - core.py:13, 34-35: fewer than 2 or more than 16 options ("options must contain 2-16
   entries"; reason `option-cap`);
 - core.py:37-39: an option id that is not a string ("Each option needs string id and
   description fields"; reason `non-string-id`): a schema's option is the id, so a boolean,
   number or null option refuses its field;
-- core.py:40-42: two equal ids ("Option IDs must be unique"; reason `duplicate-id`): an enum
+- core.py:41-42: two equal ids ("Option IDs must be unique"; reason `duplicate-id`): an enum
   listing `"yes"` twice refuses its field.
 """
 
