@@ -163,3 +163,15 @@ def test_stop_characters_cut_the_greedy_text(probe, tokenizer):
         tokens = SiteTokens(probe[field], get_tokenizer(tokenizer))
         run = greedy(tokens, get_engine("rlcd-mlx").field_plan(tokens).sequences[k], tokens.prefix)
         assert run.stopped and run.text == text, field
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_a_raw_newline_token_stops_the_greedy_text(probe, tokenizer):
+    """The newline stop: a model writing valid JSON escapes a newline (`escaped_newline` above),
+    so only a raw newline, off the JSON, hits it; the loop stops before keeping that token."""
+    from auditor.pcd.engines.rlcd_mlx import greedy
+
+    loaded = get_tokenizer(tokenizer)
+    tokens = SiteTokens(probe["escaped_newline"], loaded)
+    run = greedy(tokens, tuple(loaded.encode('line\ntwo"')), tokens.prefix)
+    assert run.stopped and run.text == "line"

@@ -85,7 +85,8 @@ def rlcd_raw(tokens: SiteTokens) -> RawField:
         return cached
     options = tuple(tokens.site.options)
     texts = split_options(tokens.site)[2]
-    if all(a is b or a == b for a, b in zip(options, texts)) and len(options) >= 2:
+    # (one option: RLCD hoists all of it, pcdlint nothing; no collision either way)
+    if all(a is b or a == b for a, b in zip(options, texts)):
         raw = RawField(tokens.prefix, options, tuple(o.scored_id for o in tokens.options),
                        tuple(tokens.closed_sequences))  # type: ignore[arg-type]  # (all strings)
     else:  # an option JSON escapes: the prefix and remainders of the raw choices
@@ -128,7 +129,7 @@ def rlcd_first_token_collides(site: FieldLike, tokenizer: LoadedTokenizer) -> bo
     if not options or not all_strings(options):
         return None
     texts, rests = split_options(site)[2], split_options(site)[4]
-    if len(options) < 2 or any(a is not b and a != b for a, b in zip(options, texts)):
+    if any(a is not b and a != b for a, b in zip(options, texts)):
         return None  # (rlcd_raw's raw prefix: build the plan)
     seen: set[int] = set()
     close = tokenizer.ids(STRING_CLOSE)[0]
