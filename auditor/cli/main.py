@@ -35,7 +35,7 @@ def cli() -> None:
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
 @click.option("--engine", "engines", multiple=True, metavar="NAME",
               help="Engine whose consequences to report: gather (default, RLCD torch path), "
-                   "rlcd-mlx, openjev, constrained, full-sequence; for decision requests "
+                   "rlcd-mlx, openjev, constrained, full-sequence (= sum), sum-close, mean, byte-norm; for decision requests "
                    "sglang-decisions, sglang-systemone, llamacpp-openjev, llamacpp-lev, llm2jev, "
                    "jev, openai-decisions, fireworks, perplexity (README: Decision requests). Repeatable.")
 @click.option("--tiktoken-pattern", metavar="cl100k|o200k|REGEX", default=None,

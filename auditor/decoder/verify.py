@@ -13,6 +13,7 @@ from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES
 from auditor.decoder.progress import Progress
 from auditor.decoder.prompt import FieldSpec, build_prompt, letter_suffix, plan_field, written_field
 from auditor.decoder.result import FieldResult, Ledger, VerifyResult
+from auditor.pcd.engines.full_sequence import VARIANTS, live_pick
 
 DEFAULT_CONTEXT = "No document was supplied. Choose the most typical value for each field."
 
@@ -170,6 +171,8 @@ def verify_fields(
                 letter_probs_reversed=reversed_letter,
                 letter_pick_reversed=None if reversed_letter is None else _argmax(reversed_letter),
                 tokenization_mismatches=list(scored.mismatches),
+                full_sequence_variants={name: live_pick(name, scored.sequence_logprobs, plan.option_texts)
+                                        for name in VARIANTS} if aligned else {},
             )
         )
 
