@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import pytest
 
@@ -17,6 +18,18 @@ from support import FIXTURES, run_cli
 
 WILD = FIXTURES / "wild"
 REASSURING = ("0 findings", "decided wrongly", "No field")
+
+
+OWN_MODULES = {"app", "routing", "support_models", "importable"}
+
+
+@pytest.fixture(autouse=True)
+def _forget_imported_models():
+    """Modules a test imported from its own folder (`app`, `routing` ...) are dropped after it, so
+    another test importing the same name gets its own copy."""
+    yield
+    for name in [m for m in sys.modules if m.split(".")[0] in OWN_MODULES or m.startswith("_pcdlint_")]:
+        del sys.modules[name]
 
 
 def codes(done) -> list[str]:
