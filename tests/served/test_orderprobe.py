@@ -1,0 +1,156 @@
+"""The option-order probe's arithmetic and the System One answer reader (pure logic, no server).
+
+The probe against the real server is in test_verify_systemone.py; here the per-order answers
+are given, to pin the flips, the win histogram, the swing and every verdict form.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from auditor.decoder.errors import DecoderError
+from auditor.decoder.orderprobe import (
+    OrderProbe,
+    display_orders,
+    probe_request,
+    probed_questions,
+    reordered_body,
+    summarize,
+)
+from auditor.decoder.systemone import check_body, read_answers
+
+BODY = {
+    "state": "s",
+    "questions": {
+        "pick": {"type": "choice", "criteria": {"a": None, "b": "bee", "c": None}},
+        "two": {"type": "choice", "criteria": {"x": None, "y": None}},
+        "level": {"type": "score", "criteria": ["low", "high"]},
+        "yes": {"type": "noul"},
+    },
+}
+
+
+def test_display_orders_are_original_reversed_then_rotations():
+    assert display_orders(4, 4) == [[0, 1, 2, 3], [3, 2, 1, 0], [1, 2, 3, 0], [2, 3, 0, 1]]
+    assert display_orders(3, 10) == [[0, 1, 2], [2, 1, 0], [1, 2, 0], [2, 0, 1], [0, 2, 1], [1, 0, 2]]
+    assert display_orders(2, 4) == [[0, 1], [1, 0]]
+
+
+def test_probed_questions_by_mode():
+    assert probed_questions(BODY, "auto") == ["pick"]
+    assert probed_questions(BODY, "order") == ["pick", "two"]
+    assert probed_questions(BODY, "off") == []
+
+
+def test_reordered_body_asks_only_the_probed_questions_in_the_new_order():
+    body = reordered_body(BODY, {"pick": [2, 0, 1]})
+    assert list(body["questions"]) == ["pick"]
+    assert list(body["questions"]["pick"]["criteria"].items()) == [("c", None), ("a", None), ("b", "bee")]
+    assert body["state"] == "s" and list(BODY["questions"]["pick"]["criteria"]) == ["a", "b", "c"]
+
+
+def _probe(answers, orders):
+    keys = ["a", "b", "c"]
+    shown = [[keys[i] for i in order] for order in orders]
+    probs = [[0.8 if k == ans else 0.1 for k in keys] for ans in answers]
+    return summarize(OrderProbe("pick", keys, shown, list(answers), probs))
+
+
+def test_answer_that_follows_the_last_slot():
+    orders = display_orders(3, 4)  # abc, cba, bca, cab: the last slot shows c, a, a, b
+    probe = _probe(["c", "a", "a", "b"], orders)
+    assert probe.flips == 3 and probe.position_wins == [0, 0, 4]
+    assert (
+        probe.verdict
+        == "triage: the answer follows the displayed position (won from the last slot in 4 of 4 orders)"
+    )
+    assert probe.largest_swing == pytest.approx(0.7)
+
+
+def test_stable_answer_and_mixed_answers():
+    orders = display_orders(3, 4)
+    assert _probe(["b", "b", "b", "b"], orders).verdict == "stable: b in all 4 orders"
+    leaning = _probe(["a", "c", "b", "a"], orders)  # a first, c first, b first, a second
+    assert leaning.position_wins == [3, 1, 0]
+    assert leaning.verdict.startswith(
+        "triage: the answer leans on the displayed position (won from the first slot in 3"
+    )
+    mixed = _probe(["a", "b", "b", "c"], orders)  # a first, b second, b first, c first
+    assert mixed.flips == 3
+    assert mixed.position_wins == [3, 1, 0]
+    other = _probe(["a", "a", "c", "a"], orders)  # a first, a last, c second, a second
+    assert other.position_wins == [1, 2, 1]
+    assert (
+        other.verdict
+        == "triage: the answer changes with the order (1 of 3 reordered requests) but follows no one position"
+    )
+
+
+class _Fixed:
+    """Answers every choice with the option displayed last (the bias the probe is for)."""
+
+    def __init__(self):
+        self.bodies = []
+
+    def decide(self, body):
+        self.bodies.append(body)
+        answers = {}
+        for qid, q in body["questions"].items():
+            if q["type"] == "noul":
+                answers[qid] = {"noul": 0.25}
+            elif q["type"] == "score":
+                answers[qid] = {"score": 0.5, "probabilities": {"0": 0.5, "1": 0.5}}
+            else:
+                keys = list(q["criteria"])
+                answers[qid] = {
+                    "choice": keys[-1],
+                    "probabilities": {k: 0.9 if k == keys[-1] else 0.1 / (len(keys) - 1) for k in keys},
+                }
+        return {"answers": answers}
+
+
+def test_probe_request_maps_answers_back_and_counts_requests():
+    engine = _Fixed()
+    decision = probe_request(engine, BODY, mode="order", orders=4)
+    assert decision.requests == 4  # "two" has only 2 orders; "pick" has 4
+    assert [list(b["questions"]) for b in engine.bodies] == [
+        list(BODY["questions"]),
+        ["pick", "two"],
+        ["pick"],
+        ["pick"],
+    ]
+    pick, two = decision.probes
+    assert pick.answers == ["c", "a", "a", "b"] and pick.position_wins == [0, 0, 4]
+    assert pick.probabilities[1] == pytest.approx([0.9, 0.05, 0.05])  # realigned to a, b, c
+    assert two.answers == ["y", "x"] and two.flips == 1
+    assert decision.flipped
+    noul = next(a for a in decision.answers if a.name == "yes")
+    assert noul.answer == "false" and noul.probabilities == [0.25, 0.75]
+
+
+@pytest.mark.parametrize(
+    ("response", "message"),
+    [
+        ({}, 'no "answers" object'),
+        ({"answers": {}}, "no answer for question 'pick'"),
+        (
+            {"answers": {"pick": {"choice": "a", "probabilities": {"a": float("nan"), "b": 0, "c": 0}}}},
+            "answers.pick.probabilities.a is not a probability",
+        ),
+        (
+            {"answers": {"pick": {"choice": "a", "probabilities": {"a": "0.5", "b": 0, "c": 0}}}},
+            "answers.pick.probabilities.a is not a probability",
+        ),
+    ],
+)
+def test_read_answers_refuses_a_malformed_response(response, message):
+    body = {"questions": {"pick": BODY["questions"]["pick"]}}
+    with pytest.raises(DecoderError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        read_answers(body, response)
+
+
+def test_check_body_names_what_is_missing():
+    with pytest.raises(DecoderError, match='"questions" object'):
+        check_body({"state": "x"})
+    with pytest.raises(DecoderError, match="question 'q': type must be one of choice, score, noul"):
+        check_body({"questions": {"q": {"type": "binary"}}})
