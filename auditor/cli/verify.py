@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,9 +39,16 @@ MODEL_OPTIONS = [
     click.option("--batch-size", type=click.IntRange(1, 512), default=16, show_default=True,
                  help="Prompts per request, when the server takes a prompt list (--backend openai)."),
     click.option("--timeout", "timeout_s", type=click.FloatRange(1, 3600), default=120.0, show_default=True,
-                 help="Seconds per request (--backend openai)."),
+                 help="Seconds per request, headers and body together (--backend openai)."),
     click.option("--retries", type=click.IntRange(0, 10), default=3, show_default=True,
-                 help="Retries with backoff for unreachable or busy servers (--backend openai)."),
+                 help="Retries with backoff for unreachable or busy servers (HTTP 429, 500, 502-504), "
+                      "honouring Retry-After (--backend openai)."),
+    click.option("--retry-after-cap", type=click.FloatRange(0, 3600), default=60.0, show_default=True,
+                 help="The longest Retry-After wait honoured; a server asking more is an error (--backend openai)."),
+    click.option("--run-timeout", "run_timeout_s", type=click.FloatRange(1, 86400), default=3600.0,
+                 show_default=True, help="Seconds for all requests of the run together (--backend openai)."),
+    click.option("--max-response-bytes", type=click.IntRange(1024, 2**34), default=64 * 1024 * 1024,
+                 show_default=True, help="The most bytes read of one server answer (--backend openai)."),
     click.option("--context", "context_arg", metavar="TEXT|@FILE",
                  help="The document the fields are decided on (a preset brings its own)."),
     click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
@@ -58,7 +64,7 @@ MODEL_OPTIONS = [
     click.option("--no-parity", is_flag=True, help="Same as --parity off."),
 ]
 VERIFY_KEYS = ("model_spec", "backend", "base_url", "api_key_env", "concurrency", "batch_size", "timeout_s",
-               "retries", "context_arg", "device", "dtype", "coupling_arg", "parity", "no_parity",
+               "retries", "retry_after_cap", "run_timeout_s", "max_response_bytes", "context_arg", "device", "dtype", "coupling_arg", "parity", "no_parity",
                "server_tokenizer")
 
 
@@ -160,6 +166,7 @@ def _load(opts: dict, allow_download: bool, progress):
     """The backend the options name: the model in-process, or an OpenAI-compatible server."""
     from auditor.decoder import DecoderError, load_model
     from auditor.decoder.backends import InProcessBackend, OpenAIBackend
+    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env
     from auditor.decoder.model import load_tokenizer_only
 
     try:
@@ -171,11 +178,15 @@ def _load(opts: dict, allow_download: bool, progress):
             spec = opts["server_tokenizer"] or opts["model_spec"]
             if not spec:
                 raise UsageError("--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)")
+            client = HttpClient(OpenAIBackend.api_base(opts["base_url"]),
+                                api_key=api_key_from_env(opts["api_key_env"]),
+                                connect_timeout=min(opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
+                                read_deadline=opts["timeout_s"], max_bytes=opts["max_response_bytes"],
+                                retries=opts["retries"], retry_after_cap=opts["retry_after_cap"],
+                                run_deadline=opts["run_timeout_s"], max_connections=opts["concurrency"])
             tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
-            return OpenAIBackend(opts["base_url"], opts["model_spec"], tokenizer, tokenizer_name,
-                                 api_key=os.environ.get(opts["api_key_env"] or "") or None,
-                                 concurrency=opts["concurrency"], timeout=opts["timeout_s"],
-                                 retries=opts["retries"], batch_size=opts["batch_size"])
+            return OpenAIBackend(client.base_url, opts["model_spec"], tokenizer, tokenizer_name,
+                                 concurrency=opts["concurrency"], batch_size=opts["batch_size"], client=client)
         if opts["base_url"]:
             raise UsageError("--base-url is for --backend openai")
         with progress.stage("model load"):

@@ -376,10 +376,16 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False):
 
     ``spec`` is a ``.gguf`` file (its tokenizer, repaired as in ``load_model``; the cached
     conversion's when there is one), a Hugging Face directory, or a hub id (cached unless
-    ``allow_download``).
+    ``allow_download``). Needs transformers, not torch: no model runs in this process.
     """
-    require_torch()
-    from transformers import AutoTokenizer
+    from auditor.netpolicy import network_policy
+
+    network_policy(allow_download)  # a hub id reaches the network only with --allow-download
+    try:
+        from transformers import AutoTokenizer
+    except ImportError:
+        raise DecoderError("--backend openai needs transformers for the served model's tokenizer: "
+                           "pip install transformers") from None
 
     _quiet_transformers(False)
     path = Path(spec).expanduser()
@@ -396,7 +402,13 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False):
         elif path.is_dir():
             tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         elif _HUB_ID.match(spec):
-            tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=not allow_download)
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=not allow_download)
+            except OSError as exc:
+                if allow_download:
+                    raise DecoderError(f"could not download tokenizer {spec!r}: {str(exc).splitlines()[0][:200]}") from None
+                raise DecoderError(f"tokenizer {spec!r} is not in the local Hugging Face cache; "
+                                   "pass --allow-download to fetch it") from None
         else:
             raise DecoderError(f"unknown tokenizer spec {spec!r}: give a .gguf file, a tokenizer directory or a hub id")
     except OSError as exc:
