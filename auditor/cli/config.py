@@ -31,7 +31,9 @@ DEFAULTS: dict[str, object] = {
     "ignore": [],
     "fail-on": "error",
     "tokenizers": ["qwen2.5"],
-    "engine": ["gather"],  # engine profiles (auditor.pcd.engines); repeatable like tokenizers
+    # engines by name (auditor.pcd.engines.table); repeatable like tokenizers; none: gather for
+    # a schema, the System One specification for a decision request
+    "engine": [],
     "format": "text",
     "allow-unrecognized": False,  # a named file with no schema in it: listed, not an error
     "per-file-ignores": {},
@@ -238,11 +240,11 @@ def _from_table(path: Path, prefix: str, table) -> Config:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 fail(key, "must be a list of strings")
             if key == "engine":
-                from auditor.pcd.engines import ENGINES
+                from auditor.pcd.engines.table import ENGINE_ROWS
 
                 for name in value:
-                    if name not in ENGINES:
-                        fail(key, f"unknown engine {name!r} (choose from {', '.join(ENGINES)})")
+                    if name not in ENGINE_ROWS:
+                        fail(key, f"unknown engine {name!r} (choose from {', '.join(ENGINE_ROWS)})")
             elif key != "tokenizers":
                 for selector in value:
                     if not selection.known(selector):

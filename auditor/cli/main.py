@@ -34,8 +34,10 @@ def cli() -> None:
                    "hub id. Repeatable. Default: qwen2.5.")
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
 @click.option("--engine", "engines", multiple=True, metavar="NAME",
-              help="Engine profile whose consequences to report: gather (default, RLCD torch path), "
-                   "rlcd-mlx, openjev, constrained, full-sequence. Repeatable.")
+              help="Engine whose consequences to report: gather (default, RLCD torch path), "
+                   "rlcd-mlx, openjev, constrained, full-sequence; for decision requests "
+                   "sglang-decisions, sglang-systemone, llamacpp-openjev, llamacpp-lev, llm2jev, "
+                   "jev, openai-decisions, fireworks, perplexity (README: Decision requests). Repeatable.")
 @click.option("--tiktoken-pattern", metavar="cl100k|o200k|REGEX", default=None,
               help="Split regex for .tiktoken files (default: o200k for >= 180,000 ranks, "
                    "qwen2 for Qwen's 151,643, else cl100k).")

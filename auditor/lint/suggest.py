@@ -131,7 +131,7 @@ def _quick_collision(tokens, site, engine) -> bool:
 
 
 def _site_rules() -> list:
-    return [rule for rule in load_rules().values() if rule.scope == "site"]
+    return [rule for rule in load_rules().values() if rule.scope == "site" and rule.applies_to == "option-names"]
 
 
 def _relint(tokens, options: list[str], engine=None) -> bool:

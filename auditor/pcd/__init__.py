@@ -14,6 +14,16 @@ from auditor.pcd.engines import (
     Loss,
     get_engine,
 )
+from auditor.pcd.requests import (
+    LETTERS,
+    bad_characters,
+    count_limit,
+    field_problems,
+    name_key,
+    refusal,
+    stringified,
+    two_letter_labels,
+)
 from auditor.pcd.scoring import (
     PREFILL_END,
     SLOT_LETTERS,
@@ -32,6 +42,7 @@ from auditor.pcd.scoring import (
 __all__ = [
     "DEFAULT_ENGINE",
     "ENGINES",
+    "LETTERS",
     "OPTION_CAP",
     "PREFILL_END",
     "SLOT_LETTERS",
@@ -42,11 +53,18 @@ __all__ = [
     "ScoredOption",
     "SiteTokens",
     "SlotTable",
+    "bad_characters",
+    "count_limit",
     "field_head",
+    "field_problems",
     "get_engine",
     "json_text",
     "letter_slots",
+    "name_key",
     "option_windows",
+    "refusal",
     "scored_ids",
+    "stringified",
+    "two_letter_labels",
     "window_sites",
 ]

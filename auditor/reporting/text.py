@@ -95,6 +95,7 @@ def render(run: LintRun, quiet: bool = False, color: bool = False, show_info: bo
         for result in run.files:
             for ref in result.model.remote_refs:
                 lines.append(f"{result.model.path}: note: remote $ref '{ref}' not followed")
+        lines.extend(f"note: {note}" for note in run.notes)  # (a box question; the decision engine assumed)
         if cost:
             lines.extend(cost_lines(run))
         lines.append(summary_line(run, show_info))

@@ -30,7 +30,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from auditor.schema.documents import Document, escape_token
+from auditor.schema.documents import escape_token
 
 MAX_WALK_DEPTH = 16
 QUESTION_KINDS = ("choice", "score", "binary")
@@ -329,51 +329,7 @@ def request_questions(request: LocatedRequest, body: dict) -> list[Question]:
     return list(_list_questions(shape, body, request.pointer))
 
 
-def crawl_requests(document: Document, model, requests: list[LocatedRequest]) -> None:
-    """Every question of every request becomes a Site of the file model (a `box` question, read
-    but not linted, a note)."""
-    from auditor.schema.documents import resolve_pointer
-    from auditor.schema.sites import Site
-
-    for request in requests:
-        body = resolve_pointer(document.data, request.pointer)
-        questions = request_questions(request, body)
-        for index, question in enumerate(questions):
-            where = f"{request.label} › " if request.label else ""
-            if question.kind is None:
-                model.notes.append(
-                    f"{document.path}: {where}question {question.name!r} is a "
-                    f"{question.type!r} question, which pcdlint does not lint"
-                )
-                continue
-            site = Site(
-                document.path,
-                question.pointer,
-                f"{where}question {question.name} › {question.type}",
-                question.name,
-                question.options,
-                question.option_pointers,
-                document.key_span(question.pointer) if question.keyed else document.span(question.pointer),
-                [document.key_span(p) for p in question.option_pointers]
-                if question.option_keys
-                else document.spans(question.option_pointers),
-                f"{request.shape}-{question.type}",
-                _text(question.text),
-                question_kind=question.kind,
-                request_shape=request.shape,
-                question_name=question.name,
-                question_type=question.type,
-                question_text=question.text,
-                option_details=question.details,
-                request_pointer=request.pointer,
-                request_source=request.source,
-                question_index=index,
-                request_questions=len(questions),
-            )
-            model.sites.append(site)
-
-
-def _text(value) -> str:
+def decision_text(value) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -385,9 +341,7 @@ def _text(value) -> str:
 def system_one_body(subject, state: object = "") -> dict:
     """A System One body for any of the three shapes (a request dict), a decision site, or a
     schema's enum-like field (a Site without a question kind: one choice question)."""
-    from auditor.schema.sites import Site
-
-    if isinstance(subject, Site):
+    if hasattr(subject, "question_kind"):  # a Site (auditor.schema.sites)
         return {"state": state, "questions": {subject.question_name or subject.name: _site_question(subject)}}
     shape = request_shape(subject)
     if shape is None:

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from auditor.lazy import Deferred
-from auditor.schema.decisions import crawl_requests
+from auditor.schema.decisions import LocatedRequest, decision_text, request_questions
 from auditor.schema.documents import Document, Span, escape_token, pack_spans, resolve_pointer, unpack_spans
 from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
 from auditor.schema.metaschema import meta_schema_errors
@@ -200,6 +200,48 @@ def _keep_needed_spans(model: FileModel) -> None:
         document.value_spans = {p: s for p, s in document.value_spans.items() if p in wanted}
     if not document.key_spans.keys() <= wanted:
         document.key_spans = {p: s for p, s in document.key_spans.items() if p in wanted}
+
+
+def crawl_requests(document: Document, model, requests: list[LocatedRequest]) -> None:
+    """Every question of every request becomes a Site of the file model (a `box` question, read
+    but not linted, a note)."""
+    for request in requests:
+        body = resolve_pointer(document.data, request.pointer)
+        questions = request_questions(request, body)
+        for index, question in enumerate(questions):
+            where = f"{request.label} › " if request.label else ""
+            if question.kind is None:
+                model.notes.append(
+                    f"{document.path}: {where}question {question.name!r} is a "
+                    f"{question.type!r} question, which pcdlint does not lint"
+                )
+                continue
+            site = Site(
+                document.path,
+                question.pointer,
+                f"{where}question {question.name} › {question.type}",
+                question.name,
+                question.options,
+                question.option_pointers,
+                document.key_span(question.pointer) if question.keyed else document.span(question.pointer),
+                [document.key_span(p) for p in question.option_pointers]
+                if question.option_keys
+                else document.spans(question.option_pointers),
+                f"{request.shape}-{question.type}",
+                decision_text(question.text),
+                question_kind=question.kind,
+                request_shape=request.shape,
+                question_name=question.name,
+                question_type=question.type,
+                question_text=question.text,
+                option_details=question.details,
+                request_pointer=request.pointer,
+                request_source=request.source,
+                question_index=index,
+                request_questions=len(questions),
+            )
+            model.sites.append(site)
+
 
 
 # --------------------------------------------------------------------------- presets

@@ -1,0 +1,109 @@
+"""What a decision engine does with a decision request: its limits, name rules and field rules
+(the engine table's rows), as pure functions over a question's site and its document.
+
+The decision-request rules read these; `two_letter_labels` is the stand-in for the label
+schemes of auditor.pcd.labels until a tokenizer decides which codes an engine keeps.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from auditor.pcd.engines.table import EngineRow, Limit
+from auditor.schema.decisions import SHAPES, undocumented_body_fields, undocumented_fields
+from auditor.schema.documents import escape_token, resolve_pointer
+
+LETTERS = 26
+# schemes whose labels past 26 are two letters: every option's ("all") or those past 26
+TWO_LETTER_SCHEMES = {"upper-pairs-all": "all", "upper-pairs-kept": "past", "space-upper-pairs-kept": "past"}
+# line breaks that are not Cc, Zl or Zp (NEL U+0085 is Cc already)
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def refusal(row: EngineRow, invalid: bool = True) -> str:
+    """`sglang-decisions refuses the request (400)`."""
+    status = row.invalid_status() if invalid else row.status
+    return f"{row.name} refuses the request" + (f" ({status})" if status else "")
+
+
+def count_limit(row: EngineRow, question_kind: str) -> Limit | None:
+    return row.limit_for(question_kind)
+
+
+def name_key(name: str) -> str:
+    """What SGLang compares option names by: trimmed, case-folded."""
+    return name.strip().casefold()
+
+
+def bad_characters(name: str) -> list[str]:
+    """The control (Cc), line (Zl) and paragraph (Zp) separators and line breaks in a name."""
+    return [
+        c for c in dict.fromkeys(name) if c in LINE_BREAKS or unicodedata.category(c) in ("Cc", "Zl", "Zp")
+    ]
+
+
+def two_letter_labels(scheme: str, n: int) -> list[int]:
+    """The option indexes a choice of n options labels with two letters under a label scheme
+    (before any tokenizer skips a code)."""
+    how = TWO_LETTER_SCHEMES.get(scheme)
+    if how is None or n <= LETTERS:
+        return []
+    return list(range(n)) if how == "all" else list(range(LETTERS, n))
+
+
+def stringified(value: object) -> str:
+    """A typed choice value as a prompt or an answer key shows it: a string as itself, a boolean
+    or number as its JSON text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    return str(value)
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    pointer: str
+    field: str
+    why: str  # "unknown" | "refused" | "required"
+
+
+def field_problems(row: EngineRow, site, data) -> list[FieldProblem]:
+    """The fields of a question (and, at the request's first question, of its body) that the
+    engine's route refuses, and what it requires that is missing. Only for bodies of a shape
+    the route takes; a promptfoo config's other keys are no request fields."""
+    if site.request_shape not in row.shapes:
+        return []
+    question = resolve_pointer(data, site.pointer)
+    body = resolve_pointer(data, site.request_pointer) if site.request_source == "body" else None
+    out: list[FieldProblem] = []
+    if row.unknown_fields in ("refused", "questions"):
+        out += [
+            FieldProblem(p, k, "unknown")
+            for p, k in undocumented_fields(site.request_shape, site.pointer, question)
+        ]
+    if isinstance(body, dict) and site.question_index == 0:
+        if row.unknown_fields == "refused":
+            out += [
+                FieldProblem(p, k, "unknown")
+                for p, k in undocumented_body_fields(site.request_shape, body, site.request_pointer)
+            ]
+        out += [
+            FieldProblem(f"{site.request_pointer}/{escape_token(k)}", k, "refused")
+            for k in row.refused_fields
+            if body.get(k) is not None
+        ]
+        if "state" in row.required and body.get("state") is None:
+            out.append(FieldProblem(site.request_pointer, "state", "required"))
+    text_key = SHAPES[site.request_shape].text_key
+    if "instructions" in row.required and question.get(text_key) is None:
+        out.append(FieldProblem(site.pointer, text_key, "required"))
+    if (
+        "noul-text" in row.required
+        and site.question_kind == "binary"
+        and question.get(text_key) is None
+        and not question.get("criteria")
+    ):
+        out.append(FieldProblem(site.pointer, text_key, "required"))
+    return out
