@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-FIXTURES = HERE.parent.parent / "fixtures" / "served"
 STARTUP_SECONDS = 600  # the model load, on a busy 2-core CI runner
 
 
