@@ -31,12 +31,21 @@ from dataclasses import dataclass
 
 from auditor.decoder.errors import DecoderError
 from auditor.decoder.systemone import DecisionRefused
-from auditor.pcd.engines.table import ENGINE_ROWS
+from auditor.pcd.engines.table import ENGINE_ROWS, EngineTableError, Limit
 
 ENGINE = ENGINE_ROWS["llm2jev"]  # its limits and refusal status (engines.toml)
-assert ENGINE.options and ENGINE.levels and ENGINE.questions and ENGINE.options.high and ENGINE.questions.high
-MAX_LABELS = ENGINE.options.high  # the service needs this many single-token labels to start
-MAX_QUESTIONS = ENGINE.questions.high
+
+
+def _bounded(limit: Limit | None, column: str) -> Limit:
+    if limit is None or limit.high is None:
+        raise EngineTableError(f"engines.toml: the llm2jev row needs a bounded {column} limit")
+    return limit
+
+
+OPTIONS = _bounded(ENGINE.options, "options")
+LEVELS = _bounded(ENGINE.levels, "levels")
+QUESTIONS = _bounded(ENGINE.questions, "questions")
+MAX_LABELS: int = OPTIONS.high  # type: ignore[assignment]  # the service needs this many labels to start
 REFUSAL_STATUS = ENGINE.status or 422
 # Where the question goes while the chat template renders; split out again afterwards, so the
 # text before it is byte-identical for every question of a request.
@@ -119,14 +128,14 @@ def question_options(question) -> tuple[list[str], list[str]]:
             f"No: {criteria.get('false', 'no')}",
         ]
     if kind == "choice":
-        if not isinstance(criteria, dict) or not ENGINE.options.admits(len(criteria)):
-            raise DecisionRefused(REFUSAL_STATUS, f"choice needs {ENGINE.options.phrase()} criteria")
+        if not isinstance(criteria, dict) or not OPTIONS.admits(len(criteria)):
+            raise DecisionRefused(REFUSAL_STATUS, f"choice needs {OPTIONS.phrase()} criteria")
         return list(criteria), [
             key if text is None else f"{key}: {render_value(text)}" for key, text in criteria.items()
         ]
     if kind == "score":
-        if not isinstance(criteria, list) or not ENGINE.levels.admits(len(criteria)):
-            raise DecisionRefused(REFUSAL_STATUS, f"score needs {ENGINE.levels.phrase()} levels")
+        if not isinstance(criteria, list) or not LEVELS.admits(len(criteria)):
+            raise DecisionRefused(REFUSAL_STATUS, f"score needs {LEVELS.phrase()} levels")
         return [str(i) for i in range(len(criteria))], [
             f"{i}: {render_value(level)}" for i, level in enumerate(criteria)
         ]
@@ -272,9 +281,9 @@ class Llm2jevEngine:
         if not isinstance(body, dict):
             raise DecisionRefused(REFUSAL_STATUS, "the request body is a JSON object")
         questions = body.get("questions") or {}
-        if not isinstance(questions, dict) or not 1 <= len(questions) <= MAX_QUESTIONS:
+        if not isinstance(questions, dict) or not QUESTIONS.admits(len(questions)):
             count = len(questions) if isinstance(questions, dict) else 0
-            raise DecisionRefused(REFUSAL_STATUS, f"1..{MAX_QUESTIONS} questions, got {count}")
+            raise DecisionRefused(REFUSAL_STATUS, f"{QUESTIONS.phrase()} questions, got {count}")
         prompts = render(self.loaded.tokenizer, body.get("state", ""), questions, self.labels, self.texts)
         answers = {}
         tokens = 0
