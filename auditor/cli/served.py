@@ -9,6 +9,7 @@ option-order probe (``auditor.decoder.orderprobe``).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -62,29 +63,53 @@ def wants_decisions(verify_opts: dict, decision_opts: dict) -> bool:
     return verify_opts["backend"] == "systemone" or decision_opts["engine_name"] is not None
 
 
-def load_bodies(paths: list[str], context: str | None) -> list[tuple[str, dict]]:
-    """Each file as a System One body (``--context`` becomes the state of a body without one)."""
-    from auditor.decoder.systemone import check_body
+@dataclass
+class DecisionInput:
+    """One request to ask: the file, where in it the request sits, and its System One body."""
 
-    bodies = []
+    path: str
+    pointer: str  # "" for a file that is one request, or a schema's fields
+    body: dict
+
+    @property
+    def label(self) -> str:
+        return self.path if not self.pointer else f"{self.path}#{self.pointer}"
+
+
+def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
+    """Every decision request in the files (any of the three shapes), as a System One body; a file
+    with none asks its schema's enum fields as choice questions. ``--context`` is the state of a
+    request that has none."""
+    from auditor.decoder.systemone import check_body
+    from auditor.schema.cache import analyse_file
+    from auditor.schema.decisions import locate_requests, system_one_body
+    from auditor.schema.documents import resolve_pointer
+
+    inputs = []
     for name in paths:
-        path = Path(name)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UsageError(f"{name}: cannot read ({exc.strerror or exc})") from None
-        except (UnicodeDecodeError, ValueError) as exc:
+        model = analyse_file(Path(name), name)
+        data = model.document.data
+        located = locate_requests(data)
+        for request in located:
+            node = resolve_pointer(data, request.pointer)
+            body = system_one_body(node, context if context is not None else "")
+            inputs.append(DecisionInput(name, request.pointer if len(located) > 1 else "", body))
+        if located:
+            continue
+        if not model.sites:
             raise UsageError(
-                f"{name}: not a JSON System One request ({str(exc).splitlines()[0][:120]})"
-            ) from None
+                f"{name}: no decision request and no enum or boolean fields (format: {model.format})"
+            )
+        questions: dict = {}
+        for site in model.sites:
+            questions.update(system_one_body(site, context or "")["questions"])
+        inputs.append(DecisionInput(name, "", {"state": context or "", "questions": questions}))
+    for item in inputs:
         try:
-            body = check_body(data)
+            check_body(item.body)
         except Exception as exc:  # DecoderError: the body's outline
-            raise UsageError(f"{name}: {exc}") from None
-        if context is not None and "state" not in body:
-            body = {**body, "state": context}
-        bodies.append((name, body))
-    return bodies
+            raise UsageError(f"{item.label}: {exc}") from None
+    return inputs
 
 
 def http_client(verify_opts: dict):
@@ -135,6 +160,20 @@ def decision_engine(verify_opts: dict, engine_name: str | None, route: str, allo
     return Llm2jevEngine(loaded)
 
 
+def static_findings(paths: list[str], engine_name: str, engine) -> dict[str, list]:
+    """pcdlint's findings under ``--engine`` per file (lint with the model's tokenizer when the
+    model runs here, else the default tokenizer: the refusal rules read counts and fields)."""
+    from auditor.lint.engine import LintOptions, lint
+    from auditor.tokenizers import DEFAULT_TOKENIZER, load_tokenizer
+
+    loaded = getattr(engine, "loaded", None)
+    tokenizer = loaded.linter_tokenizer if loaded is not None else load_tokenizer(DEFAULT_TOKENIZER)
+    run = lint(list(paths), [tokenizer], LintOptions(engines=[engine_name], suggestions=False, details=False))
+    for error in run.errors:
+        raise UsageError(str(error))
+    return {str(Path(result.model.path)): list(result.findings) for result in run.files}
+
+
 def verify_decisions(
     paths: list[str],
     verify_opts: dict,
@@ -151,47 +190,133 @@ def verify_decisions(
     from auditor.decoder.orderprobe import probe_request
     from auditor.decoder.systemone import DecisionRefused
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
-    from auditor.reporting.decisions import decision_to_dict, format_decision, format_refusal
-
-    bodies = load_bodies(paths, context)
-    engine = decision_engine(
-        verify_opts, decision_opts["engine_name"], decision_opts["route"], allow_download, progress
+    from auditor.reporting.decisions import (
+        compare_static_live,
+        decision_to_dict,
+        format_decision,
+        static_verdict,
     )
+
+    requests = load_requests(paths, context)
+    engine_name = decision_opts["engine_name"]
+    if engine_name is not None:
+        from auditor.lint.engine import LintOptions
+
+        LintOptions(engines=[engine_name]).engine_names()  # an unknown name: a usage error first
+    engine = decision_engine(verify_opts, engine_name, decision_opts["route"], allow_download, progress)
     identity = engine.identity()
+    by_file = static_findings(paths, engine_name, engine) if engine_name is not None else {}
     entries, texts, findings = [], [], False
-    for path, body in bodies:
+    for item in requests:
+        decision, refused = None, None
         try:
-            with progress.stage(f"decide {Path(path).name}"):
+            with progress.stage(f"decide {Path(item.path).name}"):
                 decision = probe_request(
-                    engine, body, mode=decision_opts["probe"], orders=decision_opts["orders"]
+                    engine, item.body, mode=decision_opts["probe"], orders=decision_opts["orders"]
                 )
-        except DecisionRefused as refused:
-            findings = True
-            entries.append(
-                {
-                    "path": path,
-                    "backend": identity,
-                    "refused": {"status": refused.status, "message": refused.message},
-                }
-            )
-            texts.append(format_refusal(path, identity, refused))
-            continue
-        findings = findings or decision.flipped
-        entries.append(decision_to_dict(path, identity, decision))
-        texts.append(format_decision(path, identity, decision))
+        except DecisionRefused as exc:
+            refused = exc
+        static = disagreements = None
+        if engine_name is not None:
+            static = static_verdict(by_file.get(str(Path(item.path)), []), engine_name, item.pointer)
+            disagreements = compare_static_live(static, refused)
+        findings = (
+            findings or refused is not None or bool(disagreements) or bool(decision and decision.flipped)
+        )
+        entries.append(
+            decision_to_dict(item.path, item.pointer, identity, decision, refused, static, disagreements)
+        )
+        texts.append(format_decision(item.label, identity, decision, refused, static, disagreements))
     if output_format == "json":
         from auditor.reporting.escape import strict_json
 
-        text = (
-            json.dumps(
-                strict_json({"version": 1, "lint": None, "verify": [], "decisions": entries}),
-                indent=2,
-                ensure_ascii=False,
-                allow_nan=False,
-            )
-            + "\n"
-        )
+        report = {"version": 1, "lint": None, "verify": [], "decisions": entries}
+        text = json.dumps(strict_json(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     else:
         text = "".join(texts)
     write_output(text, output, list(paths), kind="json" if output_format == "json" else "verify")
     return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+EVAL_OPTIONS = [
+    click.option("--base-url", metavar="URL", help="--backend systemone: the server root, e.g. http://127.0.0.1:8080."),
+    click.option("--route", metavar="PATH", default="/v1/systemone", show_default=True,
+                 help="--backend systemone: the path after --base-url."),
+    click.option("--api-key-env", metavar="VAR", default="OPENAI_API_KEY", show_default=True,
+                 help="Environment variable holding the server's API key (unset: no key sent; never printed)."),
+    click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
+                 help="--backend systemone: requests in flight at once."),
+    click.option("--timeout", "timeout_s", type=click.FloatRange(1, 3600), default=120.0, show_default=True,
+                 help="--backend systemone: seconds per request."),
+    click.option("--retries", type=click.IntRange(0, 10), default=3, show_default=True,
+                 help="--backend systemone: retries of a 429, 5xx or lost connection, with backoff that "
+                      "honours Retry-After; a row still failing is reported, not dropped."),
+    click.option("--retry-after-cap", type=click.FloatRange(0, 3600), default=60.0, show_default=True,
+                 help="--backend systemone: the longest Retry-After wait honoured (seconds)."),
+]
+EVAL_KEYS = ("base_url", "route", "api_key_env", "concurrency", "timeout_s", "retries", "retry_after_cap")
+
+
+def eval_options(func):
+    """The served-eval options; the command receives them as one ``served_opts`` dict."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        kwargs["served_opts"] = {key: kwargs.pop(key) for key in EVAL_KEYS}
+        return func(*args, **kwargs)
+
+    for option in reversed(EVAL_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def eval_decisions(request_path: str, data_path: str, served_opts: dict, *, model: str | None, holdout: float,
+                   seed: int, perturb: tuple[str, ...], limit: int | None, cache_dir, output_format: str,
+                   output: str | None, output_json: str | None, quiet: bool) -> bool:
+    """`eval --backend systemone`: the request's questions on labeled rows, through the server.
+    Returns whether a row failed (after the client's retries)."""
+    from auditor.cli.common import write_output
+    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env
+    from auditor.decoder.progress import Progress
+    from auditor.decoder.systemone import SystemOneBackend
+    from auditor.eval.decisions import (
+        DecisionEvalOptions,
+        load_decision_rows,
+        render_decision_text,
+        run_decision_eval,
+    )
+
+    if not served_opts["base_url"]:
+        raise UsageError("--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)")
+    if output_format == "html":
+        raise UsageError("-f html is for schema evals; a decision eval writes text or json")
+    requests = load_requests([request_path], None)
+    if len(requests) != 1:
+        raise UsageError(f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one")
+    body = requests[0].body
+    rows = load_decision_rows(data_path, body)
+    if limit:
+        rows = rows[:limit]
+    client = HttpClient(served_opts["base_url"], api_key=api_key_from_env(served_opts["api_key_env"]),
+                        connect_timeout=min(served_opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
+                        read_deadline=served_opts["timeout_s"], retries=served_opts["retries"],
+                        retry_after_cap=served_opts["retry_after_cap"],
+                        max_connections=served_opts["concurrency"])
+    engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
+    options = DecisionEvalOptions(concurrency=served_opts["concurrency"], holdout=holdout, seed=seed,
+                                  perturb=perturb, cache_dir=cache_dir, progress=Progress(False if quiet else None))
+    try:
+        report = run_decision_eval(engine, body, rows, options, request_path=request_path, data_path=data_path)
+    except KeyboardInterrupt:
+        where = "" if cache_dir is None else f"; rows answered so far are cached in {cache_dir}"
+        click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
+        raise SystemExit(130) from None
+    finally:
+        client.close()
+    text = render_decision_text(report) if output_format == "text" else json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    inputs = [request_path, data_path]
+    write_output(text, output, inputs)
+    if output_json:
+        write_output(json.dumps(report, indent=2, ensure_ascii=False) + "\n", output_json, inputs, flag="--output-json")
+    return bool(report["failed"])

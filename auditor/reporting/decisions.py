@@ -37,33 +37,105 @@ def _probe_lines(probe) -> list[str]:
     ]
 
 
-def format_decision(path: str, identity: dict, decision, disagreements: list[dict] | None = None) -> str:
-    where = identity.get("endpoint") or f"{identity.get('engine')} in process"
-    model = identity.get("model")
-    lines = [f"== {path} ({where}{f', model {model}' if model else ''}; {decision.requests} request(s))"]
-    probes = {p.question: p for p in decision.probes}
-    for answer in decision.answers:
-        lines.append(_answer_line(answer))
-        if answer.name in probes:
-            lines.extend(_probe_lines(probes[answer.name]))
-    for item in disagreements or []:
-        lines.append(f"static vs live: {item['message']}")
-    return "\n".join(lines) + "\n"
+def _within(pointer: str, request_pointer: str) -> bool:
+    return not request_pointer or pointer == request_pointer or pointer.startswith(request_pointer + "/")
 
 
-def decision_to_dict(path: str, identity: dict, decision, disagreements: list[dict] | None = None) -> dict:
-    """One entry of the JSON report's ``decisions`` list (documented in the README)."""
+def static_verdict(findings: list, engine: str, request_pointer: str) -> dict:
+    """What pcdlint predicts the engine does with one request: refuse when a finding under that
+    engine says with which HTTP status the engine refuses (its ``data.status``)."""
+    refusing = [
+        f
+        for f in findings
+        if f.engine == engine
+        and isinstance(f.data, dict)
+        and isinstance(f.data.get("status"), int)
+        and _within(f.site_pointer or f.pointer, request_pointer)
+    ]
     return {
-        "path": path,
-        "backend": identity,
-        "requests": decision.requests,
-        "flipped": decision.flipped,
-        "answers": [a.to_dict() for a in decision.answers],
-        "order_probe": [p.to_dict() for p in decision.probes],
-        "static_vs_live": list(disagreements or []),
+        "engine": engine,
+        "predicted": "refuse" if refusing else "accept",
+        "findings": [{"code": f.code, "message": f.message, "status": f.data["status"]} for f in refusing],
     }
 
 
-def format_refusal(path: str, identity: dict, refused) -> str:
+def compare_static_live(static: dict, refused) -> list[dict]:
+    """The disagreement between pcdlint's prediction and what the service did (empty: they agree)."""
+    live = "refuse" if refused is not None else "accept"
+    if static["predicted"] == live:
+        return []
+    if refused is not None:
+        message = (
+            f"pcdlint called the request valid for {static['engine']}, the server refused it "
+            f"({refused.status}): {refused.message}"
+        )
+    else:
+        first = static["findings"][0]
+        message = (
+            f"pcdlint predicted a refusal ({first['code']}: {first['message']}), "
+            "the server answered the request"
+        )
+    return [
+        {
+            "pcdlint": static["predicted"],
+            "server": live,
+            "status": None if refused is None else refused.status,
+            "server_message": None if refused is None else refused.message,
+            "message": message,
+        }
+    ]
+
+
+def format_decision(
+    label: str,
+    identity: dict,
+    decision,
+    refused=None,
+    static: dict | None = None,
+    disagreements: list[dict] | None = None,
+) -> str:
     where = identity.get("endpoint") or f"{identity.get('engine')} in process"
-    return f"== {path} ({where})\nrefused ({refused.status}): {refused.message}\n"
+    model = identity.get("model")
+    requests = f"; {decision.requests} request(s)" if decision is not None else ""
+    lines = [f"== {label} ({where}{f', model {model}' if model else ''}{requests})"]
+    if refused is not None:
+        lines.append(f"refused ({refused.status}): {refused.message}")
+    if decision is not None:
+        probes = {p.question: p for p in decision.probes}
+        for answer in decision.answers:
+            lines.append(_answer_line(answer))
+            if answer.name in probes:
+                lines.extend(_probe_lines(probes[answer.name]))
+    if static is not None:
+        live = f"refused ({refused.status})" if refused is not None else "answered"
+        agree = "agree" if not disagreements else "DISAGREE"
+        lines.append(
+            f"static vs live ({static['engine']}): {agree}: pcdlint predicts {static['predicted']}, "
+            f"the server {live}"
+        )
+        lines.extend(f"  {item['message']}" for item in disagreements or [])
+    return "\n".join(lines) + "\n"
+
+
+def decision_to_dict(
+    path: str,
+    pointer: str,
+    identity: dict,
+    decision,
+    refused=None,
+    static: dict | None = None,
+    disagreements: list[dict] | None = None,
+) -> dict:
+    """One entry of the JSON report's ``decisions`` list (documented in the README)."""
+    return {
+        "path": path,
+        "pointer": pointer,
+        "backend": identity,
+        "requests": decision.requests if decision is not None else 1,
+        "refused": None if refused is None else {"status": refused.status, "message": refused.message},
+        "flipped": bool(decision is not None and decision.flipped),
+        "answers": [] if decision is None else [a.to_dict() for a in decision.answers],
+        "order_probe": [] if decision is None else [p.to_dict() for p in decision.probes],
+        "static": static,
+        "static_vs_live": list(disagreements or []),
+    }

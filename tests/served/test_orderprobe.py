@@ -154,3 +154,33 @@ def test_check_body_names_what_is_missing():
         check_body({"state": "x"})
     with pytest.raises(DecoderError, match="question 'q': type must be one of choice, score, noul"):
         check_body({"questions": {"q": {"type": "binary"}}})
+
+
+def _finding(code, pointer, status=None, engine="llm2jev"):
+    from types import SimpleNamespace
+
+    data = {"status": status} if status is not None else {}
+    return SimpleNamespace(
+        code=code, message=f"{code} message", engine=engine, data=data, pointer=pointer, site_pointer=pointer
+    )
+
+
+def test_static_verdict_reads_refusal_statuses_within_the_request():
+    from auditor.decoder.systemone import DecisionRefused
+    from auditor.reporting.decisions import compare_static_live, static_verdict
+
+    findings = [
+        _finding("PCD100", "/0/questions/pick", 422),
+        _finding("PCD104", "/0/questions/pick"),
+        _finding("PCD100", "/1/questions/pick", 400, engine="sglang-decisions"),
+    ]
+    first = static_verdict(findings, "llm2jev", "/0")
+    assert first["predicted"] == "refuse" and [f["code"] for f in first["findings"]] == ["PCD100"]
+    assert static_verdict(findings, "llm2jev", "/1")["predicted"] == "accept"
+    assert compare_static_live(first, DecisionRefused(422, "choice needs 2..255 criteria")) == []
+    (missed,) = compare_static_live(static_verdict([], "llm2jev", ""), DecisionRefused(422, "bad"))
+    assert (
+        missed["message"] == "pcdlint called the request valid for llm2jev, the server refused it (422): bad"
+    )
+    (extra,) = compare_static_live(first, None)
+    assert extra["pcdlint"] == "refuse" and extra["server"] == "accept" and "PCD100" in extra["message"]
