@@ -109,9 +109,9 @@ def format_decision(
     if static is not None:
         live = f"refused ({refused.status})" if refused is not None else "answered"
         agree = "agree" if not disagreements else "DISAGREE"
+        who = "the server" if identity.get("endpoint") else "the in-process engine"
         lines.append(
-            f"static vs live ({static['engine']}): {agree}: pcdlint predicts {static['predicted']}, "
-            f"the server {live}"
+            f"static vs live ({static['engine']}): {agree}: pcdlint predicts {static['predicted']}, {who} {live}"
         )
         lines.extend(f"  {item['message']}" for item in disagreements or [])
     return "\n".join(lines) + "\n"
