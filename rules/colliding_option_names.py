@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.lint import Finding, RuleContext, rule
-from auditor.pcd import name_key, refusal
+from auditor.pcd import distinct_names, name_key, refusal, renaming
 
 
 @rule(
@@ -40,6 +40,7 @@ from auditor.pcd import name_key, refusal
     applies_to="labels",
     needs_tokenizer=False,
     example_engine="sglang-decisions",
+    suggests=True,
 )
 def check(site, ctx: RuleContext) -> Iterator[Finding]:
     row = ctx.engine_row
@@ -58,7 +59,7 @@ def check(site, ctx: RuleContext) -> Iterator[Finding]:
                 f"option {index} has a blank name {option!r}; {why}",
                 option=index,
                 severity=severity,
-                data={"engine": row.name, "option": option},
+                data={"engine": row.name, "option": option, **_suggestions(site, ctx)},
             )
             continue
         if key in first:
@@ -68,7 +69,15 @@ def check(site, ctx: RuleContext) -> Iterator[Finding]:
                 option=index,
                 related=[j],
                 severity=severity,
-                data={"engine": row.name, "option": option, "repeats": site.options[j]},
+                data={"engine": row.name, "option": option, "repeats": site.options[j], **_suggestions(site, ctx)},
             )
         else:
             first[key] = index
+
+
+def _suggestions(site, ctx: RuleContext) -> dict:
+    """`suggestions` for the finding's data (where the run shows them): the names made distinct."""
+    if not ctx.suggestions:
+        return {}
+    renamed = distinct_names(site.options)
+    return {"suggestions": [renaming(site.options, renamed, "names made distinct after trimming and case folding")]}

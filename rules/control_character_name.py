@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.lint import Finding, RuleContext, rule
-from auditor.pcd import bad_characters, refusal
+from auditor.pcd import bad_characters, distinct_names, refusal, renaming
 
 
 @rule(
@@ -39,6 +39,7 @@ from auditor.pcd import bad_characters, refusal
     applies_to="labels",
     needs_tokenizer=False,
     example_engine="sglang-decisions",
+    suggests=True,
 )
 def check(site, ctx: RuleContext) -> Iterator[Finding]:
     row = ctx.engine_row
@@ -51,9 +52,8 @@ def check(site, ctx: RuleContext) -> Iterator[Finding]:
         found = bad_characters(option) if isinstance(option, str) else []
         if found:
             shown = ", ".join(f"U+{ord(c):04X}" for c in found)
-            yield ctx.finding(
-                f"{option!r} holds {shown}; {why}",
-                option=index,
-                severity=severity,
-                data={"engine": row.name, "option": option, "characters": [f"U+{ord(c):04X}" for c in found]},
-            )
+            data = {"engine": row.name, "option": option, "characters": [f"U+{ord(c):04X}" for c in found]}
+            if ctx.suggestions:
+                description = "control and line-break characters replaced by spaces"
+                data["suggestions"] = [renaming(site.options, distinct_names(site.options), description)]
+            yield ctx.finding(f"{option!r} holds {shown}; {why}", option=index, severity=severity, data=data)

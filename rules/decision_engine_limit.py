@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.lint import Finding, RuleContext, rule
-from auditor.pcd import count_limit, refusal
+from auditor.pcd import count_limit, refusal, split_passes
 
 NOUNS = {"choice": "options", "score": "levels"}
 
@@ -59,17 +59,17 @@ def check(site, ctx: RuleContext) -> Iterator[Finding]:
         undocumented = (
             "" if kind != "score" or row.levels_documented else " (its level limits are undocumented)"
         )
+        data = {"engine": row.name, "count": n, "what": noun, "min": limit.low, "max": limit.high,
+                "status": row.invalid_status()}
+        split = ""
+        if kind == "choice" and limit.high is not None and n > limit.high:
+            data["split"] = passes = split_passes(n, limit.high)
+            split = (f"; split it into two passes: a choice among {len(passes)} groups of at most "
+                     f"{max(p['options'] for p in passes)} options, then a choice within the group")
         yield ctx.finding(
             f"{n} {noun}: {row.name} takes {limit.phrase()} {noun} per {kind} question{undocumented}; "
-            f"{refusal(row)}",
-            data={
-                "engine": row.name,
-                "count": n,
-                "what": noun,
-                "min": limit.low,
-                "max": limit.high,
-                "status": row.invalid_status(),
-            },
+            f"{refusal(row)}{split}",
+            data=data,
         )
     questions = row.questions
     if site.question_index == 0 and questions is not None and not questions.admits(site.request_questions):

@@ -38,6 +38,8 @@ WHY = {
     "unknown": "is not a field of this route",
     "refused": "is refused with any value but null",
     "required": "is required",
+    "blank": "is blank",
+    "repeated": "repeats an earlier question's id",
 }
 
 

@@ -30,11 +30,13 @@ pytestmark = [pytest.mark.slow,
 @pytest.fixture(scope="module")
 def corpus_texts() -> list[str]:
     """Every text a whole-corpus run asks the fast encoder for (every engine, suggestions on,
-    so the re-linted candidates are in), plus each scoring text group of every site."""
+    so the re-linted candidates are in; every batch takes the fast path, whatever its size),
+    plus each scoring text group of every site."""
     base = get_tokenizer("qwen2.5")
     tokenizer = LoadedTokenizer(id="qwen2.5", source="", hf=base.hf, rank_source=base.rank_source)
     asked: list[str] = []
-    real, real_many = fast.FastEncoder.encode_ascii, fast.FastEncoder.encode_ascii_many
+    real, real_many, least = fast.FastEncoder.encode_ascii, fast.FastEncoder.encode_ascii_many, fast.FAST_MIN_TEXTS
+    fast.FAST_MIN_TEXTS = 1
     fast.FastEncoder.encode_ascii = lambda self, text: asked.append(text) or real(self, text)  # type: ignore[method-assign]
     fast.FastEncoder.encode_ascii_many = (  # type: ignore[method-assign]
         lambda self, texts: asked.extend(texts) or real_many(self, texts))
@@ -43,6 +45,7 @@ def corpus_texts() -> list[str]:
         run = lint(files, [tokenizer], LintOptions(engines=list(ENGINES), jobs=1))  # counted here
     finally:
         fast.FastEncoder.encode_ascii, fast.FastEncoder.encode_ascii_many = real, real_many  # type: ignore[method-assign]
+        fast.FAST_MIN_TEXTS = least
     assert len(asked) > 20_000, "the run must have taken the fast path"
     texts = list(asked)
     for result in run.files:

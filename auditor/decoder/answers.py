@@ -105,14 +105,18 @@ class Choice:
     token_logprobs: list[float | None]
 
 
-def model_ids(answer: object, context: str) -> list[str]:
-    """The ids of a ``GET /models`` answer: ``{"data": [{"id": str, …}, …]}``."""
+def model_ids(answer: object, context: str) -> tuple[list[str], dict[str, int]]:
+    """The ids of a ``GET /models`` answer (``{"data": [{"id": str, …}, …]}``) and, where an entry
+    gives one (vLLM, SGLang), its ``max_model_len``."""
     listing = obj(answer, "the answer", context)
     data = arr(listing.get("data", []), "data", context, max_len=10_000)
-    return [
-        text(obj(entry, f"data[{i}]", context).get("id"), f"data[{i}].id", context, max_chars=1000)
-        for i, entry in enumerate(data)
-    ]
+    ids, limits = [], {}
+    for i, entry in enumerate(data):
+        entry = obj(entry, f"data[{i}]", context)
+        ids.append(text(entry.get("id"), f"data[{i}].id", context, max_chars=1000))
+        if entry.get("max_model_len") is not None:
+            limits[ids[-1]] = integer(entry["max_model_len"], f"data[{i}].max_model_len", context, 1, 1 << 31)
+    return ids, limits
 
 
 def completion_choices(answer: object, count: int, context: str) -> list[Choice] | None:

@@ -101,6 +101,8 @@ class InProcessBackend:
         self.load_seconds = loaded.load_seconds
         self.notes = list(loaded.notes)
         self.stats: dict = {}
+        positions = getattr(getattr(loaded.model, "config", None), "max_position_embeddings", None)
+        self.context_limit: int | None = positions if isinstance(positions, int) and positions > 0 else None
         self.cache_budget_bytes = cache_budget_bytes or DEFAULT_CACHE_BUDGET_BYTES
         self.full_sequence_mode = full_sequence_mode
 
@@ -241,6 +243,7 @@ class OpenAIBackend:
                                                 hf=tokenizer.backend_tokenizer)
         self.device, self.dtype = "server", "server"
         self.notes: list[str] = []
+        self.context_limit: int | None = None  # the served model's max_model_len, where /models gives it
         self.stats: dict[str, Any] = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0,
                                       "mismatches": 0, "cut_differences": 0, "prompt_kind": "token ids"}
         started = time.perf_counter()
@@ -259,18 +262,23 @@ class OpenAIBackend:
 
     # -- HTTP ---------------------------------------------------------------
     def _resolve_model(self, model: str | None) -> str:
-        from auditor.decoder.answers import model_ids
+        from auditor.decoder.answers import AnswerError, model_ids
         from auditor.decoder.http import HttpError
 
         try:
-            served = model_ids(self.http.get_json("models"), f"GET {self.base_url}/models")
+            served, limits = model_ids(self.http.get_json("models"), f"GET {self.base_url}/models")
+            served = [self.http.redact(name) for name in served]
+            limits = {self.http.redact(name): value for name, value in limits.items()}
+        except AnswerError as exc:
+            raise AnswerError(self.http.redact(str(exc))) from None
         except HttpError as exc:
             if exc.status is None:
                 raise
             raise DecoderError(f"{exc}; is --base-url an OpenAI-compatible endpoint?") from None
+        if model is None and len(served) == 1:
+            model = served[0]
+        self.context_limit = limits.get(model) if model is not None else None
         if model is None:
-            if len(served) == 1:
-                return served[0]
             shown = ", ".join(repr(name[:60]) for name in served[:10]) + (", …" if len(served) > 10 else "")
             raise DecoderError(f"the server serves {len(served)} models ({shown or 'none'}): pass --model NAME")
         if served and model not in served:
@@ -279,7 +287,7 @@ class OpenAIBackend:
         return model
 
     def _complete(self, prompts: list) -> list:
-        from auditor.decoder.answers import completion_choices
+        from auditor.decoder.answers import AnswerError, completion_choices
 
         payload = {"model": self.model, "prompt": prompts if len(prompts) > 1 else prompts[0], "echo": True,
                    "logprobs": 1, "max_tokens": 1, "temperature": 0.0}
@@ -290,7 +298,10 @@ class OpenAIBackend:
         self.stats["requests"] += 1
         self.stats["prompts"] += len(prompts)
         self.stats["retries"] = self.http.stats["retries"]
-        choices = completion_choices(answer, len(prompts), f"POST {self.base_url}/completions")
+        try:
+            choices = completion_choices(answer, len(prompts), f"POST {self.base_url}/completions")
+        except AnswerError as exc:
+            raise AnswerError(self.http.redact(str(exc))) from None
         if choices is None:
             raise _ListRefused()
         return choices
@@ -454,6 +465,9 @@ class OpenAIBackend:
                 "own cut, so they can differ from what a PCD engine computes")
         if request.parity != "off":
             self.notes.append("parity is an in-process check: not run against a server")
+        for scores in results:  # built from the server's echoed tokens: a key it echoed is masked
+            scores.mismatches = [self.http.redact(text) for text in scores.mismatches]
+        self.notes = [self.http.redact(note) for note in self.notes]
         return results
 
     def first_token_logprobs(self, prompt_text, prompt_ids, plans, stage: str, ledger) -> list[list[float]]:

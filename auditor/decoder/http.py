@@ -242,7 +242,7 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def parse_json(data: bytes, what: str) -> object:
+def parse_json(data: bytes, what: str, secret: str | None = None) -> object:
     """JSON from an answer's bytes: strict UTF-8, integers of at most ``MAX_INT_DIGITS`` digits."""
     try:
         text = data.decode("utf-8")
@@ -254,7 +254,7 @@ def parse_json(data: bytes, what: str) -> object:
         raise HttpError(f"{what}: the answer's JSON is nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError and the integer guard
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise HttpError(f"{what}: the answer is not JSON ({reason}): {excerpt(text, 60)!r}") from None
+        raise HttpError(f"{what}: the answer is not JSON ({reason}): {excerpt(text, 60, secret)!r}") from None
 
 
 class HttpClient:
@@ -298,6 +298,10 @@ class HttpClient:
 
     def close(self) -> None:
         self._client.close()
+
+    def redact(self, text: str) -> str:
+        """``text`` with the key masked: for anything built from a server's answer (a server may echo it)."""
+        return text.replace(self._key, "***") if self._key else text
 
     def __enter__(self) -> HttpClient:
         return self
@@ -388,7 +392,7 @@ class HttpClient:
                     status=status,
                     server_message=server,
                 )
-            return parse_json(data, what)
+            return parse_json(data, what, self._key)
         raise AssertionError("unreachable")
 
     def _deadline_seconds(self) -> float:

@@ -21,6 +21,7 @@ from auditor.pcd.scoring import SiteTokens
 from auditor.schema.documents import Span
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
+from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
 
 
 @dataclass
@@ -124,7 +125,8 @@ class RuleContext:
                  tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True,
                  suggester: Callable[..., list[dict]] | None = None,
                  engine: EngineProfile | None = None, details: bool = True,
-                 engine_row: EngineRow | None = None, sites: list[Site] | None = None):
+                 engine_row: EngineRow | None = None, sites: list[Site] | None = None,
+                 chat_template: ChatTemplate | None = None):
         self.rule, self.options, self.file, self.site = rule, options, file, site
         self.tokenizer, self.severity = tokenizer, severity
         self.suggestions = suggestions  # whether rules should attach verified fix suggestions
@@ -132,6 +134,7 @@ class RuleContext:
         self.engine = engine or get_engine(DEFAULT_ENGINE)  # the profile this check runs under
         # whether finding data carries its per-option lists (LintOptions.details)
         self.details = details
+        self._chat_template = chat_template  # `--chat-template FILE`, else None
         # the decision engine (engine table row) a decision-request rule checks under
         self.engine_row = engine_row
         self._sites = sites
@@ -145,6 +148,14 @@ class RuleContext:
     @property
     def engine_name(self) -> str:
         return self.engine_row.name if self.engine_row is not None else self.engine.name
+
+    @property
+    def chat_template(self) -> ChatTemplate | None:
+        """The chat template decision engines render in: `--chat-template FILE`, else the one
+        the current tokenizer ships (None where it ships none)."""
+        if self._chat_template is not None or self.tokenizer is None:
+            return self._chat_template
+        return shipped_chat_template(self.tokenizer)
 
     @property
     def letters(self) -> str:

@@ -24,6 +24,7 @@ from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, 
 from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch, site_texts, window_sites
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
+from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
 
 
 @dataclass
@@ -47,6 +48,9 @@ class LintOptions:
     engines: list[str] = field(default_factory=list)
     # worker processes over files (auditor.lint.pool): None = one per core from 16 files on
     jobs: int | None = None
+    # `--chat-template FILE`: the template decision engines render questions in (None: each
+    # tokenizer's own, where it ships one; auditor.tokenizers.templates)
+    chat_template: ChatTemplate | None = None
 
     def engine_names(self) -> list[str]:
         """The named engines, each checked against the engine table (a usage error if unknown)."""
@@ -105,6 +109,9 @@ class FileResult:
         }
 
 
+CHAT_PROMPTS = ("sglang-chat", "llm2jev")  # engine table `prompt`s rendered in a chat template
+
+
 @dataclass
 class LintRun:
     tokenizers: list[LoadedTokenizer]
@@ -122,13 +129,14 @@ class LintRun:
     names_decisions: bool = False
     # whether no decision engine was named (the note naming --engine is then due)
     default_decisions: bool = True
+    chat_template: ChatTemplate | None = None  # `--chat-template FILE` (LintOptions)
 
     @property
     def notes(self) -> list[str]:
-        """What the run read but did not lint, and what it assumed: each file's notes (a `box`
-        question), and, where a decision request was checked with no decision engine named,
-        one note naming `--engine`."""
-        out = [note for result in self.files for note in result.model.notes]
+        """What the run assumed (each file's own notes, a `box` question read but not linted,
+        are FileModel.notes): where a decision request was checked with no decision engine
+        named, one note naming `--engine`."""
+        out = []
         if self.default_decisions and any(s.is_decision for r in self.files for s in r.model.sites):
             row = self.decision_engines[0]
             engines = ", ".join(r.name for r in decision_engines() if not r.default)
@@ -136,7 +144,19 @@ class LintRun:
                        f"({row.options.phrase() if row.options else ''} options, "
                        f"{row.levels.phrase() if row.levels else ''} levels; names); name the engine "
                        f"that serves them with --engine for its own limits and rules ({engines})")
+        out += self._template_notes()
         return out
+
+    def _template_notes(self) -> list[str]:
+        """Once per tokenizer: decision labels checked with no chat template (none shipped with
+        the tokenizer, no --chat-template), where an engine renders questions in one."""
+        chat = [r.name for r in self.decision_engines if r.prompt in CHAT_PROMPTS]
+        if not chat or self.chat_template is not None or not any(
+                s.is_decision for r in self.files for s in r.model.sites):
+            return []
+        return [f"tokenizer {t.id} ships no chat template and --chat-template was not given: "
+                f"labels under {', '.join(chat)} were checked alone after a newline"
+                for t in self.tokenizers if shipped_chat_template(t) is None]
 
     @property
     def unrecognized(self) -> list[FileResult]:
@@ -148,7 +168,7 @@ class LintRun:
         named = [r.model.path for r in self.unrecognized if r.named]
         if named and not allowed:
             listed = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
-            return (f"no schema found in {listed} (not a JSON Schema, PCD preset or known wrapper; "
+            return (f"no schema found in {listed} (not a JSON Schema, PCD preset, known wrapper or decision request; "
                     "pass --allow-unrecognized to list such files without failing)")
         if self.errors:
             return None
@@ -174,7 +194,8 @@ def new_run(tokenizers: list[LoadedTokenizer], options: LintOptions | None) -> L
     options = options or LintOptions()
     return LintRun(tokenizers=tokenizers, engines=options.engine_profiles(),
                    decision_engines=options.decision_rows(), names_decisions=options.names_decisions(),
-                   default_decisions=all(row.default for row in options.decision_rows()))
+                   default_decisions=all(row.default for row in options.decision_rows()),
+                   chat_template=options.chat_template)
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
@@ -237,12 +258,9 @@ def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], opt
     """The run linted by `workers` forked processes; None when a worker died."""
     from auditor.lint.pool import map_chunks
 
-    # what each worker would otherwise build for itself is built once, before the fork; the
-    # fast encoder only for large inputs (a run that large encodes thousands of texts; building
-    # it, ~0.35 s, would cost a small run more than its whole lint)
-    large = sum(item.size() for item in inputs) >= WARM_FAST_ENCODER_BYTES
+    # what each worker would otherwise build for itself is built once, before the fork
     for tokenizer in tokenizers:
-        tokenizer.warm(fast_encoder=large)
+        tokenizer.warm()
     cached = [item.cached(max_bytes, max_depth) for item in inputs] if use_cache else []
     if use_cache and 4 * sum(model is not None for model in cached) >= 3 * len(inputs):
         # (nearly) every analysis is cached: read here (fast), the workers inherit the models
@@ -262,11 +280,6 @@ def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], opt
     parts = map_chunks(lambda items: _worker_files(lint_models(models(items), tokenizers, options)),
                        inputs, workers, per_worker=4)
     return None if parts is None else _merged_files(parts, tokenizers, options)
-
-
-# Inputs of at least this many bytes in all make the pool build each tokenizer's fast encoder
-# before forking.
-WARM_FAST_ENCODER_BYTES = 32 * 1024
 
 
 def _worker_findings(part: LintRun) -> tuple[list[tuple[list[Finding], dict]], list[Finding]]:
@@ -387,7 +400,7 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
     every SiteTokens is built from the memo. Rules then read precomputed arrays; a text missed
     here is encoded on demand (slower, never different)."""
     scored = options.names_decisions()  # (a decision request's questions: only if names are scored)
-    sites = [s for r in results for s in r.model.sites if scored or not s.is_decision]
+    sites = [s for r in results for s in r.model.sites if s.name_scored(scored)]
     if not sites:
         return
     if any(r.model.suppressions for r in results):  # rules a suppression names run too
@@ -400,8 +413,7 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
         limit = int({**load_rules()["PCD003"].options, **options.rule_options.get("PCD003", {})}["max-options"])
         windows = [w for s in sites if len(s.options) > limit for w in window_sites(s, limit)]
     prefetch(sites + windows, tokenizer)  # what SiteTokens reads; then what the rest reads,
-    site_tokens = [r.site_tokens(s, tokenizer) for r in results for s in r.model.sites
-                   if scored or not s.is_decision]
+    site_tokens = [r.site_tokens(s, tokenizer) for r in results for s in r.model.sites if s.name_scored(scored)]
     texts: list[str] = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer)]
     spans: list[str] = []
     for tokens in site_tokens:  # less the field texts SiteTokens joins from the memo (plain)
@@ -446,7 +458,7 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     # scores names; the decision-request rules (applies_to "labels") under each decision engine
     namers = options.named_profiles() if options.names_decisions() else []
     decisions = any(site.is_decision for site in model.sites)
-    named_sites = [s for s in model.sites if namers or not s.is_decision] if decisions else None
+    named_sites = [s for s in model.sites if s.name_scored(bool(namers))] if decisions else None
     for rule in file_rules:
         ctx = _context(rule, options, model, None, None, sites=named_sites)
         raw.extend((rule, f) for f in _checked(rule, model, ctx))
@@ -468,16 +480,19 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     for index, tokenizer in enumerate(tokenizers):
         for site in model.sites:
             pairs = question_checks if site.is_decision else checks
-            tokens = result.site_tokens(site, tokenizer) if namers or not site.is_decision else None
+            scored = site.name_scored(bool(namers))
+            tokens = result.site_tokens(site, tokenizer) if scored else None
             for rule, ctx in pairs:
                 if rule.applies_to == "labels":  # (its subject is the question itself)
                     if not rule.needs_tokenizer and index:
                         continue  # (once per question, naming no tokenizer)
                     ctx.site, ctx.tokenizer = site, tokenizer if rule.needs_tokenizer else None
                     found = _checked(rule, site, ctx)
-                else:
+                elif scored:
                     ctx.site, ctx.tokenizer = site, tokenizer
                     found = _checked(rule, tokens, ctx)
+                else:
+                    continue
                 if found:
                     raw.extend((rule, f) for f in found)
     used: set[tuple[str, str]] = set()
@@ -540,4 +555,5 @@ def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer
     checks (default: all of the file's)."""
     merged, severity = settings or _settings(rule, options)
     return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
-                       suggester or verified_suggestions, engine, options.details, engine_row, sites)
+                       suggester or verified_suggestions, engine, options.details, engine_row, sites,
+                       chat_template=options.chat_template)

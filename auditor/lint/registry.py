@@ -52,6 +52,9 @@ class Rule:
     # whether the check reads the tokenizer; a rule that does not runs once per site, its
     # findings naming no tokenizer
     needs_tokenizer: bool = True
+    # whether its findings carry `data.suggestions` renamings that `pcdlint suggest` offers
+    # (beyond the first-token rules suggest.FIXED_CODES names)
+    suggests: bool = False
     # On in the default rule set (like ruff's): the rules whose findings can change which option
     # a PCD engine returns, or make the schema unusable. An opt-in rule says why it is off.
     default: bool = True
@@ -86,7 +89,7 @@ _RULES: dict[str, Rule] = {}
 def rule(*, code: str, name: str, severity: str, options: dict | None = None, scope: str = "site",
          example_options: dict | None = None, default: bool = True, opt_in_reason: str = "",
          per_engine: bool = False, example_engine: str = "", applies_to: str = "option-names",
-         needs_tokenizer: bool = True):
+         needs_tokenizer: bool = True, suggests: bool = False):
     """Register the decorated `check` generator as a rule, validating its metadata now.
 
     `default=False` leaves the rule out of the default set (`extend-select` or `--select ALL`
@@ -134,7 +137,7 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
         _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
                             dict(example_options or {}), per_engine=per_engine,
                             example_engine=example_engine, default=default, opt_in_reason=opt_in_reason,
-                            applies_to=applies_to, needs_tokenizer=needs_tokenizer)
+                            applies_to=applies_to, needs_tokenizer=needs_tokenizer, suggests=suggests)
         check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check
 

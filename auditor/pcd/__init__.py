@@ -5,22 +5,28 @@ cut, letter slots, the engine profiles (`auditor.pcd.engines`) and the cost mode
 computation over a tokenizer: no I/O.
 """
 
+from auditor.pcd.chat import ChatTemplateError
 from auditor.pcd.engines import (
     DEFAULT_ENGINE,
     ENGINES,
     OPTION_CAP,
+    REFUSALS,
     TIE,
     EngineProfile,
     Loss,
     get_engine,
 )
+from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failures, request_state
 from auditor.pcd.requests import (
     LETTERS,
     bad_characters,
     count_limit,
+    distinct_names,
     field_problems,
     name_key,
     refusal,
+    renaming,
+    split_passes,
     stringified,
     two_letter_labels,
 )
@@ -45,16 +51,23 @@ __all__ = [
     "LETTERS",
     "OPTION_CAP",
     "PREFILL_END",
+    "REFUSALS",
     "SLOT_LETTERS",
     "TIE",
     "CanonicalText",
+    "ChatTemplateError",
     "EngineProfile",
+    "LabelReport",
     "Loss",
     "ScoredOption",
     "SiteTokens",
     "SlotTable",
     "bad_characters",
+    "check_labels",
     "count_limit",
+    "decision_question",
+    "describe_failures",
+    "distinct_names",
     "field_head",
     "field_problems",
     "get_engine",
@@ -63,7 +76,10 @@ __all__ = [
     "name_key",
     "option_windows",
     "refusal",
+    "renaming",
+    "request_state",
     "scored_ids",
+    "split_passes",
     "stringified",
     "two_letter_labels",
     "window_sites",

@@ -107,3 +107,8 @@ def render_template(source: str, variables: dict) -> str:
     except Exception as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ChatTemplateError(f"the systemone template failed: {first}") from None
+
+
+def check_template(source: str) -> None:
+    """Raise ChatTemplateError now if `source` is not valid Jinja (`--chat-template FILE`)."""
+    _compiled(source)

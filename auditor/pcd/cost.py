@@ -85,9 +85,8 @@ def _totals(files: dict, key) -> dict:
 def _costed(run, sites: list) -> list:
     """The sites the PCD cost model prices: a schema's fields, and a decision request's
     questions only where an engine named scores their option names (run.names_decisions)."""
-    if getattr(run, "names_decisions", False):
-        return sites
-    return [site for site in sites if getattr(site, "question_kind", None) is None]
+    names = getattr(run, "names_decisions", False)
+    return [site for site in sites if not hasattr(site, "name_scored") or site.name_scored(names)]
 
 
 def run_cost(run) -> dict:

@@ -32,9 +32,11 @@ import json
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 from auditor.pcd.chat import ChatTemplateError, render_chat, render_template
+from auditor.pcd.engines.table import EngineRow
+from auditor.schema.documents import resolve_pointer
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate
 
@@ -68,17 +70,7 @@ CONSEQUENCES = {
     "skip-codes": "the engine skips the code, so every later label shifts and fewer options fit",
     "startup": "the engine skips the code, and refuses to start with fewer than 255 labels",
 }
-
-
-class LabelEngine(Protocol):
-    """What label checks read from an engine row (auditor.pcd.engines' table)."""
-
-    name: str
-    choice_labels: str
-    level_labels: str
-    binary_labels: str
-    label_check: str
-    prompt: str
+SHIFTED = CONSEQUENCES["skip-codes"]
 
 
 @dataclass(frozen=True)
@@ -114,6 +106,18 @@ def decision_question(site: Any, state: Any = None) -> DecisionQuestion:
     )
 
 
+def request_state(data: Any, site: Any) -> Any:
+    """The state (System One) or input (OpenAI, SGLang) of the request a decision site belongs
+    to, read from the document's value; None where there is none."""
+    try:
+        body = resolve_pointer(data, site.request_pointer)
+    except (KeyError, IndexError, ValueError, TypeError):
+        return None
+    if not isinstance(body, dict):
+        return None
+    return body.get("state", body.get("input"))
+
+
 @dataclass(frozen=True)
 class RenderedPrompt:
     """The prompt an engine scores after, and the labels it reads there (in option order).
@@ -133,11 +137,12 @@ class LabelCheck:
     """One label: the token ids it became where the engine reads it, and whether it is viable."""
 
     label: str
-    option: int | None  # the option it labels; None for a code the engine skipped
+    option: int | None  # the option it labels (a skipped code: the first option it moved); None: none
     ids: tuple[int, ...]
     pieces: tuple[str, ...]
     viable: bool
     why: str = ""
+    consequence: str = ""  # where it differs from the report's (a code SGLang skips)
 
 
 @dataclass(frozen=True)
@@ -371,6 +376,7 @@ LLM2JEV_ASK = (
     "[llm2jev's fixed instruction: judge the state above by the question below; reply with one label]"
 )
 LLM2JEV_PREFILL = "Answer:"
+LLM2JEV_DEFAULT_QUESTION = "[llm2jev's default question: pick from the options below]"
 
 
 def _llm2jev_options(question: DecisionQuestion) -> list[str]:
@@ -397,7 +403,7 @@ def _chat(template: ChatTemplate, messages: list[dict]) -> str:
 
 
 def _llm2jev_prompt(question: DecisionQuestion, shown: Sequence[str], template: ChatTemplate | None) -> str:
-    head = _flat(question.text) if question.text is not None else "Answer using the options below."
+    head = _flat(question.text) if question.text is not None else LLM2JEV_DEFAULT_QUESTION
     lines = "".join(f"{code}. {text}\n" for code, text in zip(shown, _llm2jev_options(question)))
     ask = f"{LLM2JEV_ASK}\n\nQuestion: {head}\nOptions:\n{lines.rstrip()}"
     state = _flat(question.state if question.state is not None else "")
@@ -420,7 +426,7 @@ def _sglang_answer_prompt(template: ChatTemplate | None) -> str:
     return _chat(template, [{"role": "user", "content": "x"}]) if template is not None else "\n"
 
 
-def _scheme(row: LabelEngine, kind: str) -> str:
+def _scheme(row: EngineRow, kind: str) -> str:
     return {"choice": row.choice_labels, "score": row.level_labels}.get(kind, row.binary_labels)
 
 
@@ -431,12 +437,15 @@ NO_TEMPLATE = (
 
 
 def render_prompt(
-    row: LabelEngine,
-    question: DecisionQuestion,
+    row: EngineRow,
+    question: DecisionQuestion | Any,
     tokenizer: LoadedTokenizer | None,
     chat_template: ChatTemplate | None = None,
 ) -> RenderedPrompt:
-    """The prompt `row`'s engine renders for `question`, and the labels it reads after it."""
+    """The prompt `row`'s engine renders for `question` (a DecisionQuestion, or a decision
+    site), and the labels it reads after it."""
+    if not isinstance(question, DecisionQuestion):
+        question = decision_question(question)
     n = len(question.options) if question.kind != "binary" else 2
     scheme = _scheme(row, question.kind)
     origin = chat_template.origin if chat_template is not None else None
@@ -517,10 +526,8 @@ def _request_checks(tokenizer: LoadedTokenizer, prompt: str, labels: Sequence[st
         ids, ok = added_after(tokenizer, text, text_ids, label)
         why = ""
         if not ok:
-            why = (
-                f"{label!r} after the prompt's end {text[-12:]!r} encodes as "
-                f"{len(ids)} token(s) {list(_pieces(tokenizer, ids))}, not one"
-            )
+            where = f"after {text[-12:]!r}" if text else "right after an added token"
+            why = f"{label!r} {where} becomes {len(ids)} tokens {list(_pieces(tokenizer, ids))} (ids {list(ids)})"
         elif ids[0] in owner:
             ok, why = False, f"{label!r} is the same token as {owner[ids[0]]!r}"
         else:
@@ -530,10 +537,15 @@ def _request_checks(tokenizer: LoadedTokenizer, prompt: str, labels: Sequence[st
 
 
 def _skipped(
-    tokenizer: LoadedTokenizer, codes: Sequence[str], kept: Sequence[str], n: int, ids_of
+    tokenizer: LoadedTokenizer,
+    codes: Sequence[str],
+    kept: Sequence[str],
+    n: int,
+    ids_of,
+    consequence: str = "",
 ) -> list[LabelCheck]:
     """The codes a skipping engine passed over before the n-th label it uses: each shifts the
-    labels of every later option."""
+    labels of every later option. `option` is the first option whose label moved."""
     if not kept:
         span = list(codes)
     else:
@@ -541,32 +553,40 @@ def _skipped(
         span = list(codes[: last + 1]) if n <= len(kept) else list(codes)
     kept_set = set(kept)
     out = []
+    used = 0  # kept codes before this one: the option that now gets the next code
     for code in span:
         if code in kept_set:
+            used += 1
             continue
         ids = ids_of(code)
+        pieces = list(_pieces(tokenizer, ids))
+        moved = (
+            f"option {used + 1} gets {kept[used]!r} instead" if used < min(n, len(kept)) else "no code left"
+        )
         out.append(
             LabelCheck(
                 code,
-                None,
+                used if used < n else None,
                 ids,
-                _pieces(tokenizer, ids),
+                tuple(pieces),
                 False,
-                f"{code!r} becomes {len(ids)} token(s) {list(_pieces(tokenizer, ids))}: "
-                "skipped, so every later option's label shifts",
+                f"{code!r} becomes {len(ids)} tokens {pieces} (ids {list(ids)}): skipped, {moved}",
+                consequence,
             )
         )
     return out
 
 
 def check_labels(
-    row: LabelEngine,
-    question: DecisionQuestion,
+    row: EngineRow,
+    question: DecisionQuestion | Any,
     tokenizer: LoadedTokenizer,
     chat_template: ChatTemplate | None = None,
 ) -> LabelReport:
     """Whether every label `row`'s engine gives `question` is one distinct token where the
     engine reads it, checked as that engine checks it (see the module docstring)."""
+    if not isinstance(question, DecisionQuestion):
+        question = decision_question(question)
     rendered = render_prompt(row, question, tokenizer, chat_template)
     labels = rendered.labels
     n = len(question.options) if question.kind != "binary" else 2
@@ -594,6 +614,17 @@ def check_labels(
                     "(the chat template and tokenizer give none): at most 26 options"
                 )
             )
+            if short_form:  # the two-letter codes SGLang passed over shift every later label
+                pairs = _kept(tokenizer, scheme, _sglang_answer_prompt(chat_template))
+                text, text_ids, _ = label_context(tokenizer, _sglang_answer_prompt(chat_template))
+                checks += _skipped(
+                    tokenizer,
+                    PAIRS,
+                    pairs,
+                    n,
+                    lambda c: added_after(tokenizer, text, text_ids, c)[0],
+                    SHIFTED,
+                )
             return replace(base, note=note, checks=tuple(checks), usable=usable, needed=n)
         return replace(base, checks=tuple(checks))
     if row.label_check == "model-load":
@@ -627,15 +658,28 @@ def check_labels(
         probe_ids = tokenizer.encode(probe)
         codes = [" " + c for c in (*UPPER, *PAIRS)]
         checks = _skipped(
-            tokenizer, codes, kept, n, lambda c: _llm2jev_token(tokenizer, probe_ids, probe, c.strip())[0]
+            tokenizer,
+            codes,
+            kept,
+            n,
+            lambda c: _llm2jev_token(tokenizer, probe_ids, probe, c.strip())[0],
+            SHIFTED,
         )
         return replace(base, checks=tuple(checks), usable=len(kept), needed=LLM2JEV_LABELS)
     return base
 
 
-def describe_failure(report: LabelReport, check: LabelCheck) -> str:
-    """One line for a failing label: which label, what it became, what the engine then does."""
-    return f"{check.why} — {report.consequence}" if report.consequence else check.why
+def describe_failures(report: LabelReport, shown: int = 4) -> str:
+    """One line naming the failing labels (the first `shown`), what each became, and once per
+    consequence what the engine then does."""
+    failures = report.failures
+    groups: dict[str, list[str]] = {}
+    for check in failures[:shown]:
+        groups.setdefault(check.consequence or report.consequence, []).append(check.why)
+    text = "; ".join(
+        "; ".join(whys) + (f" — {consequence}" if consequence else "") for consequence, whys in groups.items()
+    )
+    return text + (f" (and {len(failures) - shown} more)" if len(failures) > shown else "")
 
 
 __all__ = [
@@ -643,14 +687,14 @@ __all__ = [
     "SCHEMES",
     "DecisionQuestion",
     "LabelCheck",
-    "LabelEngine",
     "LabelReport",
     "RenderedPrompt",
     "added_after",
     "check_labels",
     "decision_question",
-    "describe_failure",
+    "describe_failures",
     "label_context",
     "labels_for",
     "render_prompt",
+    "request_state",
 ]

@@ -62,6 +62,58 @@ def stringified(value: object) -> str:
     return str(value)
 
 
+def distinct_names(options: list) -> list:
+    """The options renamed so that no engine refuses their names: control and line-break
+    characters become spaces, runs of spaces one, the ends trimmed, and a name that repeats an
+    earlier one after case folding gets ` 2`, ` 3`, … (other values stay as they are)."""
+    out: list = []
+    seen: set[str] = set()
+    for option in options:
+        if not isinstance(option, str):
+            out.append(option)
+            continue
+        bad = set(bad_characters(option))
+        name = " ".join("".join(" " if c in bad else c for c in option).split()) or "option"
+        candidate, n = name, 1
+        while name_key(candidate) in seen:
+            n += 1
+            candidate = f"{name} {n}"
+        seen.add(name_key(candidate))
+        out.append(candidate)
+    return out
+
+
+def renaming(options: list, renamed: list, description: str) -> dict:
+    """A suggestion as `pcdlint suggest` reads it (auditor.lint.suggest)."""
+    return {"strategy": "distinct-names", "description": description, "options": renamed,
+            "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)]}
+
+
+def split_passes(n: int, limit: int) -> list[dict]:
+    """A choice of n options past an engine's limit as two passes, the way the 255-option
+    cookbooks split one: a first choice among balanced groups of at most `limit` options, then
+    a choice within the group picked (`first`, `last`: option indexes of each group)."""
+    groups = -(-n // limit)
+    size = -(-n // groups)
+    return [{"first": start, "last": min(start + size, n) - 1, "options": min(start + size, n) - start}
+            for start in range(0, n, size)]
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _blanks(site, question: dict, body, shape) -> list:
+    """Blank text SGLang refuses: the input (once), the question, its id."""
+    out = []
+    if isinstance(body, dict) and site.question_index == 0 and "input" in body and _blank(body["input"]):
+        out.append(FieldProblem(f"{site.request_pointer}/input", "input", "blank"))
+    for key in (shape.text_key, shape.name_key):
+        if key and key in question and _blank(question[key]):
+            out.append(FieldProblem(f"{site.pointer}/{key}", key, "blank"))
+    return out
+
+
 @dataclass(frozen=True)
 class FieldProblem:
     pointer: str
@@ -96,7 +148,17 @@ def field_problems(row: EngineRow, site, data) -> list[FieldProblem]:
         ]
         if "state" in row.required and body.get("state") is None:
             out.append(FieldProblem(site.request_pointer, "state", "required"))
-    text_key = SHAPES[site.request_shape].text_key
+    shape = SHAPES[site.request_shape]
+    text_key = shape.text_key
+    if "nonblank" in row.required:
+        out += _blanks(site, question, body, shape)
+    if site.question_kind == "score" and {"nonblank", "nonblank-levels"} & set(row.required):
+        out += [FieldProblem(p, "level", "blank") for p, o in zip(site.option_pointers, site.options) if _blank(o)]
+    if "unique-ids" in row.required and shape.name_key and isinstance(body, dict):
+        ids = [q.get(shape.name_key) for q in body.get("questions", []) if isinstance(q, dict)]
+        mine = question.get(shape.name_key)
+        if mine is not None and mine in ids[:site.question_index]:
+            out.append(FieldProblem(f"{site.pointer}/{shape.name_key}", shape.name_key, "repeated"))
     if "instructions" in row.required and question.get(text_key) is None:
         out.append(FieldProblem(site.pointer, text_key, "required"))
     if (

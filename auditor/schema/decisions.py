@@ -30,7 +30,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from auditor.schema.documents import escape_token
+from auditor.schema.documents import escape_token, resolve_pointer
 
 MAX_WALK_DEPTH = 16
 QUESTION_KINDS = ("choice", "score", "binary")
@@ -327,6 +327,25 @@ def request_questions(request: LocatedRequest, body: dict) -> list[Question]:
     if shape.container == "map":
         return list(_systemone_questions(body, request.pointer))
     return list(_list_questions(shape, body, request.pointer))
+
+
+def field_pointers(data, request_pointer: str, question_pointer: str) -> list[str]:
+    """The pointers a field finding on a question may point at: the body's top-level fields, the
+    question's fields and those of its members (so their positions are kept)."""
+    out = []
+    body = resolve_pointer(data, request_pointer)
+    if isinstance(body, dict):
+        out += [f"{request_pointer}/{escape_token(str(k))}" for k in body]
+    question = resolve_pointer(data, question_pointer)
+    for key, value in question.items() if isinstance(question, dict) else ():
+        at = f"{question_pointer}/{escape_token(str(key))}"
+        out.append(at)
+        members = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for index, member in members:
+            out.append(f"{at}/{escape_token(str(index))}")
+            if isinstance(member, dict):
+                out += [f"{at}/{escape_token(str(index))}/{escape_token(str(k))}" for k in member]
+    return out
 
 
 def decision_text(value) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from auditor.lazy import Deferred
-from auditor.schema.decisions import LocatedRequest, decision_text, request_questions
+from auditor.schema.decisions import LocatedRequest, decision_text, field_pointers, request_questions
 from auditor.schema.documents import Document, Span, escape_token, pack_spans, resolve_pointer, unpack_spans
 from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
 from auditor.schema.metaschema import meta_schema_errors
@@ -86,6 +86,12 @@ class Site(Deferred):
     def is_decision(self) -> bool:
         return self.question_kind is not None
 
+    def name_scored(self, names_decisions: bool) -> bool:
+        """Whether the option-name rules and the cost model read this site: a schema's field
+        always; a decision request's question where an engine named scores option names and it
+        has two options or more (a choice whose criteria are no map has none)."""
+        return self.question_kind is None or (names_decisions and len(self.options) >= 2)
+
     def __getstate__(self) -> dict:
         """What pickling keeps (a pool worker sends sites back): the fields, not the caches the
         scoring model keeps on a site (`_split`, its windows …; they are made again on use);
@@ -147,7 +153,7 @@ class FileModel:
     remote_refs: list[str] = field(default_factory=list)
     suppressions: dict[str, frozenset[str]] = field(default_factory=dict)
     schemas: list[LocatedSchema] = field(default_factory=list)  # the schemas the locator found
-    notes: list[str] = field(default_factory=list)  # what was read but not linted (a `box` question)
+    notes: list[str] = field(default_factory=list)  # said once beside the findings (text output)
 
     @property
     def path(self) -> str:
@@ -179,6 +185,8 @@ def _keep_needed_spans(model: FileModel) -> None:
     for site in model.sites:
         wanted.add(site.pointer)
         wanted.update(site.option_pointers)
+        if site.question_kind is not None:  # a field finding may point at any of its fields
+            wanted.update(field_pointers(document.data, site.request_pointer, site.pointer))
     wanted.update(p.pointer for p in model.schema_problems)
     for holder, codes in model.suppressions.items():
         key = f"{holder}/{SUPPRESS_KEY}"
@@ -212,7 +220,7 @@ def crawl_requests(document: Document, model, requests: list[LocatedRequest]) ->
             where = f"{request.label} › " if request.label else ""
             if question.kind is None:
                 model.notes.append(
-                    f"{document.path}: {where}question {question.name!r} is a "
+                    f"{where}question {question.name!r} is a "
                     f"{question.type!r} question, which pcdlint does not lint"
                 )
                 continue

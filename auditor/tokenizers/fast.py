@@ -1,10 +1,11 @@
 """Exact fast encoding for tiktoken-native vocabularies (Qwen, cl100k, o200k, Llama 3).
 
 These built-ins are byte-level BPEs rebuilt from tiktoken ranks (`convert.tokenizer_from_ranks`),
-so `tiktoken` over the same ranks, split regex and special tokens gives the same ids, about
-twice as fast per string as `tokenizers`. Only ASCII texts take this path: there NFC (Qwen's
-normalizer) is the identity and each byte is one character, so character offsets are the
-running byte lengths of the tokens. Everything else, and every vocabulary without a rank
+so `tiktoken` over the same ranks, split regex and special tokens gives the same ids, for a
+sixth of the CPU `tokenizers` spends per text (on one core, against `tokenizers`' batch on all
+of them), once built: a run builds it only for a batch of FAST_MIN_TEXTS or more. Only ASCII
+texts take this path: there NFC (Qwen's normalizer) is the identity and each byte is one
+character, so character offsets are the running byte lengths of the tokens. Everything else, and every vocabulary without a rank
 source, stays with `tokenizers`. tests/test_fast_encoding.py compares ids and offsets with the
 `tokenizers` build on every text a corpus run encodes; `tiktoken` missing means no fast path.
 """
@@ -18,9 +19,12 @@ from itertools import accumulate
 
 from auditor.tokenizers import convert
 
-# A bulk batch smaller than this stays with `tokenizers`: building the tiktoken encoder costs
-# about as much as encoding a few thousand strings (a one-file pre-commit run never pays it).
-FAST_MIN_TEXTS = 3000
+# A bulk batch smaller than this stays with `tokenizers`. Building the tiktoken encoder (reading
+# the ranks, then tiktoken's own tables) costs 0.2-0.3 s; it then encodes a text in a sixth of
+# the CPU `tokenizers` spends, but `tokenizers` batches on every core: on 2 cores the build pays
+# from about 50,000 texts (benchmarks/lint_user.py: the 100k-option enum wins, the corpus's
+# 29,000 texts and the 10k enum lose).
+FAST_MIN_TEXTS = 50_000
 
 RankSource = Callable[[], tuple[dict[bytes, int], str]]  # () → (mergeable ranks, split regex)
 

@@ -19,6 +19,7 @@ from tokenizers import Tokenizer
 from auditor.cachedir import cache_dir  # noqa: F401  (re-exported)
 from auditor.errors import TokenizerError
 from auditor.netpolicy import network_policy
+from auditor.paths import resolve_path
 from auditor.tokenizers import convert, fast
 from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     ALIASES,
@@ -179,13 +180,11 @@ class LoadedTokenizer:
                 if text in want:
                     spans[text] = enc.offsets
 
-    def warm(self, fast_encoder: bool) -> None:
-        """Build the lazy parts every encoding reads (special tokens, unknown id, id objects;
-        the fast encoder too when asked), so processes forked afterwards share one copy. The
-        vocabulary size is left: only a report reads it."""
+    def warm(self) -> None:
+        """Build the lazy parts every encoding reads (special tokens, unknown id, id objects),
+        so processes forked afterwards share one copy. The vocabulary size is left: only a
+        report reads it; the fast encoder too: a worker builds it for a batch that pays for it."""
         self.special_tokens, self.unk_id, self._id_objects, self._special_search, self._cuts  # noqa: B018
-        if fast_encoder:
-            self.fast_encoder  # noqa: B018
 
     @cached_property
     def _id_objects(self) -> list[int]:
@@ -302,6 +301,7 @@ def _load_path(path: Path, tiktoken_pattern: str | None = None) -> Tokenizer:
     if suffix == ".tiktoken":
         choice = tiktoken_pattern or convert.default_tiktoken_pattern(_line_count(path))
         regex = convert.resolve_pattern(choice)
+        convert.probe_patterns([regex], f"--tiktoken-pattern for {path}")
         return cached_conversion(path, "tiktoken", lambda: convert.tokenizer_from_tiktoken(path, regex),
                                  variant=regex)
     if suffix == ".model" or ".model." in path.name:
@@ -317,6 +317,10 @@ def _line_count(path: Path) -> int:
 
 
 def _load_json(path: Path) -> Tokenizer:
+    try:
+        convert.probe_patterns(convert.json_regexes(path), str(path))
+    except OSError as exc:
+        raise TokenizerError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
         return read_tokenizer_file(path)
     except Exception as exc:
@@ -371,7 +375,7 @@ def load_tokenizer(spec: str, allow_download: bool = False,
         tok, source = builtin.load()
         return LoadedTokenizer(id=name, source=source, hf=tok, rank_source=builtin.rank_source(),
                                declared_vocab_size=builtin.vocab_size, split_pattern=builtin.pattern)
-    path = Path(spec).expanduser()
+    path = resolve_path(spec, "tokenizer")  # ~ expanded; a name too long is one line
     if path.exists():
         return LoadedTokenizer(id=path.name or spec, source=str(path),
                                hf=_load_path(path, tiktoken_pattern))

@@ -199,3 +199,11 @@ def chat_template_for(tokenizer: LoadedTokenizer) -> ChatTemplate | None:
     if path.suffix.lower() == ".gguf":
         return _gguf_template(path)
     return _folder_template(path if path.is_dir() else path.parent)
+
+
+def shipped_chat_template(tokenizer: LoadedTokenizer) -> ChatTemplate | None:
+    """chat_template_for, found once per loaded tokenizer."""
+    derived = tokenizer.derived
+    if "chat template" not in derived:
+        derived["chat template"] = chat_template_for(tokenizer)
+    return derived["chat template"]

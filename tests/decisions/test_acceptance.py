@@ -99,3 +99,33 @@ def test_unknown_engine_is_a_usage_error(engine):
 
     with pytest.raises(UsageError, match="unknown engine"):
         auditor.lint(sglang([{"name": "a"}, {"name": "b"}]), engine=engine + "x")
+
+
+MALFORMED = [
+    {"state": "s", "questions": {"q": {"type": "choice", "criteria": ["a", "b"]}}},
+    {"state": "s", "questions": {"q": {"type": "choice", "criteria": None}}},
+    {"state": "s", "questions": {"q": {"type": "score", "criteria": {"a": 1}}}},
+    {"state": "s", "questions": {"q": {"type": "score", "criteria": [{"x": 1}, None, 3, True]}}},
+    {"state": "s", "questions": {"q": {"type": "noul", "criteria": "yes"}}},
+    {"state": "s", "questions": {"q": {"type": "noul", "criteria": {"true": 1, "maybe": 2}}}},
+    {"input": "x", "questions": [{"type": "choice", "choices": "abc"}]},
+    {"input": "x", "questions": [{"type": "choice", "choices": [1, "a", None, {"value": {"a": 1}}]}]},
+    {"input": "x", "questions": [{"type": "score", "levels": [{"label": None}, "x"]}]},
+    {"input": "x", "questions": [{"id": 5, "type": "yes_no", "question": {"a": [1]}}]},
+    {"input": "x", "questions": [{"id": "a", "type": "choice", "question": "q",
+                                  "options": [{"name": 3}, {"name": None}, "bare", {"description": "d"}]}]},
+    {"state": "s", "questions": {"": {"type": "choice", "criteria": {"": 1, " ": 2}}}},
+]
+
+
+@pytest.mark.parametrize("engine", [None, "sglang-decisions", "sglang-systemone", "llamacpp-openjev", "gather"])
+def test_malformed_requests_are_linted_without_internal_errors(engine):
+    for body in MALFORMED:
+        result = auditor.lint(body, engine=engine)
+        assert not result.errors
+        assert [f.message for f in result.findings if f.code == "PCD999"] == [], body
+
+
+def test_a_choice_without_criteria_is_a_limit_finding():
+    (found,) = findings(MALFORMED[1], "sglang-systemone", "PCD100")
+    assert "0 options" in found.message

@@ -18,6 +18,7 @@ from auditor.pcd.labels import (
     label_context,
     labels_for,
     render_prompt,
+    request_state,
 )
 from auditor.tokenizers import load_tokenizer
 from auditor.tokenizers.builtins import BUILTINS
@@ -172,7 +173,7 @@ def test_lev_skips_codes_and_shifts_later_labels():
     assert report.labels[34:36] == ("AI", "AK")
     skipped = {c.label: c for c in report.failures}
     assert skipped["AJ"].ids == (49, 58) and skipped["AJ"].pieces == ("A", "J")
-    assert "shifts" in skipped["AJ"].why
+    assert "skipped, option 36 gets 'AK' instead" in skipped["AJ"].why and skipped["AJ"].option == 35
     assert check_labels(ROWS["llamacpp-lev"], TEAM, tokenizer).viable  # A, B, C: nothing skipped
     assert tokenizer.encode("AK") == [26291]
 
@@ -191,7 +192,11 @@ def test_systemone_pairs_above_26_keep_only_single_tokens(mistral):
     question = DecisionQuestion("choice", tuple(f"o{i}" for i in range(40)))
     report = check_labels(ROWS["sglang-systemone"], question, tokenizer, template)
     assert report.labels[:5] == ("AA", "AB", "AC", "AD", "AF")
-    assert report.viable and report.usable is not None and report.usable >= 40
+    assert report.usable is not None and report.usable >= 40
+    skipped = {c.label: c for c in report.failures}
+    assert "AE" in skipped and "option 5 gets 'AF' instead" in skipped["AE"].why
+    assert skipped["AE"].consequence.startswith("the engine skips the code")
+    assert all(c.viable for c in report.checks if c.option is not None and c.label in report.labels)
 
 
 def test_without_a_template_labels_are_checked_after_a_newline():
@@ -283,5 +288,97 @@ def test_labels_of_request_sites(qwen):
     ]
     assert [r.labels for r in reports] == [("A", "B", "C"), ("0", "1", "2"), ("yes", "no")]
     assert all(r.viable for r in reports)
+    state = request_state(model.document.data, model.sites[0])
+    assert state.startswith("I've been trying to connect my Stripe account")
+    prompt = render_prompt(
+        ROWS["sglang-decisions"], decision_question(model.sites[0], state), tokenizer, template
+    )
+    assert prompt.text.startswith(f"<|im_start|>user\n{state}\n\nQuestion: Which team should handle")
     score = decision_question(model.sites[1])
     assert score.options == ("Calm", "Frustrated but civil", "Very angry")
+
+
+REQUEST = {
+    "input": "My card was charged twice.",
+    "questions": [
+        {
+            "id": "team",
+            "type": "choice",
+            "question": "Which team?",
+            "options": [{"name": "billing"}, {"name": "sales"}],
+        }
+    ],
+}
+
+
+def test_check_with_chat_template_file(tmp_path):
+    """`check --chat-template FILE`: SmolLM2 in a template ending in a blank line fails its
+    labels under SGLang (exit 1, the label and its tokens named); in its own template it passes;
+    a missing file or invalid Jinja is one line and exit 2."""
+    from support import run_cli
+
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(REQUEST))
+    template = tmp_path / "think.jinja"
+    template.write_text(builtin_chat_template("qwen3.6").source)
+    args = ["check", "-t", "smollm2", "--engine", "sglang-decisions", "-f", "json", str(request)]
+    done = run_cli(*args, "--chat-template", str(template))
+    assert done.returncode == 1, done.stderr
+    (finding,) = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "PCD106"]
+    assert "'A' after" in finding["message"] and "['\\n', '\\n', 'A']" in finding["message"]
+    assert finding["data"]["template"] == str(template)
+    assert finding["data"]["failures"][0]["tokens"] == ["\n", "\n", "A"]
+    own = run_cli(*args)
+    assert own.returncode == 0 and not [
+        f for f in json.loads(own.stdout)["findings"] if f["code"] == "PCD106"
+    ]
+    bad = tmp_path / "bad.jinja"
+    bad.write_text("{% for %}")
+    for path, says in ((bad, "not valid Jinja"), (tmp_path / "none.jinja", "no such file")):
+        done = run_cli(*args, "--chat-template", str(path))
+        assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_no_template_is_said_once_per_tokenizer(tmp_path):
+    from support import run_cli
+
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(REQUEST))
+    done = run_cli("check", "-t", "cl100k", "-t", "qwen2.5", "--engine", "sglang-decisions", str(request))
+    notes = [
+        line
+        for line in done.stdout.splitlines() + done.stderr.splitlines()
+        if "ships no chat template" in line
+    ]
+    assert len(notes) == 1 and "cl100k" in notes[0], done.stdout + done.stderr
+
+
+def test_llamacpp_renders_the_ggufs_systemone_template(qwen):
+    """llama.cpp gives the GGUF's `systemone` template the question as globals (lev: each
+    option's kept code as `label`); a tiny template stands in for a decision GGUF's here."""
+    from auditor.tokenizers.templates import ChatTemplate
+
+    tokenizer, _ = qwen
+    systemone = (
+        "{{ state }}|{{ instructions }}|{% for o in options %}{{ o.label }}={{ o.key }}"
+        "{% if o.description %}:{{ o.description }}{% endif %};{% endfor %}"
+    )
+    template = ChatTemplate("", "decision.gguf (GGUF)", systemone=systemone)
+    prompt = render_prompt(ROWS["llamacpp-lev"], TEAM, tokenizer, template)
+    assert prompt.text == (
+        "My card was charged twice.|Which team should handle this ticket?|"
+        "A=billing:Payment or subscription issues;B=technical;C=sales:Pricing questions;"
+    )
+    assert render_prompt(ROWS["llamacpp-lev"], TEAM, tokenizer, None).text is None
+
+
+def test_intern_decision_symbols_checked_alone(mistral):
+    """Intern-Decision's 62 symbols must each be one token alone: Mistral v3 writes the digits
+    as '▁' + digit, so such a checkpoint is not served as a decision model; llama.cpp's openjev
+    (letters only) loads."""
+    tokenizer, template = mistral
+    report = check_labels(ROWS["sglang-intern-decision"], TEAM, tokenizer, template)
+    assert len(report.checks) == 62 and [c.label for c in report.failures] == list("0123456789")
+    assert report.failures[0].ids == (29473, 29502)
+    assert report.consequence == "the server will not serve the model as a decision model"
+    assert check_labels(ROWS["llamacpp-openjev"], TEAM, tokenizer, template).viable

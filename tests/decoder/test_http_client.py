@@ -248,6 +248,13 @@ def test_a_server_that_echoes_the_key_does_not_get_it_printed():
     assert "HTTP 401: bad key ***" in text and caught.value.server_message == "bad key ***"
 
 
+def test_a_non_json_answer_that_echoes_the_key_does_not_get_it_printed():
+    server = FaultServer(lambda seen: json_reply(f"<html>your key {KEY}</html>"))
+    with server, client(server.url) as http, pytest.raises(HttpError) as caught:
+        http.get_json("models")
+    assert "your key ***" in one_line(caught.value)
+
+
 @pytest.mark.parametrize(
     ("body", "says"),
     [

@@ -234,6 +234,7 @@ MALFORMED = {
         _raw(lambda text: text.replace('"created": 0', '"created": ' + "[" * 50_000 + "]" * 50_000).encode()),
         "nested too deeply",
     ),
+    "key-echoed-as-a-logprob": (_set_last_logprob(KEY), "is a string '***'; expected a log-prob"),
     "too-many-choices": (lambda a: {**a, "choices": a["choices"] * 2}, "wrong number of choices"),
 }
 
@@ -257,6 +258,7 @@ def test_a_malformed_completions_answer_is_one_line_exit_2(case, tokenizer_dir, 
         ('{"data": {"id": "smollm2"}}', "data is an object; expected a list"),
         ('{"data": [{"id": 12}]}', "data[0].id is an integer 12; expected a string"),
         ('{"data": [{"id": "a"}, {"id": "b"}]}', "serves 2 models ('a', 'b'): pass --model NAME"),
+        (json.dumps({"data": [{"id": KEY}, {"id": "b"}]}), "serves 2 models ('***', 'b'): pass --model NAME"),
     ],
 )
 def test_a_malformed_models_answer_is_one_line_exit_2(models, says, tokenizer_dir, write_schema, tmp_path):
@@ -325,3 +327,148 @@ def test_endless_429_is_bounded(tokenizer_dir, write_schema, tmp_path):
         result, _ = run_verify(write_schema(SCHEMA), server.url, directory, tmp_path, "--retries", "10")
     assert_one_line_exit_2(result, "HTTP 429 after 11 tries")
     assert len(server.seen) == 11
+
+
+def test_the_server_backend_runs_without_torch(tokenizer_dir, write_schema, tmp_path):
+    """No model runs in-process with --backend openai, so torch is not needed (it is hidden here)."""
+    import os
+    import subprocess
+    import sys
+
+    directory, loaded = tokenizer_dir
+    hide = tmp_path / "hide-torch"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['torch'] = None\n")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(hide), os.environ.get("PYTHONPATH", "")]),
+        "PCDLINT_FAULT_KEY": KEY,
+    }
+    with completions_server(loaded.decode) as server:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "auditor",
+                "verify",
+                str(write_schema(SCHEMA)),
+                "--backend",
+                "openai",
+                "--base-url",
+                server.url,
+                "--tokenizer",
+                str(directory),
+                "--quiet",
+                "--api-key-env",
+                "PCDLINT_FAULT_KEY",
+                "-f",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    assert result.returncode in (0, 1), result.stderr
+    assert json.loads(result.stdout)["verify"][0]["server"]["requests"] >= 1
+    assert KEY not in result.stdout + result.stderr
+
+
+def _context_cases(tmp_path):
+    invalid = tmp_path / "latin1.txt"
+    invalid.write_bytes("Rechnung über 40 kg".encode("latin-1"))
+    big = tmp_path / "big.txt"
+    with big.open("wb") as handle:
+        handle.truncate(4 * 1024 * 1024 + 1)  # sparse: no disk used
+    return {
+        "dev-zero": ("@/dev/zero", "not a regular file"),
+        "directory": (f"@{tmp_path}", "not a regular file"),
+        "invalid-utf8": (f"@{invalid}", "not UTF-8 (byte 9)"),
+        "unknown-user": ("@~pcdlint-no-such-user/ctx.txt", "not a usable path"),
+        "name-too-long": ("@" + str(tmp_path / ("x" * 5000)), "cannot read (File name too long)"),
+        "missing": (f"@{tmp_path / 'missing.txt'}", "cannot read (No such file or directory)"),
+        "too-big": (f"@{big}", "4194305 bytes, over the limit of 4194304 bytes"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["dev-zero", "directory", "invalid-utf8", "unknown-user", "name-too-long", "missing", "too-big"]
+)
+def test_a_bad_context_file_is_one_line_exit_2(case, tokenizer_dir, write_schema, tmp_path):
+    directory, _ = tokenizer_dir
+    value, says = _context_cases(tmp_path)[case]
+    with FaultServer(lambda seen: json_reply("{}", 500)) as server:
+        result, _ = run_verify(write_schema(SCHEMA), server.url, directory, tmp_path, "--context", value)
+    assert_one_line_exit_2(result, says)
+    assert server.seen == []  # refused before any request
+
+
+def test_a_fifo_context_is_refused_without_hanging(tokenizer_dir, write_schema, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    directory, _ = tokenizer_dir
+    fifo = tmp_path / "context.fifo"
+    os.mkfifo(fifo)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor",
+            "verify",
+            str(write_schema(SCHEMA)),
+            "--backend",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--tokenizer",
+            str(directory),
+            "--context",
+            f"@{fifo}",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and result.stderr.strip().endswith("not a regular file"), result.stderr
+
+
+def test_a_prompt_longer_than_the_served_context_is_an_error(tokenizer_dir, write_schema, tmp_path):
+    directory, loaded = tokenizer_dir
+    models = json.dumps({"object": "list", "data": [{"id": "smollm2", "max_model_len": 64}]})
+    with completions_server(loaded.decode, models=models) as server:
+        result, _ = run_verify(write_schema(SCHEMA), server.url, directory, tmp_path)
+    line = assert_one_line_exit_2(result, "more than the model's context of 64 tokens")
+    assert "shorten --context" in line
+    assert [seen.path for seen in server.seen] == ["/v1/models"]  # nothing scored past the context
+
+
+def test_a_trickling_server_is_bounded_by_timeout(tokenizer_dir, write_schema, tmp_path):
+    import itertools
+    import time
+
+    directory, _ = tokenizer_dir
+    trickle = Reply(200, {"Content-Type": "application/json"}, itertools.repeat(b" ", 400), pause=0.05)
+    with FaultServer(lambda seen: trickle) as server:
+        started = time.monotonic()
+        result, _ = run_verify(write_schema(SCHEMA), server.url, directory, tmp_path, "--timeout", "1")
+        elapsed = time.monotonic() - started
+    assert_one_line_exit_2(result, "no complete answer within the deadline of 1 s (--timeout)")
+    assert elapsed < 15  # the trickle alone lasts 20 s
+
+
+def test_an_endless_body_is_cut_at_the_cap(tokenizer_dir, write_schema, tmp_path):
+    import resource
+
+    directory, _ = tokenizer_dir
+    chunk = b" " * (1 << 20)
+    endless = Reply(200, {"Content-Type": "application/json"}, (chunk for _ in range(1600)))  # 1.6 GB at most
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with FaultServer(lambda seen: endless) as server:
+        result, _ = run_verify(
+            write_schema(SCHEMA), server.url, directory, tmp_path, "--max-response-bytes", "2097152"
+        )
+    assert_one_line_exit_2(result, "the answer passed the cap of 2097152 bytes (--max-response-bytes)")
+    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024 < 200  # MiB

@@ -16,7 +16,7 @@ SCORES = ("option-names", "labels")
 LABEL_CHECKS = ("request", "model-load", "skip-codes", "startup", "none")
 PROMPTS = ("sglang-chat", "llamacpp-systemone", "llm2jev", "intern-decision", "closed")
 UNKNOWN_FIELDS = ("refused", "questions", "ignored")
-REQUIREMENTS = ("state", "instructions", "noul-text")
+REQUIREMENTS = ("state", "instructions", "noul-text", "nonblank", "nonblank-levels", "unique-ids")
 SHAPES = ("systemone", "openai-decisions", "sglang-decisions")
 # a question kind (auditor.schema.decisions) → the row column holding its limits and labels
 LIMIT_COLUMN = {"choice": "options", "score": "levels", "binary": None}
