@@ -138,8 +138,8 @@ def _reversed(body: dict) -> dict:
     return reordered_body(body, orders) if orders else {}
 
 
-def _score_one(engine, body: dict) -> dict:
-    """{question: probabilities in request order} or {"error": one line}."""
+def _score_one(engine, body: dict, keys: dict[str, list[str]]) -> dict:
+    """{question: probabilities in the original request's key order} or {"error": one line}."""
     try:
         answers = read_answers(body, engine.decide(body))
     except DecisionRefused as exc:
@@ -150,8 +150,32 @@ def _score_one(engine, body: dict) -> dict:
     for answer in answers:
         if answer.probabilities is None:
             return {"error": f"no probabilities for question {answer.name!r}"}
-        out[answer.name] = answer.probabilities
+        # a reordered body lists keys as displayed: realign with the original order
+        out[answer.name] = [answer.probability_of(key) or 0.0 for key in keys[answer.name]]
     return {"answers": out}
+
+
+def _to_cache(answers: dict[str, list[float]]) -> list[dict]:
+    """The cache's line shape (auditor.eval.cache): one object per question."""
+    return [{"question": qid, METHOD: probs} for qid, probs in answers.items()]
+
+
+def _from_cache(blocks, keys: dict[str, list[str]], variant: str) -> dict[str, list[float]] | None:
+    """Cached answers when they hold a probability per key of every question asked; else None
+    (the row is asked again)."""
+    if not isinstance(blocks, list):
+        return None
+    answers = {}
+    for block in blocks:
+        probs = block.get(METHOD) if isinstance(block, dict) else None
+        qid = block.get("question") if isinstance(block, dict) else None
+        if qid not in keys or not isinstance(probs, list) or len(probs) != len(keys[qid]):
+            return None
+        if not all(type(p) in (int, float) and 0.0 <= p <= 1.0 for p in probs):
+            return None
+        answers[qid] = [float(p) for p in probs]
+    wanted = set(keys) if variant == "original" else None
+    return answers if answers and (wanted is None or set(answers) == wanted) else None
 
 
 def score_rows(
@@ -164,13 +188,14 @@ def score_rows(
 ) -> dict[tuple[str, str], dict]:
     """Every (variant, row) answered, from the cache or with at most ``concurrency`` in flight."""
     bodies = {"original": body, "reversed": _reversed(body)}
+    keys = {qid: question_keys(q) for qid, q in body["questions"].items()}
     results: dict[tuple[str, str], dict] = {}
     todo = []
     for variant in variants:
         for row in rows:
             if (variant, row.key) in results:
                 continue
-            cached = cache.get(variant, row.key)
+            cached = _from_cache(cache.get(variant, row.key), keys, variant)
             if cached is not None:
                 results[(variant, row.key)] = {"answers": cached, "cached": True}
             elif bodies[variant]:
@@ -189,7 +214,9 @@ def score_rows(
                     if item is None:
                         break
                     variant, row = item
-                    pending[pool.submit(_score_one, engine, {**bodies[variant], "state": row.state})] = item
+                    pending[
+                        pool.submit(_score_one, engine, {**bodies[variant], "state": row.state}, keys)
+                    ] = item
                 if not pending:
                     break
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -198,7 +225,7 @@ def score_rows(
                     result = future.result()
                     results[(variant, row.key)] = result
                     if "answers" in result:
-                        cache.put(variant, row.key, result["answers"])
+                        cache.put(variant, row.key, _to_cache(result["answers"]))
                     tick(1)
         except KeyboardInterrupt:
             for future in pending:
@@ -255,7 +282,13 @@ def run_decision_eval(
 ) -> dict:
     """Answer every row (through the cache) and build the JSON report (version 1, kind "decisions")."""
     identity = engine.identity()
-    material = {"kind": REPORT_KIND, "backend": identity, "request": fingerprint(body)}
+    # probabilities are cached in the request's key order (a reordered variant's realigned)
+    material = {
+        "kind": REPORT_KIND,
+        "order": "request-keys",
+        "backend": identity,
+        "request": fingerprint(body),
+    }
     cache = ScoreCache(options.cache_dir, material)
     variants = ["original"] + (["reversed"] if "order" in options.perturb else [])
     results = score_rows(engine, body, rows, cache, variants, options)

@@ -184,3 +184,26 @@ def test_static_verdict_reads_refusal_statuses_within_the_request():
     )
     (extra,) = compare_static_live(first, None)
     assert extra["pcdlint"] == "refuse" and extra["server"] == "accept" and "PCD100" in extra["message"]
+
+
+def test_eval_perturbation_counts_flips_in_the_request_key_order(tmp_path):
+    """An engine that always answers the option shown last flips every row when the options are
+    reversed; the reversed answers are realigned with the request's keys before comparing."""
+    from auditor.eval.decisions import DecisionEvalOptions, DecisionRow, run_decision_eval
+
+    class LastShown(_Fixed):
+        def identity(self):
+            return {"backend": "fixed"}
+
+    body = {"state": "", "questions": {"pick": BODY["questions"]["pick"], "yes": {"type": "noul"}}}
+    rows = [DecisionRow(i, f"r{i}", f"state {i}", {"pick": i % 3, "yes": 0}) for i in range(6)]
+    options = DecisionEvalOptions(concurrency=2, perturb=("order",), cache_dir=tmp_path)
+    report = run_decision_eval(LastShown(), body, rows, options, request_path="r.json", data_path="d.jsonl")
+    pick, yes = report["questions"]
+    assert pick["perturbation"]["order"] == {"rows": 6, "flips": {"served": 6}}
+    assert yes["perturbation"] == {}
+    assert [p["answers"]["pick"] for p in report["predictions"]] == ["c"] * 6
+    assert pick["methods"]["served"]["correct"] == 2  # the rows whose gold is c
+    assert report["cache"]["scored"] == 12 and report["failed"] == []
+    again = run_decision_eval(LastShown(), body, rows, options, request_path="r.json", data_path="d.jsonl")
+    assert again["cache"]["hits"] == 12 and again["questions"] == report["questions"]
