@@ -9,6 +9,7 @@ option-order probe (``auditor.decoder.orderprobe``).
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,6 +161,18 @@ def decision_engine(verify_opts: dict, engine_name: str | None, route: str, allo
     return Llm2jevEngine(loaded)
 
 
+@contextmanager
+def _redacted(engine):
+    """A DecoderError quoting a server's answer, with the API key masked."""
+    from auditor.decoder.errors import DecoderError
+
+    try:
+        yield
+    except DecoderError as exc:
+        redact = getattr(engine, "redact", None)
+        raise DecoderError(redact(str(exc)) if redact is not None else str(exc)) from None
+
+
 def static_findings(paths: list[str], engine_name: str, engine) -> dict[str, list]:
     """pcdlint's findings under ``--engine`` per file (lint with the model's tokenizer when the
     model runs here, else the default tokenizer: the refusal rules read counts and fields)."""
@@ -210,7 +223,7 @@ def verify_decisions(
     for item in requests:
         decision, refused = None, None
         try:
-            with progress.stage(f"decide {Path(item.path).name}"):
+            with progress.stage(f"decide {Path(item.path).name}"), _redacted(engine):
                 decision = probe_request(
                     engine, item.body, mode=decision_opts["probe"], orders=decision_opts["orders"]
                 )
@@ -239,20 +252,53 @@ def verify_decisions(
 
 
 EVAL_OPTIONS = [
-    click.option("--base-url", metavar="URL", help="--backend systemone: the server root, e.g. http://127.0.0.1:8080."),
-    click.option("--route", metavar="PATH", default="/v1/systemone", show_default=True,
-                 help="--backend systemone: the path after --base-url."),
-    click.option("--api-key-env", metavar="VAR", default="OPENAI_API_KEY", show_default=True,
-                 help="Environment variable holding the server's API key (unset: no key sent; never printed)."),
-    click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
-                 help="--backend systemone: requests in flight at once."),
-    click.option("--timeout", "timeout_s", type=click.FloatRange(1, 3600), default=120.0, show_default=True,
-                 help="--backend systemone: seconds per request."),
-    click.option("--retries", type=click.IntRange(0, 10), default=3, show_default=True,
-                 help="--backend systemone: retries of a 429, 5xx or lost connection, with backoff that "
-                      "honours Retry-After; a row still failing is reported, not dropped."),
-    click.option("--retry-after-cap", type=click.FloatRange(0, 3600), default=60.0, show_default=True,
-                 help="--backend systemone: the longest Retry-After wait honoured (seconds)."),
+    click.option(
+        "--base-url", metavar="URL", help="--backend systemone: the server root, e.g. http://127.0.0.1:8080."
+    ),
+    click.option(
+        "--route",
+        metavar="PATH",
+        default="/v1/systemone",
+        show_default=True,
+        help="--backend systemone: the path after --base-url.",
+    ),
+    click.option(
+        "--api-key-env",
+        metavar="VAR",
+        default="OPENAI_API_KEY",
+        show_default=True,
+        help="Environment variable holding the server's API key (unset: no key sent; never printed).",
+    ),
+    click.option(
+        "--concurrency",
+        type=click.IntRange(1, 64),
+        default=4,
+        show_default=True,
+        help="--backend systemone: requests in flight at once.",
+    ),
+    click.option(
+        "--timeout",
+        "timeout_s",
+        type=click.FloatRange(1, 3600),
+        default=120.0,
+        show_default=True,
+        help="--backend systemone: seconds per request.",
+    ),
+    click.option(
+        "--retries",
+        type=click.IntRange(0, 10),
+        default=3,
+        show_default=True,
+        help="--backend systemone: retries of a 429, 5xx or lost connection, with backoff that "
+        "honours Retry-After; a row still failing is reported, not dropped.",
+    ),
+    click.option(
+        "--retry-after-cap",
+        type=click.FloatRange(0, 3600),
+        default=60.0,
+        show_default=True,
+        help="--backend systemone: the longest Retry-After wait honoured (seconds).",
+    ),
 ]
 EVAL_KEYS = ("base_url", "route", "api_key_env", "concurrency", "timeout_s", "retries", "retry_after_cap")
 
@@ -271,9 +317,22 @@ def eval_options(func):
     return wrapper
 
 
-def eval_decisions(request_path: str, data_path: str, served_opts: dict, *, model: str | None, holdout: float,
-                   seed: int, perturb: tuple[str, ...], limit: int | None, cache_dir, output_format: str,
-                   output: str | None, output_json: str | None, quiet: bool) -> bool:
+def eval_decisions(
+    request_path: str,
+    data_path: str,
+    served_opts: dict,
+    *,
+    model: str | None,
+    holdout: float,
+    seed: int,
+    perturb: tuple[str, ...],
+    limit: int | None,
+    cache_dir,
+    output_format: str,
+    output: str | None,
+    output_json: str | None,
+    quiet: bool,
+) -> bool:
     """`eval --backend systemone`: the request's questions on labeled rows, through the server.
     Returns whether a row failed (after the client's retries)."""
     from auditor.cli.common import write_output
@@ -288,35 +347,57 @@ def eval_decisions(request_path: str, data_path: str, served_opts: dict, *, mode
     )
 
     if not served_opts["base_url"]:
-        raise UsageError("--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)")
+        raise UsageError(
+            "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)"
+        )
     if output_format == "html":
         raise UsageError("-f html is for schema evals; a decision eval writes text or json")
     requests = load_requests([request_path], None)
     if len(requests) != 1:
-        raise UsageError(f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one")
+        raise UsageError(
+            f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one"
+        )
     body = requests[0].body
     rows = load_decision_rows(data_path, body)
     if limit:
         rows = rows[:limit]
-    client = HttpClient(served_opts["base_url"], api_key=api_key_from_env(served_opts["api_key_env"]),
-                        connect_timeout=min(served_opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
-                        read_deadline=served_opts["timeout_s"], retries=served_opts["retries"],
-                        retry_after_cap=served_opts["retry_after_cap"],
-                        max_connections=served_opts["concurrency"])
+    client = HttpClient(
+        served_opts["base_url"],
+        api_key=api_key_from_env(served_opts["api_key_env"]),
+        connect_timeout=min(served_opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
+        read_deadline=served_opts["timeout_s"],
+        retries=served_opts["retries"],
+        retry_after_cap=served_opts["retry_after_cap"],
+        max_connections=served_opts["concurrency"],
+    )
     engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
-    options = DecisionEvalOptions(concurrency=served_opts["concurrency"], holdout=holdout, seed=seed,
-                                  perturb=perturb, cache_dir=cache_dir, progress=Progress(False if quiet else None))
+    options = DecisionEvalOptions(
+        concurrency=served_opts["concurrency"],
+        holdout=holdout,
+        seed=seed,
+        perturb=perturb,
+        cache_dir=cache_dir,
+        progress=Progress(False if quiet else None),
+    )
     try:
-        report = run_decision_eval(engine, body, rows, options, request_path=request_path, data_path=data_path)
+        report = run_decision_eval(
+            engine, body, rows, options, request_path=request_path, data_path=data_path
+        )
     except KeyboardInterrupt:
         where = "" if cache_dir is None else f"; rows answered so far are cached in {cache_dir}"
         click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
         raise SystemExit(130) from None
     finally:
         client.close()
-    text = render_decision_text(report) if output_format == "text" else json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    text = (
+        render_decision_text(report)
+        if output_format == "text"
+        else json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    )
     inputs = [request_path, data_path]
     write_output(text, output, inputs)
     if output_json:
-        write_output(json.dumps(report, indent=2, ensure_ascii=False) + "\n", output_json, inputs, flag="--output-json")
+        write_output(
+            json.dumps(report, indent=2, ensure_ascii=False) + "\n", output_json, inputs, flag="--output-json"
+        )
     return bool(report["failed"])

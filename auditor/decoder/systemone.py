@@ -170,6 +170,11 @@ class SystemOneBackend:
             raise DecoderError("the server's response is not a JSON object")
         return response
 
+    def redact(self, text: str) -> str:
+        """``text`` with the API key masked (a message quoting a server's answer may carry it)."""
+        redact = getattr(self.client, "redact", None)
+        return redact(text) if redact is not None else text
+
     @property
     def stats(self) -> dict:
         return dict(getattr(self.client, "stats", {}) or {})

@@ -145,7 +145,8 @@ def _score_one(engine, body: dict, keys: dict[str, list[str]]) -> dict:
     except DecisionRefused as exc:
         return {"error": f"refused ({exc.status}): {exc.message}"}
     except DecoderError as exc:
-        return {"error": str(exc)}
+        redact = getattr(engine, "redact", None)
+        return {"error": redact(str(exc)) if redact is not None else str(exc)}
     out = {}
     for answer in answers:
         if answer.probabilities is None:

@@ -207,3 +207,22 @@ def test_eval_perturbation_counts_flips_in_the_request_key_order(tmp_path):
     assert report["cache"]["scored"] == 12 and report["failed"] == []
     again = run_decision_eval(LastShown(), body, rows, options, request_path="r.json", data_path="d.jsonl")
     assert again["cache"]["hits"] == 12 and again["questions"] == report["questions"]
+
+
+def test_a_server_echoing_the_key_in_a_malformed_answer_is_masked():
+    from auditor.decoder.systemone import SystemOneBackend
+    from auditor.eval.decisions import _score_one
+
+    key = "sk-echoed-0123456789"
+
+    class Echo:
+        def post_json(self, path, body):
+            return {"answers": {"pick": {"choice": "a", "probabilities": {"a": key, "b": 0, "c": 0}}}}
+
+        def redact(self, text):
+            return text.replace(key, "***")
+
+    backend = SystemOneBackend(Echo(), "http://127.0.0.1:9")
+    body = {"state": "s", "questions": {"pick": BODY["questions"]["pick"]}}
+    result = _score_one(backend, body, {"pick": ["a", "b", "c"]})
+    assert "not a probability" in result["error"] and key[:12] not in result["error"]
