@@ -2,7 +2,9 @@
 
 For every engine: the enum fields (sites) with a finding of a per-engine rule (PCD001, PCD004,
 PCD013), the fields with at least one unreachable option, and the unreachable options by
-reason; for rlcd-mlx, every option lost to the prefix match or the 4-token budget.
+reason (the clause that decides each loss: see the engine modules' docstrings); for rlcd-mlx,
+every option lost to its greedy fallback (prefix match, budget, stop characters, strip, digit and
+first-choice fallbacks).
 
 Usage: python benchmarks/engine_losses.py [-t TOKENIZER] [CORPUS_DIR ...]
        (default: qwen2.5 over ../shared/corpus/{pcd-presets,json-schema,pcd-presets-other})
@@ -24,6 +26,7 @@ from auditor.tokenizers import load_tokenizer  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 DIRS = ("pcd-presets", "json-schema", "pcd-presets-other")
+FALLBACK = ("prefix-match", "budget", "stop-char", "strip", "digit-fallback", "first-choice-fallback")
 
 
 def main() -> None:
@@ -49,13 +52,13 @@ def main() -> None:
                 reasons.update(loss.reason for loss in losses)
                 if engine.name == "rlcd-mlx":
                     listed += [(result.model.path, site.field, loss) for loss in losses
-                               if loss.reason in ("prefix-match", "budget")]
+                               if loss.reason in FALLBACK]
                     capped = [loss for loss in losses if loss.reason == "option-cap"]
                     if capped:
                         refused.append((result.model.path, site.field, len(capped)))
         shown = ", ".join(f"{r} {n}" for r, n in sorted(reasons.items()))
         print(f"{engine.name:<14} {len(flagged):>18} {fields_lost:>16} {sum(reasons.values()):>11}  {shown}")
-    print(f"\nrlcd-mlx: options lost to the prefix match or the 4-token budget ({len(listed)}):")
+    print(f"\nrlcd-mlx: options lost to the greedy fallback ({len(listed)}):")
     for path, field, loss in listed:
         print(f"  {Path(path).name} {field}: {loss.option!r} → {loss.returned_option!r} ({loss.reason})")
     print(f"rlcd-mlx: fields refused for more than 255 options ({len(refused)}, "

@@ -52,7 +52,7 @@ def _normalise(value: str) -> str:
 
 @rule(code="PCD007", name="confusable-options", severity="warning", scope="file")
 def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
-    for site in file.sites:
+    for site in ctx.sites:
         local = at_site(ctx, site)
         options = site.options
         first: dict[tuple[bool, str], int] | None = None  # None: every option is a distinct string

@@ -36,7 +36,7 @@ from auditor.pcd import json_text
 def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
     # The common prefix is a string property, the same for every tokenizer: one finding, not one
     # per tokenizer.
-    for site in file.sites:
+    for site in ctx.sites:
         strings = [(i, json_text(o)) for i, o in enumerate(site.options) if isinstance(o, str)]
         if len(strings) < 2:
             continue

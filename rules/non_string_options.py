@@ -46,7 +46,7 @@ def _kind(value) -> str:
        opt_in_reason="advisory: literal options are scored as reliably as strings; "
                      "their collisions are PCD001's")
 def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
-    for site in file.sites:
+    for site in ctx.sites:
         literal = [i for i, o in enumerate(site.options) if not isinstance(o, str)]
         if not literal:
             continue

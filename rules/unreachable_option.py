@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.lint import Finding, RuleContext, rule
-from auditor.pcd import OPTION_CAP, TIE, SiteTokens
+from auditor.pcd import REFUSALS, TIE, SiteTokens
 
 MAX_LISTED = 3
 MAX_RELATED = 50
@@ -51,7 +51,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     data = {"engine": engine.name, "options": n, "reasons": sorted({loss.reason for loss in losses})}
     if ctx.details:  # per-option list: only outputs that show finding data want it
         data["unreachable"] = [loss.to_dict() for loss in losses]
-    if all(loss.reason == OPTION_CAP for loss in losses) and len(losses) == n:
+    if all(loss.reason in REFUSALS for loss in losses) and len(losses) == n:
         message = f"under {engine.name}: {losses[0].detail}: none of its {n} options can be returned"
         yield ctx.finding(message, data=data)
         return

@@ -165,3 +165,81 @@ def check_property(document: tuple[str, str], runner, cli, extra_args=(), json_r
                 for pointer in pair:
                     assert _resolves(data, pointer), (pointer, text[:300])
         return result.exit_code
+
+
+# -- server answers (issue 36): what a hostile or broken server may send back -------------------
+# Any JSON value, hostile numbers included (huge integers, NaN/inf, -0.0, booleans where numbers
+# belong), and raw bytes that are not JSON or not UTF-8.
+json_leaves = st.one_of(st.none(), st.booleans(), st.integers(-(10 ** 60), 10 ** 60),
+                        st.floats(allow_nan=True, allow_infinity=True), texts,
+                        st.sampled_from(["-0.5", "NaN", "", "0", "1e400"]))
+json_values = st.recursive(json_leaves, lambda children: st.one_of(
+    st.lists(children, max_size=4), st.dictionaries(texts, children, max_size=4)), max_leaves=10)
+raw_answers = st.one_of(
+    st.binary(max_size=80),
+    st.sampled_from([b"[" * 3000 + b"]" * 3000, b'{"n": ' + b"9" * 5000 + b"}", b'{"a": NaN}', b'{"a": -Infinity}',
+                     b'{"choices": "\xff\xfe"}', b"null", b"[]", b'{"answers": []}']),
+)
+
+
+def _mutate(value, draw, depth: int = 0):
+    """The value with at most one node (drawn along one path) replaced by any JSON value."""
+    if depth > 6 or not draw(st.booleans()):
+        return value
+    if isinstance(value, dict) and value:
+        key = draw(st.sampled_from(sorted(value)))
+        return {**value, key: _mutate(value[key], draw, depth + 1) if draw(st.booleans()) else draw(json_values)}
+    if isinstance(value, list) and value:
+        index = draw(st.integers(0, len(value) - 1))
+        copy = list(value)
+        copy[index] = _mutate(value[index], draw, depth + 1) if draw(st.booleans()) else draw(json_values)
+        return copy
+    return draw(json_values)
+
+
+def _encode(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False, allow_nan=True).encode("utf-8", "surrogatepass")
+
+
+@st.composite
+def completions_answers(draw) -> tuple[int, bytes]:
+    """(prompt count, answer bytes): an OpenAI completions answer with echo log-probs, often broken."""
+    count = draw(st.integers(1, 3))
+    if draw(st.integers(0, 9)) == 0:
+        return count, draw(raw_answers)
+    choices = []
+    for index in range(draw(st.sampled_from([count, count, count, count + 1]))):
+        tokens = draw(st.lists(texts, min_size=1, max_size=5))
+        logprobs = [None] + draw(st.lists(st.floats(max_value=0.0, allow_nan=False), min_size=len(tokens) - 1,
+                                          max_size=len(tokens) - 1))
+        choices.append({"index": index, "text": "".join(tokens), "finish_reason": "length",
+                        "logprobs": {"tokens": tokens, "token_logprobs": logprobs, "top_logprobs": None}})
+    answer = {"id": "cmpl", "object": "text_completion", "created": 0, "model": "m", "choices": choices}
+    return count, _encode(_mutate(answer, draw))
+
+
+@st.composite
+def system_one_answers(draw) -> tuple[dict, bytes]:
+    """(System One body, answer bytes): an ``answers`` object per question id, often broken."""
+    questions, answers = {}, {}
+    for number in range(draw(st.integers(1, 3))):
+        qid = f"q{number}"
+        kind = draw(st.sampled_from(["choice", "score", "noul"]))
+        if kind == "choice":
+            keys = draw(st.lists(st.sampled_from(["A", "B", "tea", "coffee", "x_1"]), min_size=2, max_size=4,
+                                 unique=True))
+            questions[qid] = {"type": "choice", "instructions": "pick", "criteria": dict.fromkeys(keys)}
+            probs = {key: draw(st.floats(0, 1)) for key in keys}
+            answers[qid] = {"choice": keys[0], "probabilities": probs}
+        elif kind == "score":
+            levels = draw(st.integers(2, 5))
+            questions[qid] = {"type": "score", "instructions": "rate", "criteria": ["level"] * levels}
+            answers[qid] = {"score": draw(st.floats(0, levels)),
+                            "probabilities": {str(i): draw(st.floats(0, 1)) for i in range(levels)}}
+        else:
+            questions[qid] = {"type": "noul", "instructions": "yes?"}
+            answers[qid] = {"noul": draw(st.floats(0, 1))}
+    body = {"state": "a document", "questions": questions}
+    if draw(st.integers(0, 9)) == 0:
+        return body, draw(raw_answers)
+    return body, _encode(_mutate({"answers": answers}, draw))

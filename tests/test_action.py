@@ -85,7 +85,33 @@ def test_uploads_sarif_written_by_the_lint_step():
     assert '--output-sarif "$sarif_file"' in run_script and "--format github" in run_script
 
 
-def _run_step(tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProcess, str, str]:
+def _outputs(text: str) -> dict[str, list[str]]:
+    """GITHUB_OUTPUT read as the runner reads it: `name=value` lines and `name<<DELIMITER`
+    blocks (the value is every line up to the delimiter line)."""
+    found: dict[str, list[str]] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            value = []
+            for body in lines:
+                if body == delimiter:
+                    break
+                value.append(body)
+            else:
+                raise AssertionError(f"unterminated output {name}")
+            found.setdefault(name, []).append("\n".join(value))
+        elif line:
+            name, value = line.split("=", 1)
+            found.setdefault(name, []).append(value)
+    return found
+
+
+def _run_step(tmp_path: Path, files: dict[str, str] | None = None,
+              **inputs: str) -> tuple[subprocess.CompletedProcess, str, str]:
+    for name, text in (files or {}).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
     (tmp_path / "bad.json").write_text(BAD, encoding="utf-8")
     (tmp_path / "clean.json").write_text(CLEAN, encoding="utf-8")
     (tmp_path / ".pcdlint.toml").write_text("", encoding="utf-8")
@@ -108,7 +134,7 @@ def test_step_annotates_and_summarises_findings(tmp_path):
     annotations = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
     assert any("bad.json" in line and "PCD001" in line for line in annotations), done.stdout
     assert (tmp_path / "out" / "pcdlint.sarif").is_file()
-    assert "exit-code=1" in outputs.splitlines() and "sarif-file=out/pcdlint.sarif" in outputs.splitlines()
+    assert _outputs(outputs) == {"exit-code": ["1"], "sarif-file": ["out/pcdlint.sarif"]}
     assert "failed (findings at or above `error`)" in summary
     assert "### 1 field with errors" in summary, summary
     assert re.search(r"^\| \w+ \| `bad\.json:1:\d+` \| qwen2\.5 \| PCD001 error[^|]* \| [^|]*share",
@@ -122,7 +148,7 @@ def test_step_passes_on_clean_files(tmp_path):
                                        PCDLINT_TOKENIZERS="qwen2.5, smollm2")
     assert done.returncode == 0, done.stderr
     assert "::error" not in done.stdout
-    assert "exit-code=0" in outputs.splitlines()
+    assert _outputs(outputs)["exit-code"] == ["0"]
     assert "**0 findings** — passed" in summary
 
 
@@ -131,7 +157,7 @@ def test_step_reports_usage_error(tmp_path):
     done, summary, outputs = _run_step(tmp_path, PCDLINT_PATHS="clean.json",
                                        PCDLINT_TOKENIZERS="no-such-tokenizer")
     assert done.returncode == 2
-    assert "exit-code=2" in outputs.splitlines()
+    assert _outputs(outputs) == {"exit-code": ["2"]}
     assert "did not produce a report (exit code 2)" in summary
 
 
@@ -140,7 +166,7 @@ def test_inputs_are_not_evaluated_by_the_shell(tmp_path):
                                  PCDLINT_TOKENIZERS="qwen2.5;touch pwned3")
     assert done.returncode == 2
     assert not any((tmp_path / name).exists() for name in ("pwned", "pwned2", "pwned3"))
-    assert "exit-code=2" in outputs.splitlines()
+    assert _outputs(outputs)["exit-code"] == ["2"]
 
 
 def test_summary_escapes_and_caps_rows():
@@ -175,3 +201,89 @@ def test_summary_one_row_per_field_with_errors_first():
     errors = text[text.index("### 1 field with errors"):text.index("<details>")]
     assert errors.count("| queue |") == 1 and "| PCD001 error, PCD002 warning | collide |" in errors
     assert "mood" not in errors and "| mood |" in text[text.index("<details>"):]
+
+
+def test_install_and_summary_never_import_from_the_workspace():
+    install = next(s for s in STEPS if "pip install" in s.get("run", ""))
+    assert install["run"].startswith("python -I -m pip install")
+    run_script = (REPO / "action" / "run.sh").read_text(encoding="utf-8")
+    assert '"$python" -I -m auditor.reporting.action_summary' in run_script
+    assert 'pcdlint "${args[@]}" -- "${paths[@]}"' in run_script
+    assert "rm -f" not in run_script  # nothing is deleted before pcdlint checks its outputs
+
+
+PLANTED = "import pathlib\npathlib.Path(__file__).resolve().parent.joinpath('PWNED').write_text('x')\n"
+
+
+@needs_sarif
+def test_step_runs_nothing_from_the_workspace(tmp_path):
+    """A repository holding modules named like the standard library, click or auditor itself
+    (each writes a marker when imported) is linted, never imported."""
+    planted = dict.fromkeys(("argparse.py", "click.py", "csv.py", "fnmatch.py", "orjson.py", "tomllib.py",
+                             "json.py", "re.py", "auditor/__init__.py", "auditor/reporting/__init__.py"), PLANTED)
+    done, summary, _ = _run_step(tmp_path, files=planted, PCDLINT_PATHS="bad.json")
+    assert done.returncode == 1, done.stderr
+    assert "### 1 field with errors" in summary
+    assert not list(tmp_path.rglob("PWNED"))
+
+
+@needs_sarif
+def test_inputs_split_on_newlines_too(tmp_path):
+    """A multi-line `paths` or `tokenizers` input: every line counts (not only the first)."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    done, summary, _ = _run_step(tmp_path / "a", PCDLINT_PATHS="clean.json\n  bad.json\n")
+    assert done.returncode == 1, done.stderr
+    assert "bad.json" in summary
+    done, _, outputs = _run_step(tmp_path / "b", PCDLINT_PATHS="clean.json",
+                                 PCDLINT_TOKENIZERS="qwen2.5\nno-such-tokenizer")
+    assert done.returncode == 2 and "no-such-tokenizer" in done.stderr
+    assert _outputs(outputs)["exit-code"] == ["2"]
+
+
+@needs_sarif
+def test_sarif_file_with_a_newline_cannot_inject_an_output(tmp_path):
+    done, _, outputs = _run_step(tmp_path, PCDLINT_PATHS="bad.json",
+                                 PCDLINT_SARIF_FILE="x.sarif\nexit-code=0")
+    assert done.returncode == 1, done.stderr
+    assert _outputs(outputs) == {"exit-code": ["1"], "sarif-file": ["x.sarif\nexit-code=0"]}
+
+
+@needs_sarif
+@pytest.mark.parametrize("paths", ["bad.json", "."])
+def test_sarif_file_equal_to_a_linted_file_is_refused_and_kept(tmp_path, paths):
+    done, summary, outputs = _run_step(tmp_path, PCDLINT_PATHS=paths, PCDLINT_SARIF_FILE="bad.json")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "refusing to overwrite an input file" in done.stderr
+    assert done.stdout == ""  # refused before any report, annotations included, is written
+    assert (tmp_path / "bad.json").read_text(encoding="utf-8") == BAD
+    assert _outputs(outputs) == {"exit-code": ["2"]}
+    assert "did not produce a report (exit code 2)" in summary
+
+
+def test_stale_sarif_is_not_reported_after_a_usage_error(tmp_path):
+    (tmp_path / "old.sarif").write_text('{"version": "2.1.0", "runs": []}', encoding="utf-8")
+    done, summary, outputs = _run_step(tmp_path, PCDLINT_PATHS="clean.json", PCDLINT_SARIF_FILE="old.sarif",
+                                       PCDLINT_TOKENIZERS="no-such-tokenizer")
+    assert done.returncode == 2
+    assert _outputs(outputs) == {"exit-code": ["2"]}
+    assert "did not produce a report" in summary
+
+
+def test_cache_key_is_built_from_sanitised_tokenizers(tmp_path):
+    key_step = _step(step_id="cache-key")
+    assert key_step["env"]["PCDLINT_TOKENIZERS"] == "${{ inputs.tokenizers }}"
+    cache_key = _step("actions/cache@")["with"]["key"]
+    assert "inputs." not in cache_key and "${{ steps.cache-key.outputs.key }}" in cache_key
+
+    def key(tokenizers: str) -> str:
+        outputs = tmp_path / "out.txt"
+        outputs.unlink(missing_ok=True)
+        subprocess.run(["bash", str(REPO / "action" / "cache-key.sh")], check=True, timeout=60,
+                       env=dict(os.environ, PCDLINT_TOKENIZERS=tokenizers, GITHUB_OUTPUT=str(outputs)))
+        return _outputs(outputs.read_text(encoding="utf-8"))["key"][0]
+
+    assert key("qwen2.5,smollm2") == "qwen2.5-smollm2"
+    assert key("qwen2.5, smollm2\n/models/tok.json") == "qwen2.5-smollm2-_models_tok.json"
+    hostile = key("a,b\nc*d $(x) \u00e9" + "z" * 600)
+    assert re.fullmatch(r"[A-Za-z0-9._-]{1,200}", hostile), hostile
+    assert key(" , ") == "none"

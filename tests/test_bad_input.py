@@ -263,14 +263,22 @@ def fifo_in_directory_skipped(tmp):
 
 
 def symlink_leaving_directory(tmp):
+    """A walk never follows a link out of the tree: a file or folder link leaving it is refused
+    (exit 2, one line each); the files inside are still linted."""
     (tmp / "d").mkdir()
-    outside = write(tmp / "outside.json", BAD)
+    (tmp / "outside").mkdir()
+    outside = write(tmp / "outside" / "o.json", BAD)
     (tmp / "d" / "link.json").symlink_to(outside)
     (tmp / "d" / "zero.json").symlink_to("/dev/zero")
+    (tmp / "d" / "folder").symlink_to(tmp / "outside")
     schema = write(tmp / "d" / "a.json", CLEAN)
-    return Case(["check", "d"], 0, None, [schema, outside],
-                lambda r, t: "0 findings in 1 file" in r.stdout.decode()
-                and r.stderr.decode().count("symlink leaves the linted directory") == 2)
+
+    def check(result, tmp):
+        err = result.stderr.decode()
+        assert "0 findings in 1 file" in result.stdout.decode()
+        assert err.count("symlink leaves the linted directory; refused") == 3, err
+        assert " PCD001 " not in result.stdout.decode()
+    return Case(["check", "d"], 2, None, [schema, outside], check)
 
 
 def dev_zero_input(tmp):
@@ -514,6 +522,170 @@ def html_template_text_in_file_name(tmp):
                 lambda r, t: "{{ 7*7 }}" in out.read_text() and ">49<" not in out.read_text())
 
 
+LONG = "a" * 5000
+LONG_NAME = "b" * 300 + ".json"
+
+
+def path_too_long(tmp):
+    schema = write(tmp / "s.json", BAD)
+    return Case(["check", LONG, schema], 2, "path too long (5,000 bytes; the limit is 4,095)", [schema],
+                lambda r, t: " PCD001 " in r.stdout.decode() and LONG not in r.stderr.decode())
+
+
+def name_component_too_long(tmp):
+    return Case(["check", LONG_NAME], 2, "file name too long (a component of 305 bytes; the limit is 255)")
+
+
+def unknown_user_home(tmp):
+    return Case(["check", "~nosuchuser36/x.json"], 2,
+                "~nosuchuser36/x.json: no home directory known for user 'nosuchuser36'")
+
+
+def tokenizer_path_too_long(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", "-t", LONG, schema], 2, "tokenizer aaaa", [schema],
+                lambda r, t: "path too long" in r.stderr.decode() and LONG not in r.stderr.decode())
+
+
+def tokenizer_unknown_user(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", "-t", "~nosuchuser36/tokenizer.json", schema], 2,
+                "tokenizer ~nosuchuser36/tokenizer.json: no home directory known", [schema])
+
+
+def config_path_too_long(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", "--config", "d/" * 3000, schema], 2, "--config d/d/", [schema],
+                lambda r, t: "path too long" in r.stderr.decode())
+
+
+def config_unknown_user(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", "--config", "~nosuchuser36/c.toml", schema], 2,
+                "--config ~nosuchuser36/c.toml: no home directory known", [schema])
+
+
+def config_tokenizer_unknown_user(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    config = tmp / ".pcdlint.toml"
+    config.write_text('tokenizers = ["~nosuchuser36/t.json"]\n')
+    return Case(["check", schema], 2, "tokenizer ~nosuchuser36/t.json: no home directory known",
+                [schema, config])
+
+
+def suggest_name_too_long(tmp):
+    return Case(["suggest", "--write", "fixed.json", LONG_NAME], 2, "file name too long",
+                check=lambda r, t: not (t / "fixed.json").exists())
+
+
+def verify_model_unknown_user(tmp):
+    schema = write(tmp / "s.json", BAD)
+    return Case(["verify", "--model", "~nosuchuser36/model", schema], 2,
+                "--model ~nosuchuser36/model: no home directory known", [schema])
+
+
+def max_depth_over_the_stack_cap(tmp):
+    """`max-depth = 50000` cannot lift the limit past what the analysis stack takes (it used to
+    end in SIGSEGV on a schema 10,000 `properties` deep): the cap is in the message."""
+    deep = write(tmp / "deep.json", _nest(10_000))
+    config = tmp / ".pcdlint.toml"
+    config.write_text("max-depth = 50000\n")
+    return Case(["check", deep], 2, "over the limit of 8000 (config key max-depth, capped at 8000", [deep, config],
+                process=True)
+
+
+def out_fifo_without_reader(tmp):
+    """`-o FIFO` with nobody reading: one line, exit 2, never a hang (the row runs with a timeout)."""
+    schema = write(tmp / "s.json", CLEAN)
+    fifo = tmp / "report.fifo"
+    os.mkfifo(fifo)
+    return Case(["check", schema, "-o", fifo], 2, "--output", [schema],
+                lambda r, t: "a FIFO with no reader" in r.stderr.decode() and stat.S_ISFIFO(os.lstat(fifo).st_mode),
+                process=True)
+
+
+def baseline_dev_zero(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    return Case(["check", schema, "--baseline", "/dev/zero"], 2,
+                "--baseline /dev/zero: not a regular file (a character device)", [schema], process=True)
+
+
+def baseline_fifo(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    os.mkfifo(tmp / "b.fifo")
+    return Case(["check", schema, "--baseline", tmp / "b.fifo"], 2, "b.fifo: not a regular file (a FIFO)",
+                [schema], process=True)
+
+
+def baseline_nested_too_deep(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    baseline = write(tmp / "b.json", "[" * 100_000 + "]" * 100_000)
+    return Case(["check", schema, "--baseline", baseline], 2, "b.json: not a pcdlint baseline",
+                [schema, baseline], process=True)
+
+
+def config_nested_inline_tables(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    config = tmp / ".pcdlint.toml"
+    config.write_text("x = " + "{a=" * 3000 + "1" + "}" * 3000 + "\n")
+    return Case(["check", schema], 2, ".pcdlint.toml: invalid TOML: nested too deeply", [schema, config],
+                process=True)
+
+
+def config_huge_integer(tmp):
+    schema = write(tmp / "s.json", CLEAN)
+    config = tmp / ".pcdlint.toml"
+    config.write_text("max-depth = " + "9" * 5000 + "\n")
+    return Case(["check", schema], 2, ".pcdlint.toml: invalid TOML:", [schema, config],
+                lambda r, t: "9" * 200 not in r.stderr.decode())
+
+
+def config_is_a_fifo(tmp):
+    """A FIFO named .pcdlint.toml is not a config file: never opened (no hang), not used."""
+    schema = write(tmp / "s.json", CLEAN)
+    os.mkfifo(tmp / ".pcdlint.toml")
+    return Case(["check", schema], 0, None, [schema], lambda r, t: "0 findings" in r.stdout.decode(),
+                process=True)
+
+
+def python_ref_prints_on_import(tmp):
+    """What a `mod:Model` module prints while imported (Python or a child process) goes to
+    stderr: stdout stays one clean JSON document."""
+    (tmp / "noisy36.py").write_text(
+        "import os\nprint('{not json')\nos.system('echo child-output')\nfrom enum import Enum\n"
+        "class Code(str, Enum):\n    A = 'CAT_001'\n    B = 'CAT_002'\n    C = 'CAT_103'\n")
+
+    def check(result, tmp):
+        report = json.loads(result.stdout)
+        assert report["version"] == 1 and report["findings"]
+        assert "{not json" in result.stderr.decode() and "child-output" in result.stderr.decode()
+    return Case(["check", "-f", "json", "noisy36:Code"], 1, None, [tmp / "noisy36.py"], check, process=True)
+
+
+def tokenizer_cache_memo_damaged(tmp):
+    """A damaged or planted file-hash memo of the tokenizer cache (invalid UTF-8, a path) is
+    recomputed, never an internal error nor a path outside the cache."""
+    schema = write(tmp / "s.json", BAD)
+    assert run_in_process(["check", schema], tmp).returncode == 1
+    memos = sorted((tmp / ".cache" / "sha256").glob("*.txt"))
+    assert memos
+    for memo in memos:  # replaced, not written into: the seeded cache is hard-linked
+        memo.unlink()
+        memo.write_bytes(b"\xff\xfe\x00garbage" if memo == memos[0] else b"../../../../outside")
+    return Case(["check", schema], 1, None, [schema], lambda r, t: " PCD001 " in r.stdout.decode())
+
+
+def python_m_auditor_ignores_planted_modules(tmp):
+    """`python -m auditor` in a tree holding click.py, csv.py, fnmatch.py, orjson.py or
+    tomllib.py: the working directory is dropped from sys.path, nothing of it is imported."""
+    schema = write(tmp / "s.json", BAD)
+    planted = []
+    for name in ("click", "csv", "fnmatch", "orjson", "tomllib"):
+        planted.append(write(tmp / f"{name}.py", f"open({str(tmp / ('PWNED_' + name))!r}, 'w').close()\n"))
+    return Case(["check", schema], 1, None, [schema, *planted],
+                lambda r, t: " PCD001 " in r.stdout.decode() and not list(t.glob("PWNED_*")), process=True)
+
+
 ROWS = [
     caches_pickle_never_executed, cache_corrupt_or_tampered, cache_truncated,
     out_dev_null, out_dev_full, out_dev_stdout, out_dash_is_stdout, out_fifo_written_through,
@@ -528,6 +700,12 @@ ROWS = [
     fake_gguf_tokenizer, fake_gguf_model, max_options_zero, ratio_negative, injection_in_text,
     injection_in_suggest, injection_in_github_format, injection_in_job_summary,
     non_finite_numbers_strict_json, html_template_text_in_file_name,
+    path_too_long, name_component_too_long, unknown_user_home, tokenizer_path_too_long,
+    tokenizer_unknown_user, config_path_too_long, config_unknown_user, config_tokenizer_unknown_user,
+    suggest_name_too_long, verify_model_unknown_user, max_depth_over_the_stack_cap,
+    out_fifo_without_reader, baseline_dev_zero, baseline_fifo, baseline_nested_too_deep,
+    config_nested_inline_tables, config_huge_integer, config_is_a_fifo, python_ref_prints_on_import,
+    tokenizer_cache_memo_damaged, python_m_auditor_ignores_planted_modules,
 ]
 
 

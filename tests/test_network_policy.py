@@ -82,7 +82,11 @@ def test_check_with_remote_refs_never_connects(trapped):
     ("check", "-t", "pcdlint-test-org/no-such-tokenizer"),
     pytest.param(("check", "--verify", "--model", "pcdlint-test-org/no-such-model"), marks=pytest.mark.slow),
     pytest.param(("verify", "--model", "pcdlint-test-org/no-such-model"), marks=pytest.mark.slow),
-], ids=["check-hub-tokenizer", "check-verify-hub-model", "verify-hub-model"])  # slow: they import torch
+    ("verify", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--tokenizer",
+     "pcdlint-test-org/no-such-tokenizer"),
+    ("verify", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "pcdlint-test-org/no-such-model"),
+], ids=["check-hub-tokenizer", "check-verify-hub-model", "verify-hub-model", "server-hub-tokenizer",
+        "server-hub-model"])  # slow: they import torch
 def test_hub_ids_without_allow_download_never_connect(trapped, args):
     if "--model" in args:
         pytest.importorskip("torch")

@@ -34,20 +34,24 @@ def test_hook_definition():
     hooks = yaml.safe_load(HOOKS_FILE.read_text(encoding="utf-8"))
     assert [h["id"] for h in hooks] == ["pcdlint"]
     hook = hooks[0]
-    assert hook["entry"] == "pcdlint check --allow-unrecognized"
+    # the installed console script (the repository is never on sys.path), and `--` last: the
+    # staged file names pre-commit appends are never read as options
+    assert hook["entry"] == "pcdlint check --allow-unrecognized --"
     assert hook["language"] == "python"
     assert hook["types_or"] == ["json", "yaml"]
     assert hook["require_serial"] is True
     assert hook["minimum_pre_commit_version"] == "2.9.0"
 
 
-def _hook_entry(*files: Path, args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """Run the hook's entry as pre-commit does: entry, then the hook's args, then the files."""
+def _hook_entry(*files: Path, entry: str | None = None) -> subprocess.CompletedProcess:
+    """Run the hook's entry as pre-commit does: the entry (the installed console script), then
+    the files. `entry` overrides it as a user's `.pre-commit-config.yaml` may."""
     hooks = yaml.safe_load(HOOKS_FILE.read_text(encoding="utf-8"))
-    entry = shlex.split(hooks[0]["entry"])
-    assert entry[0] == "pcdlint"
+    command = shlex.split(entry or hooks[0]["entry"])
+    assert command[0] == "pcdlint"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "auditor", *entry[1:], *args, *(f.name for f in files)],
+    script = Path(sys.executable).parent / "pcdlint"
+    return subprocess.run([str(script), *command[1:], *(f.name for f in files)],
                           capture_output=True, text=True, env=env, timeout=300,
                           cwd=files[0].parent)
 
@@ -68,8 +72,36 @@ def test_hook_default_lists_other_json_files_and_still_fails_bad_schemas(tmp_pat
     assert clean.returncode == 0 and "1 file had no schema: package.json" in clean.stdout
     bad = _hook_entry(tmp_path / "bad.json", package)
     assert bad.returncode == 1 and "PCD001" in bad.stdout
-    strict = _hook_entry(tmp_path / "clean.json", package, args=("--no-allow-unrecognized",))
+    strict = _hook_entry(tmp_path / "clean.json", package, entry="pcdlint check --no-allow-unrecognized --")
     assert strict.returncode == 2 and "no schema found in package.json" in strict.stderr
+
+
+def test_hook_reads_file_names_as_files_never_as_options(tmp_path):
+    """A file named like an option is linted as a file: the findings still fail the hook, no
+    baseline or report is written, and the unstaged package.json is left as it was."""
+    (tmp_path / ".pcdlint.toml").write_text("", encoding="utf-8")
+    package = tmp_path / "package.json"
+    package.write_text('{"name": "app"}\n', encoding="utf-8")
+    baseline = tmp_path / "--write-baseline=x.json"
+    html = tmp_path / "--output-html=package.json"
+    for planted in (baseline, html):
+        planted.write_text(BAD, encoding="utf-8")
+    done = _hook_entry(baseline, html)
+    assert done.returncode == 1, done.stderr
+    assert "--write-baseline=x.json:1:" in done.stdout and "--output-html=package.json:1:" in done.stdout
+    assert not (tmp_path / "x.json").exists()
+    assert package.read_text(encoding="utf-8") == '{"name": "app"}\n'
+
+
+def test_hook_runs_nothing_from_the_linted_repository(tmp_path):
+    (tmp_path / ".pcdlint.toml").write_text("", encoding="utf-8")
+    (tmp_path / "bad.json").write_text(BAD, encoding="utf-8")
+    for name in ("click.py", "csv.py", "fnmatch.py", "orjson.py", "tomllib.py", "auditor/__init__.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("open('PWNED', 'w').close()\n", encoding="utf-8")
+    done = _hook_entry(tmp_path / "bad.json")
+    assert done.returncode == 1 and "PCD001" in done.stdout, done.stderr
+    assert not (tmp_path / "PWNED").exists()
 
 
 def _git(*args: str, cwd: Path, env: dict) -> str:
@@ -123,7 +155,8 @@ def hook_env(tmp_path_factory):
 
 def _run_hook(hook_env, *files: str) -> subprocess.CompletedProcess:
     _hook_repo, project, env = hook_env
-    command = [sys.executable, "-m", "pre_commit", "run", "pcdlint", "--verbose", "--files", *files]
+    options = list(files) if files == ("--all-files",) else ["--files", *files]
+    command = [sys.executable, "-m", "pre_commit", "run", "pcdlint", "--verbose", *options]
     return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=900)
 
 
@@ -134,6 +167,30 @@ def test_hook_fails_on_bad_schema(hook_env):
     assert "Failed" in output
     assert "bad.json:1:" in output and "category [qwen2.5] PCD001 error" in output, output
     assert "PCD001 error: 3 options collapse" in output and "Run pcdlint suggest bad.json" in output
+
+
+def test_hook_takes_options_from_the_config_and_file_names_as_files(hook_env):
+    """Real pre-commit: options come from the project's config ([tool.pcdlint] fail-on and a
+    rule's severity),
+    and a staged file named like an option is linted, not obeyed (the planted name, were it an
+    option, would write a baseline and exit 0)."""
+    _hook_repo, project, env = hook_env
+    (project / "pyproject.toml").write_text('[tool.pcdlint]\nfail-on = "warning"\n[tool.pcdlint.rules.PCD001]\nseverity = "warning"\n', encoding="utf-8")
+    (project / ".pcdlint.toml").unlink()
+    planted = project / "--write-baseline=x.json"
+    planted.write_text(BAD, encoding="utf-8")
+    try:
+        _git("add", "-A", cwd=project, env=env)
+        done = _run_hook(hook_env, "--all-files")  # (pre-commit's own --files would parse the name)
+        output = done.stdout + done.stderr
+        assert done.returncode == 1, output
+        assert "--write-baseline=x.json:1:" in output and "[qwen2.5] PCD001 warning" in output, output
+        assert not (project / "x.json").exists()
+    finally:
+        planted.unlink()
+        (project / "pyproject.toml").unlink()
+        (project / ".pcdlint.toml").write_text("", encoding="utf-8")
+        _git("add", "-A", cwd=project, env=env)
 
 
 def test_hook_passes_on_clean_schema(hook_env):

@@ -16,13 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from auditor.errors import UsageError
+from auditor.errors import InputFileError, UsageError
 from auditor.lint import selection
 from auditor.lint.registry import SEVERITIES, Rule, default_codes, load_rules
+from auditor.paths import resolve_path, shorten
+from auditor.schema.documents import read_source
 
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
 LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers", "engine")
+# Rule options that describe the run, not one rule: `letters` (the slot alphabet) set for one
+# rule is the alphabet every rule's letter checks and fix suggestions use, unless set there too.
+SHARED_RULE_OPTIONS = ("letters",)
 LIMIT_KEYS = ("max-file-bytes", "max-depth")  # input limits (auditor.schema.documents)
 KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", *LIMIT_KEYS, "rules")
 DEFAULTS: dict[str, object] = {
@@ -31,7 +36,9 @@ DEFAULTS: dict[str, object] = {
     "ignore": [],
     "fail-on": "error",
     "tokenizers": ["qwen2.5"],
-    "engine": ["gather"],  # engine profiles (auditor.pcd.engines); repeatable like tokenizers
+    # engines by name (auditor.pcd.engines.table); repeatable like tokenizers; none: gather for
+    # a schema, the System One specification for a decision request
+    "engine": [],
     "format": "text",
     "allow-unrecognized": False,  # a named file with no schema in it: listed, not an error
     "per-file-ignores": {},
@@ -46,17 +53,25 @@ class Setting:
     source: str = DEFAULT_SOURCE
 
 
+QUESTION_FRAGMENT = "question:"  # `glob#question:NAME`: one question of a decision request
+
+
 @dataclass
 class PerFileIgnore:
-    """`"glob[#/json/pointer]" = [codes]`: silence rules in matching files, or under one node."""
+    """`"glob[#/json/pointer]" = [codes]`: silence rules in matching files, or under one node;
+    `"glob#question:NAME"`: on one question of a decision request (whose body cannot hold an
+    `x-pcdlint-ignore`)."""
 
     pattern: str
     pointer: str | None
     selectors: list[str]
     base: Path  # globs are relative to the config file's directory
+    question: str | None = None
 
     def matches(self, finding) -> bool:
         if not any(selection.match_length(s, finding) for s in self.selectors):
+            return False
+        if self.question is not None and f"question {self.question}" not in finding.field.split(" › "):
             return False
         if self.pointer is not None and not (
             _under(finding.pointer, self.pointer) or _under(finding.site_pointer, self.pointer)
@@ -117,8 +132,9 @@ class Config:
         out = []
         for key, codes in self.value("per-file-ignores").items():
             pattern, _, fragment = key.partition("#")
-            pointer = unquote(fragment) if _ else None
-            out.append(PerFileIgnore(pattern or "*", pointer, list(codes), base))
+            question = fragment.removeprefix(QUESTION_FRAGMENT) if fragment.startswith(QUESTION_FRAGMENT) else None
+            pointer = unquote(fragment) if _ and question is None else None
+            out.append(PerFileIgnore(pattern or "*", pointer, list(codes), base, question))
         return out
 
     def lint_options(self):
@@ -133,6 +149,13 @@ class Config:
                     options.severities[code] = setting.value
                 else:
                     options.rule_options.setdefault(code, {})[key] = setting.value
+        for key in SHARED_RULE_OPTIONS:  # one value set on one rule: every rule taking it uses it
+            values = {v[key].value for v in self.rule_settings.values() if key in v and v[key].value}
+            if len(values) == 1:
+                shared = values.pop()
+                for rule in load_rules().values():
+                    if key not in self.rule_settings.get(rule.code, {}):  # (suggestions read it too)
+                        options.rule_options.setdefault(rule.code, {})[key] = shared
         return options
 
     def render(self) -> str:
@@ -188,21 +211,29 @@ def find_config(start: Path) -> tuple[Path, str] | None:
 
 
 def _parse(path: Path, text: str | None = None) -> dict:
+    """The TOML table of a config file, read like any input (a regular file within the input
+    size limit); nesting past the parser's stack, or a number past Python's digit limit, is
+    one line like any other invalid TOML."""
     try:
-        text = path.read_text(encoding="utf-8") if text is None else text
+        if text is None:
+            text = read_source(path, str(path)).decode("utf-8")
         return tomllib.loads(text)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read config ({exc.strerror or exc})") from None
+    except InputFileError as exc:
+        raise UsageError(f"{exc.path}: cannot read config ({exc.message.removesuffix('; skipped')})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{path}: config is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {exc}") from None
+        raise UsageError(f"{path}: invalid TOML: {shorten(str(exc))}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: invalid TOML: nested too deeply") from None
+    except ValueError as exc:
+        raise UsageError(f"{path}: invalid TOML: {shorten(str(exc))}") from None
 
 
 def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
     """`--config FILE` when given, else the nearest discovered file, else defaults only."""
     if explicit is not None:
-        path = Path(explicit)
+        path = resolve_path(explicit, "--config")
         if not path.is_file():
             raise UsageError(f"--config {explicit}: no such file")
         data = _parse(path)
@@ -238,11 +269,11 @@ def _from_table(path: Path, prefix: str, table) -> Config:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 fail(key, "must be a list of strings")
             if key == "engine":
-                from auditor.pcd.engines import ENGINES
+                from auditor.pcd.engines.table import ENGINE_ROWS
 
                 for name in value:
-                    if name not in ENGINES:
-                        fail(key, f"unknown engine {name!r} (choose from {', '.join(ENGINES)})")
+                    if name not in ENGINE_ROWS:
+                        fail(key, f"unknown engine {name!r} (choose from {', '.join(ENGINE_ROWS)})")
             elif key != "tokenizers":
                 for selector in value:
                     if not selection.known(selector):
@@ -280,8 +311,10 @@ def _per_file_ignores(value, fail) -> dict[str, list[str]]:
         if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
             fail(f"{pattern!r} must map to a list of codes or names")
         _, hash_, fragment = pattern.partition("#")
-        if hash_ and fragment and not unquote(fragment).startswith("/"):
-            fail(f"{pattern!r}: the fragment must be a JSON Pointer like #/properties/name")
+        if hash_ and fragment and not unquote(fragment).startswith("/") and not (
+                fragment.startswith(QUESTION_FRAGMENT) and len(fragment) > len(QUESTION_FRAGMENT)):
+            fail(f"{pattern!r}: the fragment must be a JSON Pointer like #/properties/name "
+                 f"or a decision request's question like #{QUESTION_FRAGMENT}urgency")
         for code in codes:
             if not selection.known(code):
                 fail(f"{pattern!r}: '{code}' matches no rule (see `pcdlint rules`)")

@@ -5,7 +5,6 @@ The click command only; the work is in ``auditor.eval``.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -61,10 +60,20 @@ def eval_command(schema, data_path, backend, model_spec, device, dtype, allow_do
         run_eval,
     )
     from auditor.eval.cache import default_cache_dir
-    from auditor.eval.report import render
+    from auditor.eval.report import render as render_report
+    from auditor.reporting.json_text import dumps_strict_bytes
+    from auditor.reporting.outputs import check_outputs
+
+    def render(name: str, report: dict) -> str | bytes:
+        # JSON by the project's JSON writer: valid whatever the text holds (NaN, lone surrogates)
+        return dumps_strict_bytes(report) if name == "json" else render_report(name, report)
 
     inputs = [schema, data_path]
     try:
+        # every output is checked against the inputs and the other outputs before the run
+        check_outputs([(flag, target) for flag, target in (
+            ("--output", output), ("--output-json", output_json), ("--output-html", output_html),
+            ("--write-calibration", write_calibration)) if target], inputs)
         fields = load_fields(schema)
         rows = load_rows(data_path, fields)
         if limit:
@@ -84,14 +93,16 @@ def eval_command(schema, data_path, backend, model_spec, device, dtype, allow_do
             where = "" if options.cache_dir is None else f"; rows scored so far are cached in {options.cache_dir}"
             click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
             sys.exit(130)
-        write_output(render(output_format, report), output, inputs)
+        write_output(render(output_format, report), output, inputs,
+                     kind="json" if output_format == "json" else "text")
         for name, target in (("json", output_json), ("html", output_html)):
             if target:
-                write_output(render(name, report), target, inputs, flag=f"--output-{name}")
+                write_output(render(name, report), target, inputs, flag=f"--output-{name}",
+                             kind="json" if name == "json" else "text")
         if write_calibration:
             from auditor.eval import calibration_file
 
-            write_output(json.dumps(calibration_file(report), indent=2, ensure_ascii=False) + "\n",
-                          write_calibration, inputs, flag="--write-calibration")
+            write_output(dumps_strict_bytes(calibration_file(report)), write_calibration, inputs,
+                         flag="--write-calibration", kind="json")
     except (UsageError, DecoderError) as error:
         fail(str(error))

@@ -34,11 +34,17 @@ def cli() -> None:
                    "hub id. Repeatable. Default: qwen2.5.")
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
 @click.option("--engine", "engines", multiple=True, metavar="NAME",
-              help="Engine profile whose consequences to report: gather (default, RLCD torch path), "
-                   "rlcd-mlx, openjev, constrained, full-sequence. Repeatable.")
+              help="Engine whose consequences to report: gather (default, RLCD torch path), "
+                   "rlcd-mlx, openjev, constrained, full-sequence (= sum), sum-close, mean, byte-norm; for decision requests "
+                   "sglang-decisions, sglang-systemone, llamacpp-openjev, llamacpp-lev, llm2jev, "
+                   "jev, openai-decisions, fireworks, perplexity (README: Decision requests). Repeatable.")
 @click.option("--tiktoken-pattern", metavar="cl100k|o200k|REGEX", default=None,
               help="Split regex for .tiktoken files (default: o200k for >= 180,000 ranks, "
                    "qwen2 for Qwen's 151,643, else cl100k).")
+@click.option("--chat-template", "chat_template", metavar="FILE", default=None,
+              help="Chat template decision engines render questions in when checking labels: a "
+                   "Jinja file, tokenizer_config.json, chat_template.json or .gguf (default: the "
+                   "tokenizer's own, where it ships one).")
 @click.option("-f", "--format", "output_format", default=None,
               help="Output format: text, json, csv, sarif, html, github. Default: text "
                    "(github when GITHUB_ACTIONS=true).")
@@ -76,7 +82,7 @@ def cli() -> None:
 @click.option("--verify", "run_verify", is_flag=True,
               help="Run the flagged fields through a real model (see `pcdlint verify`).")
 @model_options()
-def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, output_format, output,
+def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_template, output_format, output,
           output_sarif, output_html, output_json, select, ignore, fail_on, exit_zero, show_info,
           show_cost, statistics, quiet, no_cache, jobs, config_file, show_config, baseline_file,
           write_baseline, stdin_filename, allow_unrecognized, run_verify, verify_opts):
@@ -128,6 +134,16 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, output_f
         options.suggestions = bool(shown & SUGGESTION_FORMATS)
         options.details = bool(shown & DETAIL_FORMATS)
         options.jobs = jobs
+        if chat_template is not None:
+            from auditor.pcd.chat import ChatTemplateError, check_template
+            from auditor.tokenizers.templates import read_chat_template
+
+            options.chat_template = read_chat_template(chat_template)
+            for source in (options.chat_template.source, options.chat_template.systemone or ""):
+                try:
+                    check_template(source)
+                except ChatTemplateError as error:
+                    raise UsageError(f"--chat-template {chat_template}: {error}") from None
         validate_selectors(split_values(select), "--select")
         validate_selectors(split_values(ignore), "--ignore")
         baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None
@@ -138,6 +154,7 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, output_f
                    max_bytes=config.value("max-file-bytes"), max_depth=config.value("max-depth"))
         # files found inside linted directories are inputs too: never overwritten
         inputs = list(paths) + [r.model.path for r in run.files]
+        check_outputs(outputs, inputs)  # every output, before any report (stdout included) is written
         if run_verify:
             attach_to_check(run, verify_opts, allow_download, quiet)
         if write_baseline:

@@ -5,20 +5,86 @@ asked, to the input).
 
 from __future__ import annotations
 
+import codecs
 import json
+import os
+import stat
 import sys
 from pathlib import Path
 
 import click
 
+from auditor.lint.registry import load_rules
 from auditor.lint.suggest import FIXED_CODES, choose, rewrite
+
+TEMP_SUFFIX = ".pcdlint-tmp"  # `--in-place` writes `.NAME.pcdlint-tmp` beside NAME, then renames it
+
+
+def temp_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}{TEMP_SUFFIX}")
+
+
+def remove_leftover_temp(path: Path) -> None:
+    """Remove the `.NAME.pcdlint-tmp` a killed `--in-place` run left beside NAME (only a
+    regular file of that exact name: never a link or anything else)."""
+    try:
+        leftover = temp_path(path.resolve())
+        if stat.S_ISREG(os.lstat(leftover).st_mode):
+            os.unlink(leftover)
+    except (OSError, RuntimeError, ValueError):
+        pass
+
+
+def write_in_place(path: Path, data: bytes) -> None:
+    """Replace the file's bytes. A temp file beside it, with the file's mode and (where this
+    user may set it) owner and group, renamed over it: readers see the old or the new file,
+    never half of one. A file with more than one hard link is written in place instead (a
+    rename would cut it from its other names); a symlink's target is written, the link kept."""
+    real = path.resolve()
+    info = os.stat(real)
+    if info.st_nlink > 1:
+        with open(real, "r+b") as handle:
+            handle.write(data)
+            handle.truncate()
+        return
+    tmp = temp_path(real)
+    remove_leftover_temp(real)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, stat.S_IMODE(info.st_mode))
+            if hasattr(os, "fchown"):
+                try:
+                    os.fchown(fd, info.st_uid, info.st_gid)
+                except PermissionError:  # another user's file: keep at least the group we may
+                    try:
+                        os.fchown(fd, -1, info.st_gid)
+                    except PermissionError:
+                        pass
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[str, str | None, int]:
     """Write the fixed copy (and, for letter slots, the legend beside it); returns
-    (fixed path, legend path or None, fields renamed)."""
+    (fixed path, legend path or None, fields renamed). Only the renamed option texts change
+    (a UTF-8 BOM, line ends, comments and everything else stay as they were); both outputs
+    are checked before either is written."""
     from auditor.errors import UsageError
-    from auditor.reporting.outputs import write_report
+    from auditor.reporting.json_text import dumps_strict
+    from auditor.reporting.outputs import check_outputs, encode_text, write_report
 
     [result] = run.files
     model = result.model
@@ -27,30 +93,43 @@ def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[
     yaml_file = Path(model.path).suffix.lower() in (".yaml", ".yml")
     renamings = [(sites[p].option_spans, s["options"]) for p, s in chosen.items() if p in sites]
     text = rewrite(model.document.text, yaml_file, renamings)
-    inputs = [] if in_place else [model.path]
-    write_report(text, target, "--write", inputs)
+    try:
+        with open(model.path, "rb") as handle:
+            bom = handle.read(len(codecs.BOM_UTF8)) == codecs.BOM_UTF8
+    except OSError as exc:
+        raise UsageError(f"{model.path}: cannot read file ({exc.strerror or exc})") from None
+    data = (codecs.BOM_UTF8 if bom else b"") + encode_text(text)
     legend = {p: {"field": sites[p].field, "slots": {m["to"]: m["from"] for m in s["mapping"]}}
               for p, s in chosen.items() if s["strategy"] == "letter-slots" and p in sites}
-    legend_path = None
-    if legend:
-        legend_path = str(Path(target).with_suffix(".slots.json"))
-        if Path(legend_path).resolve() == Path(model.path).resolve():
-            raise UsageError(f"--write {target}: the slot legend would overwrite the input")
-        write_report(json.dumps(legend, indent=2, ensure_ascii=False) + "\n", legend_path,
-                     "--write", [model.path])
+    legend_path = str(Path(target).with_suffix(".slots.json")) if legend else None
+    outputs = [] if in_place else [("--write", target)]
+    if legend_path is not None:
+        outputs.append(("--write (its slot legend)", legend_path))
+    check_outputs(outputs, [model.path])  # both, before either is written
+    if in_place:
+        try:
+            write_in_place(Path(model.path), data)
+        except OSError as exc:
+            raise UsageError(f"--in-place {model.path}: cannot write ({exc.strerror or exc})") from None
+    else:
+        write_report(data, target, "--write", [model.path])
+    if legend_path is not None:
+        write_report(dumps_strict(legend, newline=True), legend_path, "--write (its slot legend)",
+                     [model.path])
     return target, legend_path, len(renamings)
 
 
 def collect(run) -> list[dict]:
     """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 warning or error."""
+    offered = set(FIXED_CODES) | {code for code, rule in load_rules().items() if rule.suggests}
     groups: dict[tuple, dict] = {}
     for finding in run.findings:
-        if finding.code not in FIXED_CODES or finding.severity == "info":
+        if finding.code not in offered or finding.severity == "info":
             continue
         key = (finding.path, finding.site_pointer, finding.tokenizer)
         entry = groups.setdefault(key, {
             "path": finding.path, "pointer": finding.site_pointer, "field": finding.field,
-            "line": finding.line, "tokenizer": finding.tokenizer, "engine": run.engines[0].name,
+            "line": finding.line, "tokenizer": finding.tokenizer, "engine": finding.engine or run.engines[0].name,
             "codes": [], "suggestions": finding.data.get("suggestions", []),
         })
         if finding.code not in entry["codes"]:
@@ -95,7 +174,8 @@ def format_text(entries: list[dict]) -> str:
 @click.option("--in-place", is_flag=True, help="Apply the fixes to the input file itself.")
 @click.option("--engine", "engine", default=None, metavar="NAME",
               help="Engine profile the renamings must re-lint clean under (gather, rlcd-mlx, "
-                   "openjev, constrained, full-sequence). Default: gather.")
+                   "openjev, constrained, full-sequence), or the decision engine whose name "
+                   "rules a decision request's renamings follow. Default: gather.")
 def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     """Propose renamings for fields with PCD001/PCD002/PCD005 warnings or errors, verified by
     re-linting.
@@ -108,6 +188,7 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     """
     from auditor.errors import UsageError
     from auditor.lint.engine import LintOptions, lint
+    from auditor.paths import resolve_path
     from auditor.reporting.escape import strict_json
     from auditor.reporting.outputs import write_error, write_stdout
     from auditor.tokenizers.loader import DEFAULT_TOKENIZER, load_tokenizers
@@ -115,12 +196,15 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     try:
         if write_to and in_place:
             raise UsageError("--write and --in-place exclude each other")
-        if (write_to or in_place) and (len(paths) != 1 or not Path(paths[0]).is_file()):
+        if (write_to or in_place) and (len(paths) != 1 or not resolve_path(paths[0]).is_file()):
             raise UsageError(f"{'--write' if write_to else '--in-place'} needs exactly one input file")
         loaded = load_tokenizers(list(tokenizers) or [DEFAULT_TOKENIZER])
-        options = LintOptions(select=list(FIXED_CODES))
+        options = LintOptions(select=[*FIXED_CODES, *(c for c, r in load_rules().items() if r.suggests)])
         if engine:
             options.engines = [engine]
+        for given in paths:  # a temp file a killed --in-place run left behind
+            if given != "-":
+                remove_leftover_temp(Path(given))
         run = lint(list(paths), loaded, options)
         entries = collect(run)
         written = None

@@ -38,9 +38,16 @@ MODEL_OPTIONS = [
     click.option("--batch-size", type=click.IntRange(1, 512), default=16, show_default=True,
                  help="Prompts per request, when the server takes a prompt list (--backend openai)."),
     click.option("--timeout", "timeout_s", type=click.FloatRange(1, 3600), default=120.0, show_default=True,
-                 help="Seconds per request (--backend openai)."),
+                 help="Seconds per request, headers and body together (--backend openai)."),
     click.option("--retries", type=click.IntRange(0, 10), default=3, show_default=True,
-                 help="Retries with backoff for unreachable or busy servers (--backend openai)."),
+                 help="Retries with backoff for unreachable or busy servers (HTTP 429, 500, 502-504), "
+                      "honouring Retry-After (--backend openai)."),
+    click.option("--retry-after-cap", type=click.FloatRange(0, 3600), default=60.0, show_default=True,
+                 help="The longest Retry-After wait honoured; a server asking more is an error (--backend openai)."),
+    click.option("--run-timeout", "run_timeout_s", type=click.FloatRange(1, 86400), default=3600.0,
+                 show_default=True, help="Seconds for all requests of the run together (--backend openai)."),
+    click.option("--max-response-bytes", type=click.IntRange(1024, 2**34), default=64 * 1024 * 1024,
+                 show_default=True, help="The most bytes read of one server answer (--backend openai)."),
     click.option("--context", "context_arg", metavar="TEXT|@FILE",
                  help="The document the fields are decided on (a preset brings its own)."),
     click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
@@ -56,7 +63,7 @@ MODEL_OPTIONS = [
     click.option("--no-parity", is_flag=True, help="Same as --parity off."),
 ]
 VERIFY_KEYS = ("model_spec", "backend", "base_url", "api_key_env", "concurrency", "batch_size", "timeout_s",
-               "retries", "context_arg", "device", "dtype", "coupling_arg", "parity", "no_parity",
+               "retries", "retry_after_cap", "run_timeout_s", "max_response_bytes", "context_arg", "device", "dtype", "coupling_arg", "parity", "no_parity",
                "server_tokenizer")
 
 
@@ -80,14 +87,40 @@ def model_options(tokenizer_flags=("--server-tokenizer",)):
     return decorate
 
 
+CONTEXT_MAX_BYTES = 4 * 1024 * 1024  # --context @FILE: far more than any model's context holds
+
+
 def read_context(context_arg: str | None) -> str | None:
+    """``--context``: the text itself, or ``@FILE`` read as any input is (a regular file, at most
+    ``CONTEXT_MAX_BYTES``, UTF-8): a device, FIFO or directory is refused without being opened
+    for reading in a way that could block."""
+    import stat
+
     if context_arg is None or not context_arg.startswith("@"):
         return context_arg
-    path = Path(context_arg[1:])
+    name = context_arg[1:]
+    shown = name if len(name) <= 120 else name[:119] + "…"
     try:
-        return path.read_text(encoding="utf-8")
+        path = Path(name).expanduser()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise UsageError(f"--context {context_arg}: cannot read ({exc.strerror or exc})") from None
+        raise UsageError(f"--context @{shown}: cannot read ({exc.strerror or exc})") from None
+    except (RuntimeError, KeyError, ValueError) as exc:  # ~nouser/…, a NUL byte
+        raise UsageError(f"--context @{shown}: not a usable path ({exc})") from None
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
+        raise UsageError(f"--context @{shown}: not a regular file")
+    with os.fdopen(descriptor, "rb") as handle:
+        if info.st_size > CONTEXT_MAX_BYTES:
+            raise UsageError(f"--context @{shown}: {info.st_size} bytes, over the limit of {CONTEXT_MAX_BYTES} bytes")
+        data = handle.read(CONTEXT_MAX_BYTES + 1)
+    if len(data) > CONTEXT_MAX_BYTES:
+        raise UsageError(f"--context @{shown}: over the limit of {CONTEXT_MAX_BYTES} bytes")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--context @{shown}: not UTF-8 (byte {exc.start})") from None
 
 
 def coupling_value(coupling_arg: str | None):
@@ -158,8 +191,13 @@ def _load(opts: dict, allow_download: bool, progress):
     """The backend the options name: the model in-process, or an OpenAI-compatible server."""
     from auditor.decoder import DecoderError, load_model
     from auditor.decoder.backends import InProcessBackend, OpenAIBackend
+    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env, parse_origin
     from auditor.decoder.model import load_tokenizer_only
+    from auditor.paths import resolve_text
 
+    for key, flag in (("model_spec", "--model"), ("server_tokenizer", "--tokenizer")):
+        if opts.get(key):  # ~ expanded; a path this system cannot name is one line, exit 2
+            opts[key] = resolve_text(opts[key], flag)
     try:
         if opts["backend"] == "openai":
             if not opts["base_url"]:
@@ -167,11 +205,16 @@ def _load(opts: dict, allow_download: bool, progress):
             spec = opts["server_tokenizer"] or opts["model_spec"]
             if not spec:
                 raise UsageError("--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)")
+            parse_origin(opts["base_url"])  # the URL as written, checked before /v1 is appended
+            client = HttpClient(OpenAIBackend.api_base(opts["base_url"]),
+                                api_key=api_key_from_env(opts["api_key_env"]),
+                                connect_timeout=min(opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
+                                read_deadline=opts["timeout_s"], max_bytes=opts["max_response_bytes"],
+                                retries=opts["retries"], retry_after_cap=opts["retry_after_cap"],
+                                run_deadline=opts["run_timeout_s"], max_connections=opts["concurrency"])
             tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
-            return OpenAIBackend(opts["base_url"], opts["model_spec"], tokenizer, tokenizer_name,
-                                 api_key=os.environ.get(opts["api_key_env"] or "") or None,
-                                 concurrency=opts["concurrency"], timeout=opts["timeout_s"],
-                                 retries=opts["retries"], batch_size=opts["batch_size"])
+            return OpenAIBackend(client.base_url, opts["model_spec"], tokenizer, tokenizer_name,
+                                 concurrency=opts["concurrency"], batch_size=opts["batch_size"], client=client)
         if opts["base_url"]:
             raise UsageError("--base-url is for --backend openai")
         with progress.stage("model load"):
@@ -243,8 +286,9 @@ def attach_to_check(run: LintRun, verify_opts: dict, allow_download: bool, quiet
 
     progress = Progress(False if quiet else None)
     try:
+        context = read_context(verify_opts["context_arg"])
         backend = _load(verify_opts, allow_download, progress)
-        verify_run(run, backend, context=read_context(verify_opts["context_arg"]),
+        verify_run(run, backend, context=context,
                    coupling=coupling_value(verify_opts["coupling_arg"]), parity=_parity(verify_opts),
                    only_flagged=True, progress=progress)
     except DecoderError as exc:

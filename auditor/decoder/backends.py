@@ -40,10 +40,7 @@ tokenization of the whole text (equal: the same tokenizer, a different cut, coun
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,6 +101,8 @@ class InProcessBackend:
         self.load_seconds = loaded.load_seconds
         self.notes = list(loaded.notes)
         self.stats: dict = {}
+        positions = getattr(getattr(loaded.model, "config", None), "max_position_embeddings", None)
+        self.context_limit: int | None = positions if isinstance(positions, int) and positions > 0 else None
         self.cache_budget_bytes = cache_budget_bytes or DEFAULT_CACHE_BUDGET_BYTES
         self.full_sequence_mode = full_sequence_mode
 
@@ -216,16 +215,26 @@ class _Job:
 
 
 class OpenAIBackend:
-    """A model behind an OpenAI-compatible ``/v1/completions`` endpoint (vLLM, SGLang, llama-cpp-python)."""
+    """A model behind an OpenAI-compatible ``/v1/completions`` endpoint (vLLM, SGLang, llama-cpp-python).
+
+    Every request goes through ``auditor.decoder.http.HttpClient`` (pass one as ``client``, or
+    the options to build one); every answer is checked by ``auditor.decoder.answers`` first.
+    """
 
     def __init__(self, base_url: str, model: str | None, tokenizer, tokenizer_name: str, *, api_key: str | None = None,
-                 concurrency: int = 4, timeout: float = 120.0, retries: int = 3, batch_size: int = 16):
-        self.base_url = base_url.rstrip("/")
-        if not self.base_url.endswith("/v1"):
-            self.base_url += "/v1"
-        self.api_key = api_key
-        self.timeout, self.retries = timeout, retries
+                 concurrency: int = 4, timeout: float = 120.0, retries: int = 3, batch_size: int = 16,
+                 max_bytes: int | None = None, retry_after_cap: float | None = None,
+                 run_deadline: float | None = None, client=None):
+        from auditor.decoder import http
+
+        self.base_url = self.api_base(base_url)
         self.concurrency, self.batch_size = max(1, concurrency), max(1, batch_size)
+        self.http = client or http.HttpClient(
+            self.base_url, api_key=api_key, connect_timeout=min(timeout, http.DEFAULT_CONNECT_TIMEOUT),
+            read_deadline=timeout, max_bytes=max_bytes or http.DEFAULT_MAX_BYTES, retries=retries,
+            retry_after_cap=http.DEFAULT_RETRY_AFTER_CAP if retry_after_cap is None else retry_after_cap,
+            run_deadline=run_deadline, max_connections=self.concurrency)
+        self.base_url = self.http.base_url
         from auditor.tokenizers import LoadedTokenizer
 
         self.tokenizer = tokenizer
@@ -234,105 +243,99 @@ class OpenAIBackend:
                                                 hf=tokenizer.backend_tokenizer)
         self.device, self.dtype = "server", "server"
         self.notes: list[str] = []
+        self.context_limit: int | None = None  # the served model's max_model_len, where /models gives it
         self.stats: dict[str, Any] = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0,
                                       "mismatches": 0, "cut_differences": 0, "prompt_kind": "token ids"}
         started = time.perf_counter()
         self.model = self._resolve_model(model)
-        self.name = f"{self.model} at {base_url}"
+        self.name = f"{self.model} at {self.base_url}"
         self.load_seconds = time.perf_counter() - started
         self.lists_ok: bool | None = None  # does the server take a list of prompts?
         self.token_prompts: bool | None = None  # does it take token ids as the prompt? (None: not asked yet)
         self._specials: set[str] | None = None
 
-    # -- HTTP ---------------------------------------------------------------
-    def _post(self, path: str, payload: dict | None) -> dict:
-        data = None if payload is None else json.dumps(payload).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.base_url + path, data=data, headers=headers,
-                                         method="GET" if payload is None else "POST")
-        delay = 0.5
-        for attempt in range(self.retries + 1):
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return json.loads(response.read().decode("utf-8"))
-            except urllib.error.HTTPError as exc:
-                body = exc.read().decode("utf-8", "replace")[:300].replace("\n", " ")
-                if exc.code in (429, 502, 503, 504) and attempt < self.retries:
-                    self.stats["retries"] += 1
-                    time.sleep(delay)
-                    delay *= 2
-                    continue
-                raise _HTTPFailure(exc.code, body) from None
-            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-                if attempt < self.retries:
-                    self.stats["retries"] += 1
-                    time.sleep(delay)
-                    delay *= 2
-                    continue
-                reason = getattr(exc, "reason", exc)
-                raise DecoderError(
-                    f"cannot reach the server at {self.base_url} ({reason}) after {self.retries + 1} tries: "
-                    "is it running, and is --base-url right?") from None
-            except json.JSONDecodeError:
-                raise DecoderError(f"the server at {self.base_url}{path} did not answer JSON: "
-                                   "is --base-url an OpenAI-compatible endpoint?") from None
-        raise AssertionError("unreachable")
+    @staticmethod
+    def api_base(base_url: str) -> str:
+        """The API's root: ``base_url`` with ``/v1`` appended unless it ends so."""
+        base = base_url.rstrip("/")
+        return base if base.endswith("/v1") else base + "/v1"
 
+    # -- HTTP ---------------------------------------------------------------
     def _resolve_model(self, model: str | None) -> str:
+        from auditor.decoder.answers import AnswerError, model_ids
+        from auditor.decoder.http import HttpError
+
         try:
-            listing = self._post("/models", None)
-        except _HTTPFailure as exc:
-            raise DecoderError(f"the server at {self.base_url} answered GET /models with HTTP {exc.code}: "
-                               "is --base-url an OpenAI-compatible endpoint?") from None
-        served = [entry.get("id") for entry in listing.get("data", []) if isinstance(entry, dict)]
+            served, limits = model_ids(self.http.get_json("models"), f"GET {self.base_url}/models")
+            served = [self.http.redact(name) for name in served]
+            limits = {self.http.redact(name): value for name, value in limits.items()}
+        except AnswerError as exc:
+            raise AnswerError(self.http.redact(str(exc))) from None
+        except HttpError as exc:
+            if exc.status is None:
+                raise
+            raise DecoderError(f"{exc}; is --base-url an OpenAI-compatible endpoint?") from None
+        if model is None and len(served) == 1:
+            model = served[0]
+        self.context_limit = limits.get(model) if model is not None else None
         if model is None:
-            if len(served) == 1:
-                return str(served[0])
-            raise DecoderError(f"the server serves {len(served)} models ({', '.join(map(str, served)) or 'none'}): "
-                               "pass --model NAME")
+            shown = ", ".join(repr(name[:60]) for name in served[:10]) + (", …" if len(served) > 10 else "")
+            raise DecoderError(f"the server serves {len(served)} models ({shown or 'none'}): pass --model NAME")
         if served and model not in served:
-            self.notes.append(f"--model {model!r} is not in the server's /models list ({', '.join(map(str, served))})")
+            shown = ", ".join(repr(name[:60]) for name in served[:10]) + (", …" if len(served) > 10 else "")
+            self.notes.append(f"--model {model!r} is not in the server's /models list ({shown})")
         return model
 
-    def _complete(self, prompts: list) -> list[dict]:
+    def _complete(self, prompts: list) -> list:
+        from auditor.decoder.answers import AnswerError, completion_choices
+
         payload = {"model": self.model, "prompt": prompts if len(prompts) > 1 else prompts[0], "echo": True,
                    "logprobs": 1, "max_tokens": 1, "temperature": 0.0}
-        answer = self._post("/completions", payload)
+        # while the server's abilities are unknown, an HTTP 500 is an answer (llama-cpp-python
+        # refuses token-id prompts with one), not a fault to retry
+        probing = self.token_prompts is None or (len(prompts) > 1 and self.lists_ok is None)
+        answer = self.http.post_json("completions", payload, retry_server_errors=not probing)
         self.stats["requests"] += 1
         self.stats["prompts"] += len(prompts)
-        choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
-        if len(choices) != len(prompts):
+        self.stats["retries"] = self.http.stats["retries"]
+        try:
+            choices = completion_choices(answer, len(prompts), f"POST {self.base_url}/completions")
+        except AnswerError as exc:
+            raise AnswerError(self.http.redact(str(exc))) from None
+        if choices is None:
             raise _ListRefused()
         return choices
 
-    def _send(self, jobs: list[_Job]) -> list[dict]:
+    def _send(self, jobs: list[_Job]) -> list:
+        from auditor.decoder.http import HttpError
+
         prompts = [job.ids if self.token_prompts is not False else job.text for job in jobs]
         if len(prompts) > 1 and self.lists_ok is not False:
             try:
                 choices = self._complete(prompts)
                 self.lists_ok = True
                 return choices
-            except (_ListRefused, _HTTPFailure):
-                if self.lists_ok:
+            except (_ListRefused, HttpError) as exc:
+                if self.lists_ok or (isinstance(exc, HttpError) and exc.status is None):
                     raise
                 self.lists_ok = False
         return [choice for prompt in prompts for choice in self._complete([prompt])]
 
-    def _run_batch(self, jobs: list[_Job]) -> list[dict]:
+    def _run_batch(self, jobs: list[_Job]) -> list:
+        from auditor.decoder.http import HttpError
+
         try:
             try:
                 choices = self._send(jobs)
-            except _HTTPFailure as exc:
-                if self.token_prompts is not None or not 400 <= exc.code <= 500:
+            except HttpError as exc:
+                if self.token_prompts is not None or exc.status is None or not 400 <= exc.status <= 500:
                     raise
                 # token prompts refused: the server takes text only (llama-cpp-python answers a
                 # validation error with HTTP 500); if text fails as well, that error is the one shown
                 self.token_prompts, self.lists_ok = False, None
                 self.stats["prompt_kind"] = "text"
                 self.notes.append(
-                    f"the server refuses token-id prompts (HTTP {exc.code}): prompts are sent as text, so the "
+                    f"the server refuses token-id prompts (HTTP {exc.status}): prompts are sent as text, so the "
                     "server tokenizes prompt + suffix + option as one string, not in PCD's cut")
                 choices = self._send(jobs)
             if self.token_prompts is None:
@@ -340,9 +343,10 @@ class OpenAIBackend:
             if self.lists_ok is False and not any("one prompt per request" in note for note in self.notes):
                 self.notes.append("the server does not take a list of prompts: one prompt per request")
             return choices
-        except _HTTPFailure as exc:
-            raise DecoderError(f"the server at {self.base_url} refused a scoring request (HTTP {exc.code}: "
-                               f"{exc.body[:160]}); it needs /v1/completions with echo and logprobs") from None
+        except HttpError as exc:
+            if exc.status is None:
+                raise
+            raise DecoderError(f"{exc}; the server needs /v1/completions with echo and logprobs") from None
         except _ListRefused:
             raise DecoderError(f"the server at {self.base_url} answered a prompt list with the wrong number "
                                "of choices; try --batch-size 1") from None
@@ -361,7 +365,7 @@ class OpenAIBackend:
                 getattr(self.tokenizer, "get_added_vocab", dict)().keys())
         return [token for token in tokens if token not in self._specials and token != ""]
 
-    def _fill(self, job: _Job, choice: dict) -> None:
+    def _fill(self, job: _Job, choice) -> None:
         """Take the scored tokens' log-probs from the end of the echo, and check the tokenization.
 
         Servers render special tokens differently in the echo (llama-cpp-python writes them
@@ -369,17 +373,21 @@ class OpenAIBackend:
         special) are found at the end: right before the one generated token, or last when
         the server stopped without one.
         """
-        logprobs = choice.get("logprobs") or {}
-        tokens, values = logprobs.get("tokens"), logprobs.get("token_logprobs")
-        if not tokens or values is None or len(tokens) < job.scored:
+        tokens, values = choice.tokens, choice.token_logprobs
+        if not tokens or len(tokens) < job.scored:
             raise DecoderError(
                 f"the server at {self.base_url} returned no prompt log-probs for echo=true "
                 "(llama.cpp's own llama-server does not support echo; use llama-cpp-python's server, vLLM or SGLang)")
         want = job.expected[-job.scored:]
-        generated = len(choice.get("text") or "") > len(job.text)
+        generated = len(choice.text) > len(job.text)
         ends = [len(tokens) - 1, len(tokens)] if generated else [len(tokens), len(tokens) - 1]
         end = next((e for e in ends if e >= job.scored and list(tokens[e - job.scored:e]) == want), ends[0])
-        job.logprobs = [float(v) if v is not None else float("nan") for v in values[end - job.scored:end]]
+        scored = values[end - job.scored:end]
+        if any(value is None for value in scored):
+            at = end - job.scored + next(i for i, value in enumerate(scored) if value is None)
+            raise DecoderError(f"POST {self.base_url}/completions: logprobs.token_logprobs[{at}] is null for a "
+                               "scored token; expected a finite log-prob")
+        job.logprobs = [float(value) for value in scored if value is not None]
         theirs = self._text_tokens(tokens[:end])
         cut = self._text_tokens(job.expected)
         if theirs == cut:
@@ -457,6 +465,9 @@ class OpenAIBackend:
                 "own cut, so they can differ from what a PCD engine computes")
         if request.parity != "off":
             self.notes.append("parity is an in-process check: not run against a server")
+        for scores in results:  # built from the server's echoed tokens: a key it echoed is masked
+            scores.mismatches = [self.http.redact(text) for text in scores.mismatches]
+        self.notes = [self.http.redact(note) for note in self.notes]
         return results
 
     def first_token_logprobs(self, prompt_text, prompt_ids, plans, stage: str, ledger) -> list[list[float]]:
@@ -474,12 +485,6 @@ def _first_difference(left_name: str, left: list[str], right_name: str, right: l
     at = next((i for i, (a, b) in enumerate(zip(left, right)) if a != b), min(len(left), len(right)))
     return (f"{left_name} has {len(left)} text tokens where {right_name} has {len(right)}; first difference at text "
             f"token {at}: {left_name} {left[at:at + 3]!r}, {right_name} {right[at:at + 3]!r}")
-
-
-class _HTTPFailure(Exception):
-    def __init__(self, code: int, body: str):
-        super().__init__(code, body)
-        self.code, self.body = code, body
 
 
 class _ListRefused(Exception):

@@ -115,13 +115,19 @@ def digit_probe_ok(tokenizer) -> bool:
 
 def gguf_pretokenizer_name(gguf_path: Path) -> str | None:
     """The ``tokenizer.ggml.pre`` value of a GGUF file, or None."""
+    value = _gguf_metadata(gguf_path, str(gguf_path)).get("tokenizer.ggml.pre")
+    return value if isinstance(value, str) else None
+
+
+def _gguf_metadata(path: Path, spec: str) -> dict:
+    """The GGUF's scalar metadata, its header walked with every count checked against the file size."""
+    from auditor.errors import TokenizerError
+    from auditor.tokenizers.gguf_header import read_gguf_header
+
     try:
-        import gguf
-    except ImportError:
-        return None
-    reader = gguf.GGUFReader(str(gguf_path))
-    entry = reader.fields.get("tokenizer.ggml.pre")
-    return None if entry is None else str(entry.contents())
+        return read_gguf_header(path).metadata
+    except TokenizerError as exc:
+        raise DecoderError(str(exc).replace(str(path), spec, 1)) from None
 
 
 def repair_gguf_tokenizer(tokenizer, pre_name: str | None) -> str | None:
@@ -261,21 +267,38 @@ GGUF_VERSIONS = (1, 2, 3)
 
 
 def _check_gguf_header(path: Path, spec: str) -> None:
-    """A file that is not GGUF at all (wrong magic, unknown version) is refused at once; a
-    damaged real one is found by the loader."""
+    """A file that is not GGUF (wrong magic, unknown version) or whose header declares more than
+    the file holds is refused at once, before torch and transformers read it."""
     if not path.is_file():
         raise DecoderError(f"model file not found: {spec}")
+    _gguf_metadata(path, spec)
+
+
+MAX_VOCAB = 1 << 21  # the largest real vocabularies are about 262k
+MAX_HIDDEN = 1 << 16
+
+
+def _check_model_dir(path: Path, spec: str) -> None:
+    """A model directory's config.json read before transformers builds anything from it: a vocabulary
+    or width no real model has would allocate without bound."""
+    config_path = path / "config.json"
+    if not config_path.is_file():
+        raise DecoderError(f"{spec} is not a Hugging Face model directory (no config.json)")
     try:
-        with path.open("rb") as handle:
-            head = handle.read(8)
-    except OSError as exc:
-        raise DecoderError(f"{spec}: cannot read ({exc.strerror})") from None
-    if head[:4] != b"GGUF":
-        raise DecoderError(f"{spec}: not a loadable GGUF model (no GGUF magic)")
-    version = int.from_bytes(head[4:8], "little")
-    if version not in GGUF_VERSIONS:
-        raise DecoderError(f"{spec}: not a loadable GGUF model (GGUF version {version}; "
-                           f"known: {', '.join(map(str, GGUF_VERSIONS))})")
+        if config_path.stat().st_size > 16 * 1024 * 1024:
+            raise DecoderError(f"{spec}/config.json is over 16 MiB; not a model config")
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise DecoderError(f"{spec}/config.json cannot be read as JSON ({type(exc).__name__})") from None
+    if not isinstance(config, dict):
+        raise DecoderError(f"{spec}/config.json is not a JSON object")
+    sections = [config] + [value for value in config.values() if isinstance(value, dict)]  # text_config, …
+    for section in sections:
+        for key, limit in (("vocab_size", MAX_VOCAB), ("hidden_size", MAX_HIDDEN), ("num_hidden_layers", 4096)):
+            value = section.get(key)
+            if value is not None and (type(value) is not int or not 1 <= value <= limit):
+                shown = repr(value)[:40]
+                raise DecoderError(f"{spec}/config.json: {key} = {shown} (expected an integer from 1 to {limit})")
 
 
 def load_model(
@@ -292,8 +315,15 @@ def load_model(
     from auditor.netpolicy import network_policy
 
     network_policy(allow_download)  # offline mode unless --allow-download
-    if spec is not None and spec.endswith(".gguf"):
-        _check_gguf_header(Path(spec).expanduser(), spec)  # before seconds of torch imports
+    if spec is not None:  # before seconds of torch imports
+        try:
+            early = Path(spec).expanduser()
+        except RuntimeError:  # ~nouser/…
+            raise DecoderError(f"model {spec!r}: no such user's home directory") from None
+        if spec.endswith(".gguf"):
+            _check_gguf_header(early, spec)
+        elif early.is_dir():
+            _check_model_dir(early, spec)
 
     require_torch()  # a clear DecoderError when torch is missing
     try:
@@ -328,12 +358,16 @@ def load_model(
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise DecoderError(f"{spec}: not a loadable GGUF model ({first[:200]})") from None
         elif path.is_dir():
-            if not (path / "config.json").is_file():
-                raise DecoderError(f"{spec} is not a Hugging Face model directory (no config.json)")
+            _check_model_dir(path, spec)
             try:
                 model, tokenizer = _load_hf(str(path), torch_dtype, local_only=True)
-            except (OSError, ValueError) as exc:
-                raise DecoderError(f"cannot load model directory {spec}: {str(exc).splitlines()[0]}") from None
+            except DecoderError:
+                raise
+            except Exception as exc:  # mismatched weight shapes, a broken safetensors file, …: one line
+                first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+                if "mismatched_sizes" in first:
+                    first = "the weights' shapes do not match config.json"
+                raise DecoderError(f"cannot load model directory {spec}: {first}") from None
         elif path.exists():
             raise DecoderError(f"unknown model spec {spec!r}: give a model directory, a hub id or a .gguf file")
         elif _HUB_ID.match(spec):
@@ -350,6 +384,7 @@ def load_model(
                 f"unknown model spec {spec!r}: no such file or directory, and not a hub id (org/name)"
             )
         name = spec
+    _check_vocabulary(model, tokenizer, name)
     if "smollm" in name.lower() and not digit_probe_ok(tokenizer):
         raise DecoderError(
             f"the tokenizer loaded for {name} does not split digits like the model's real one; "
@@ -371,15 +406,55 @@ def load_model(
     return loaded
 
 
+def _gguf_tokenizer_without_torch(path: Path, metadata: dict):
+    """A GGUF's tokenizer as a transformers fast tokenizer, built by pcdlint's own converter
+    (auditor.tokenizers), with the chat template and BOS/EOS the GGUF's metadata names."""
+    from transformers import PreTrainedTokenizerFast
+
+    from auditor.errors import TokenizerError
+    from auditor.tokenizers.loader import load_tokenizer
+
+    try:
+        backend = load_tokenizer(str(path)).hf
+    except TokenizerError as exc:
+        raise DecoderError(str(exc)) from None
+    specials = {}
+    for name in ("bos", "eos", "unk", "pad"):
+        token_id = metadata.get(f"tokenizer.ggml.{name}_token_id")
+        token = backend.id_to_token(token_id) if isinstance(token_id, int) and token_id >= 0 else None
+        if token is not None:
+            specials[f"{name}_token"] = token
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, **specials)
+    template = metadata.get("tokenizer.chat_template")
+    if isinstance(template, str):
+        tokenizer.chat_template = template
+    return tokenizer
+
+
+def _check_vocabulary(model, tokenizer, name: str) -> None:
+    """A tokenizer with ids past the model's embedding rows would index out of range mid-run."""
+    embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    rows = getattr(embeddings, "num_embeddings", None)
+    if isinstance(rows, int) and len(tokenizer) > rows:
+        raise DecoderError(f"{name}: the tokenizer has {len(tokenizer)} tokens but the model's embedding has "
+                           f"{rows} rows; the tokenizer and the weights are not one model's")
+
+
 def load_tokenizer_only(spec: str, *, allow_download: bool = False):
     """The tokenizer of a served model, for ``--backend openai``: (transformers tokenizer, name).
 
     ``spec`` is a ``.gguf`` file (its tokenizer, repaired as in ``load_model``; the cached
     conversion's when there is one), a Hugging Face directory, or a hub id (cached unless
-    ``allow_download``).
+    ``allow_download``). Needs transformers, not torch: no model runs in this process.
     """
-    require_torch()
-    from transformers import AutoTokenizer
+    from auditor.netpolicy import network_policy
+
+    network_policy(allow_download)  # a hub id reaches the network only with --allow-download
+    try:
+        from transformers import AutoTokenizer
+    except ImportError:
+        raise DecoderError("--backend openai needs transformers for the served model's tokenizer: "
+                           "pip install transformers") from None
 
     _quiet_transformers(False)
     path = Path(spec).expanduser()
@@ -387,16 +462,25 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False):
         if spec.endswith(".gguf"):
             if not path.is_file():
                 raise DecoderError(f"tokenizer file not found: {spec}")
+            metadata = _gguf_metadata(path, spec)
             cached = converted_dir(path)
             if (cached / "tokenizer.json").is_file():
                 tokenizer = AutoTokenizer.from_pretrained(str(cached), local_files_only=True)
+            elif importlib.util.find_spec("torch") is None:  # transformers' GGUF reader needs torch
+                tokenizer = _gguf_tokenizer_without_torch(path, metadata)
             else:
                 tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
                 repair_gguf_tokenizer(tokenizer, gguf_pretokenizer_name(path))
         elif path.is_dir():
             tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         elif _HUB_ID.match(spec):
-            tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=not allow_download)
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=not allow_download)
+            except OSError as exc:
+                if allow_download:
+                    raise DecoderError(f"could not download tokenizer {spec!r}: {str(exc).splitlines()[0][:200]}") from None
+                raise DecoderError(f"tokenizer {spec!r} is not in the local Hugging Face cache; "
+                                   "pass --allow-download to fetch it") from None
         else:
             raise DecoderError(f"unknown tokenizer spec {spec!r}: give a .gguf file, a tokenizer directory or a hub id")
     except OSError as exc:

@@ -61,6 +61,9 @@ class FieldResult:
     tokenization_mismatches: list[str] = field(default_factory=list)  # server vs pcdlint tokenizer
     decides_answer: bool = False  # a flagged flaw changes this field's answer on this context
     decision: str = ""  # why (or why not), one line
+    # the pick of each named full-sequence variant (auditor.pcd.engines.full_sequence.VARIANTS),
+    # the engine profile of the same name's rule on this model's log-probs
+    full_sequence_variants: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

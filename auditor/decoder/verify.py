@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from auditor.decoder.backends import PARITY_MODES, InProcessBackend, ScoreRequest
 from auditor.decoder.constrained import constrained_pick
 from auditor.decoder.decision import decision, letter_bias
@@ -11,13 +13,42 @@ from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES
 from auditor.decoder.progress import Progress
 from auditor.decoder.prompt import FieldSpec, build_prompt, letter_suffix, plan_field, written_field
 from auditor.decoder.result import FieldResult, Ledger, VerifyResult
+from auditor.pcd.engines.full_sequence import VARIANTS, live_pick
 
 DEFAULT_CONTEXT = "No document was supplied. Choose the most typical value for each field."
 
 
-def _subset_probs(torch, logprobs: list[float]):
+def _softmax(values) -> np.ndarray:
+    """Softmax in float32 (what the decoder's tensors hold); numpy, so a server backend needs no torch."""
+    row = np.asarray(values, dtype=np.float32)
+    exp = np.exp(row - row.max())
+    return exp / exp.sum(dtype=np.float32)
+
+
+def _subset_probs(logprobs: list[float]) -> np.ndarray:
     """Softmax over exactly the gathered scores, duplicates included, as a plain gather does."""
-    return torch.softmax(torch.tensor(logprobs, dtype=torch.float32), dim=-1)
+    return _softmax(logprobs)
+
+
+def _argmax(values) -> int:
+    """The first index of the largest value, in float32 as torch.argmax over a default tensor."""
+    return int(np.argmax(np.asarray(values, dtype=np.float32)))
+
+
+def _check_context_limit(backend, request: ScoreRequest) -> None:
+    """A prompt with its longest scored text past the model's trained positions is an error:
+    the scores would come from positions the model never saw (or a server would cut the prompt)."""
+    limit = getattr(backend, "context_limit", None)
+    if not limit:
+        return
+    need = max(len(request.prompt_ids) + len(plan.suffix_ids) + max((len(s) for s in plan.sequences), default=0)
+               for plan in request.plans)
+    for ids in (request.letter_ids, request.letter_reversed_ids):
+        if ids is not None:
+            need = max(need, len(ids) + max((len(head) + 1 for _text, head in request.letter_heads), default=1))
+    if need > limit:
+        raise DecoderError(f"the prompt with its longest scored option is {need} tokens, more than the model's "
+                           f"context of {limit} tokens; shorten --context or the schema's descriptions")
 
 
 def _coupling_sources(fields: list[FieldSpec], plans, coupling) -> list[int]:
@@ -65,7 +96,6 @@ def verify_fields(
     if not isinstance(progress, Progress):
         progress = Progress(progress)
     backend = _backend(model, device, dtype, allow_download, progress, cache_budget_bytes, full_sequence_mode)
-    import torch
 
     notes = list(backend.notes)
     if not context or not context.strip():
@@ -90,27 +120,28 @@ def verify_fields(
             request.letter_heads = [(letter_suffix(p.name, p.array_depth),
                                      tokenizer.encode(letter_suffix(p.name, p.array_depth)))
                                     for p in letter_plans]
+        _check_context_limit(backend, request)
     sources = _coupling_sources(fields, plans, coupling) if coupling else []
 
     scores = backend.score(request, ledger, progress)
     notes.extend(note for note in backend.notes if note not in notes)
 
-    first_probs = [_subset_probs(torch, s.first_token_logprobs) for s in scores]
-    picks = [int(torch.argmax(probs)) for probs in first_probs]
+    first_probs = [_subset_probs(s.first_token_logprobs) for s in scores]
+    picks = [_argmax(probs) for probs in first_probs]
     results = []
     for index, (plan, spec, probs, scored) in enumerate(zip(plans, fields, first_probs, scores)):
         groups = plan.collision_groups()
         identical = all(bool((probs[group] == probs[group[0]]).all()) for group in groups) if groups else None
-        sums = torch.tensor([sum(values) for values in scored.sequence_logprobs])
+        sums = np.asarray([sum(values) for values in scored.sequence_logprobs], dtype=np.float32)
         means = [sum(values) / max(1, len(values)) for values in scored.sequence_logprobs]
         aligned = all(len(v) == len(s) for v, s in zip(scored.sequence_logprobs, plan.sequences))
         constrained = constrained_pick(plan.sequences, scored.sequence_logprobs).option if aligned else None
         letter = reversed_letter = None
         if scored.letter_logprobs is not None:
-            letter = _subset_probs(torch, scored.letter_logprobs).tolist()
+            letter = _subset_probs(scored.letter_logprobs).tolist()
         if scored.letter_logprobs_reversed is not None:
             # letter i of the reversed legend names option n-1-i: store per option
-            reversed_letter = list(reversed(_subset_probs(torch, scored.letter_logprobs_reversed).tolist()))
+            reversed_letter = list(reversed(_subset_probs(scored.letter_logprobs_reversed).tolist()))
         results.append(
             FieldResult(
                 name=plan.name,
@@ -126,20 +157,22 @@ def verify_fields(
                 ties_bit_identical=identical,
                 full_sequence_logprob_sum=sums.tolist(),
                 full_sequence_logprob_mean=means,
-                full_sequence_probs=torch.softmax(sums, dim=-1).tolist(),
-                full_sequence_pick=int(torch.argmax(sums)),
-                full_sequence_pick_mean=int(torch.argmax(torch.tensor(means))),
+                full_sequence_probs=_softmax(sums).tolist(),
+                full_sequence_pick=_argmax(sums),
+                full_sequence_pick_mean=_argmax(means),
                 letter_viable=plan.letter_ids is not None,
                 letter_note=plan.letter_note,
                 letter_probs=letter,
-                letter_pick=None if letter is None else int(torch.argmax(torch.tensor(letter))),
+                letter_pick=None if letter is None else _argmax(letter),
                 parity_max_abs_diff=scored.parity_max_abs_diff,
                 prompt_cut_ok=plan.prompt_cut_ok,
                 noncanonical_options=plan.noncanonical_options,
                 constrained_pick=constrained,
                 letter_probs_reversed=reversed_letter,
-                letter_pick_reversed=None if reversed_letter is None else int(torch.argmax(torch.tensor(reversed_letter))),
+                letter_pick_reversed=None if reversed_letter is None else _argmax(reversed_letter),
                 tokenization_mismatches=list(scored.mismatches),
+                full_sequence_variants={name: live_pick(name, scored.sequence_logprobs, plan.option_texts)
+                                        for name in VARIANTS} if aligned else {},
             )
         )
 
@@ -157,7 +190,7 @@ def verify_fields(
                 rows = backend.first_token_logprobs(written, written_ids, [plans[i] for i in others], "coupling", ledger)
                 flips = []
                 for index, row in zip(others, rows):
-                    after = int(torch.argmax(_subset_probs(torch, row)))
+                    after = _argmax(_subset_probs(row))
                     if after != picks[index]:
                         flip = {
                             "given": plans[source].name,

@@ -3,15 +3,22 @@
 Each scored row is appended and flushed at once, so an interrupted run keeps every row it
 finished and a rerun continues from there. Lines are ``{"variant": "original"|"reversed",
 "row": <sha256 of the context>, "scores": [...]}``; a torn last line (the process died
-mid-write) is ignored and rescored.
+mid-write) is ignored and rescored. So is any line that does not hold scores of the shape the
+run expects (one object per field, a finite log-score per option, a pick in range): a damaged
+or edited cache costs a rescoring and a note in the report, never the run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 from pathlib import Path
+
+_ROW_KEY = re.compile(r"[0-9a-f]{64}")
+VARIANTS = ("original", "reversed")
 
 SCORE_FORMAT_VERSION = 1  # bump when the meaning of cached scores changes
 
@@ -25,6 +32,34 @@ def default_cache_dir() -> Path:
     return Path(user_cache_dir("pcdlint")) / "eval"
 
 
+def _log_scores(values, count: int, nullable: bool = False) -> bool:
+    """A list of `count` log-scores: numbers, -inf allowed, never NaN or +inf."""
+    if values is None:
+        return nullable
+    return (isinstance(values, list) and len(values) == count
+            and all(type(v) in (int, float) and not math.isnan(v) and v != math.inf for v in values))
+
+
+def valid_scores(scores, shape: list[int] | None) -> bool:
+    """Whether cached `scores` have the shape a backend's `score` returns for fields with
+    `shape` options each (auditor.eval.backends): checked before a metric reads them."""
+    if not isinstance(scores, list) or (shape is not None and len(scores) != len(shape)):
+        return False
+    for index, block in enumerate(scores):
+        if not isinstance(block, dict):
+            return False
+        if shape is None:
+            continue
+        count = shape[index]
+        pick = block.get("constrained_pick")
+        if not (type(pick) is int and 0 <= pick < count and _log_scores(block.get("first_token"), count)
+                and _log_scores(block.get("full_sequence"), count)
+                and _log_scores(block.get("constrained"), count)
+                and _log_scores(block.get("letter"), count, nullable=True)):
+            return False
+    return True
+
+
 def cache_key(material: dict) -> str:
     text = json.dumps({"format": SCORE_FORMAT_VERSION, **material}, sort_keys=True, ensure_ascii=False,
                       default=str)
@@ -34,19 +69,31 @@ def cache_key(material: dict) -> str:
 class ScoreCache:
     """Scores by (variant, row hash); ``directory=None`` keeps them in memory only."""
 
-    def __init__(self, directory: Path | None, material: dict):
+    def __init__(self, directory: Path | None, material: dict, shape: list[int] | None = None):
         self.key = cache_key(material)
         self.path = None if directory is None else Path(directory) / f"{self.key}.jsonl"
         self.entries: dict[tuple[str, str], list] = {}
         self.loaded = 0
+        self.skipped = 0  # damaged lines (torn, edited, of another shape): rescored
         if self.path is not None and self.path.is_file():
-            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+            raw = self.path.read_bytes()
+            for line in raw.split(b"\n"):
+                if not line.strip():
+                    continue
                 try:
                     entry = json.loads(line)
+                    if not (isinstance(entry, dict) and entry.get("variant") in VARIANTS
+                            and isinstance(entry.get("row"), str) and _ROW_KEY.fullmatch(entry["row"])
+                            and valid_scores(entry.get("scores"), shape)):
+                        raise ValueError("not an entry")
                     self.entries[(entry["variant"], entry["row"])] = entry["scores"]
-                except (ValueError, KeyError, TypeError):
-                    continue  # a line torn by an interruption
+                except (ValueError, KeyError, TypeError, RecursionError):
+                    self.skipped += 1  # a line torn by an interruption, or damaged
             self.loaded = len(self.entries)
+
+    def note(self) -> str:
+        return (f"score cache {self.path}: {self.skipped} damaged line{'s' if self.skipped != 1 else ''} "
+                "skipped (those rows were scored again)")
 
     def get(self, variant: str, row: str):
         return self.entries.get((variant, row))

@@ -5,6 +5,13 @@ optional ``"id"``). CSV: a ``context`` column and one column per field (an optio
 booleans as ``true``/``false``, numbers and ``null`` as their JSON text, other cells as strings;
 an empty cell means "not labeled". A row may leave fields unlabeled; it then does not count for
 them. A label that is not one of the field's options is an input error naming row and field.
+
+The file is read like any input of `check` (auditor.schema.documents.read_source): a regular
+file within the size limit (a FIFO or /dev/zero is refused, never read), nesting within the
+depth limit, integers within Python's digit limit. JSONL lines end at `\n` only, as JSON
+defines them: U+2028, U+2029 and NEL are valid inside a string. A CSV cell may be as long as
+the file (Python's csv module stops at 128 KiB by default), and a header naming one column twice
+is refused. Values quoted in messages are cut (auditor.paths.shorten).
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.errors import UsageError
+from auditor.errors import InputFileError, UsageError
+from auditor.paths import resolve_path, shorten
+from auditor.schema.documents import MAX_DEPTH, MAX_FILE_BYTES, check_unicode, nesting_depth, read_source
 
 
 @dataclass
@@ -60,7 +69,7 @@ def _csv_value(cell: str):
         return json.loads(text)
     try:
         number = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return cell
     return number if isinstance(number, (int, float)) and not isinstance(number, bool) else cell
 
@@ -69,7 +78,8 @@ def _labels(where: str, raw: dict, fields: dict[str, EvalField], from_csv: bool)
     labels = {}
     for name, value in raw.items():
         if name not in fields:
-            raise UsageError(f"{where}: label for unknown field {name!r} (schema fields: {', '.join(fields)})")
+            raise UsageError(f"{where}: label for unknown field {shorten(repr(name))} "
+                             f"(schema fields: {shorten(', '.join(fields))})")
         if value is None or (from_csv and value == ""):
             continue
         field = fields[name]
@@ -80,23 +90,47 @@ def _labels(where: str, raw: dict, fields: dict[str, EvalField], from_csv: bool)
         if index is None and from_csv:
             index = _option_index(field, cell)  # a string option that looks like a number or boolean
         if index is None:
-            shown = ", ".join(json.dumps(o, ensure_ascii=False) for o in field.options[:8])
-            raise UsageError(f"{where}: label {json.dumps(value, ensure_ascii=False)} for field {name!r} "
+            shown = ", ".join(_shown(o, 40) for o in field.options[:8])
+            raise UsageError(f"{where}: label {_shown(value)} for field {shorten(repr(name))} "
                              f"is not one of its options ({shown}{', …' if len(field.options) > 8 else ''})")
         labels[name] = index
     return labels
 
 
+def _shown(value, limit: int = 80) -> str:
+    """A label as quoted in a message: its JSON, cut (a 5 MB label is not echoed)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = type(value).__name__
+    return shorten(text, limit)
+
+
 def _jsonl_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[Row]:
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # JSON's own line rule: only \n ends a line (str.splitlines would also split at U+2028,
+    # U+2029, NEL and form feed, all valid inside a JSON string)
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         where = f"{display}:{number}"
         try:
             record = json.loads(line)
+            depth = nesting_depth(record)
         except json.JSONDecodeError as exc:
             raise UsageError(f"{where}: invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise UsageError(f"{where}: nested more than {MAX_DEPTH} levels deep") from None
+        except ValueError as exc:  # an integer past Python's digit limit
+            raise UsageError(f"{where}: invalid JSON value: {shorten(str(exc), 80)}") from None
+        if depth > MAX_DEPTH:
+            raise UsageError(f"{where}: nested {depth} levels deep, over the limit of {MAX_DEPTH}")
+        if "\\u" in line:  # only an escape can write a lone surrogate, which no tokenizer encodes
+            try:
+                check_unicode(record, where)
+            except InputFileError as exc:
+                raise UsageError(str(exc)) from None
         if not isinstance(record, dict) or not isinstance(record.get("context"), str):
             raise UsageError(f'{where}: a row is an object with a string "context" and a "labels" object')
         raw = record.get("labels", {})
@@ -108,10 +142,26 @@ def _jsonl_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[R
 
 
 def _csv_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[Row]:
+    previous_limit = csv.field_size_limit()
+    csv.field_size_limit(max(previous_limit, MAX_FILE_BYTES))  # a cell may be as long as the file
+    try:
+        return _csv_records(text, display, fields)
+    finally:
+        csv.field_size_limit(previous_limit)
+
+
+def _csv_records(text: str, display: str, fields: dict[str, EvalField]) -> list[Row]:
     reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise UsageError(f"{display}:1: invalid CSV: {exc}") from None
     if "context" not in header:
         raise UsageError(f"{display}: a CSV needs a 'context' column and one column per field")
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise UsageError(f"{display}:1: column {shorten(repr(twice[0]))} appears more than once in the "
+                         "header (one column per field)")
     rows: list[Row] = []
     try:
         for record in reader:
@@ -128,14 +178,12 @@ def _csv_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[Row
 
 def load_rows(path: str | Path, fields: list[EvalField]) -> list[Row]:
     """Read labeled rows (``.csv`` by suffix, otherwise JSONL); raise UsageError on bad input."""
-    path = Path(path)
-    display = str(path)
+    display = shorten(str(path))
+    path = resolve_path(path, "--data")
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except IsADirectoryError:
-        raise UsageError(f"{display}: is a directory") from None
-    except OSError as exc:
-        raise UsageError(f"{display}: cannot read file ({exc.strerror or exc})") from None
+        text = read_source(path, display).decode("utf-8-sig")
+    except InputFileError as exc:
+        raise UsageError(f"{exc.path}: {exc.message.removesuffix('; skipped')}") from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"{display}: not UTF-8 text (byte {exc.start})") from None
     by_name = {field.name: field for field in fields}
@@ -151,7 +199,7 @@ def load_fields(path: str | Path) -> list[EvalField]:
     """The enum-like fields of a schema file (any format `check` reads), in document order."""
     from auditor.schema.cache import analyse_file
 
-    model = analyse_file(Path(path), str(path))
+    model = analyse_file(resolve_path(path), shorten(str(path)))
     if not model.sites:
         raise UsageError(f"{path}: no enum or boolean fields found (format: {model.format})")
     names = [site.name for site in model.sites]

@@ -181,7 +181,9 @@ def run_eval(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, 
     identity = backend.identity()
     material = {"schema": [[f.name, f.options, f.description, f.label] for f in fields], "backend": identity,
                 "scoring": backend.fingerprint(fields), "letters": options.letters}
-    cache = ScoreCache(options.cache_dir, material)
+    cache = ScoreCache(options.cache_dir, material, shape=[len(f.options) for f in fields])
+    if cache.skipped:  # a damaged line is rescored, and said
+        options.notes.append(cache.note())
     variants = ["original"] + [VARIANT_OF[name] for name in options.perturb]
     before = len(cache.entries)
     progress = sys.stderr.isatty() if options.progress is None else options.progress

@@ -22,7 +22,8 @@ from pathlib import Path
 from auditor.errors import InputFileError, UsageError
 from auditor.lint.engine import LintOptions, LintRun, lint_models, validate_selectors
 from auditor.lint.engine import lint as lint_paths
-from auditor.schema.documents import parse_document
+from auditor.paths import path_problem, shorten
+from auditor.schema.documents import parse_document, run_deep
 from auditor.schema.python_source import is_python_ref, load_python_object
 from auditor.schema.sites import FileModel, analyse
 from auditor.tokenizers import load_tokenizer
@@ -114,6 +115,22 @@ def lint_source(source, *, tokenizers: Iterable[str] = ("qwen2.5",),
     return lint_models([(model, True)], loaded, options)
 
 
+def _text_suffix(text: str, display: str) -> str:
+    head = text.lstrip()[:1]
+    suffix = ".json" if head in ("{", "[") else ".yaml"
+    if suffix == ".yaml" and ":" not in text and "-" not in text:
+        raise InputFileError(display, "no such file, and not JSON or YAML text")
+    return suffix
+
+
+def _analysed(raw: bytes, suffix: str, display: str) -> FileModel:
+    """Parse and crawl text on the deep stack the CLI uses (auditor.schema.documents.run_deep)."""
+    try:
+        return run_deep(lambda: analyse(parse_document(raw, suffix, display)))
+    except RecursionError:
+        raise InputFileError(display, "nested too deeply to analyse (config key max-depth)") from None
+
+
 def _as_list(values) -> list[str]:
     return [values] if isinstance(values, str) else list(values)
 
@@ -125,23 +142,34 @@ def _tokenizer(spec: str):
 
 
 def _names_input(text: str) -> bool:
-    """A path that exists, or `pkg.module:Name` — not JSON or YAML text."""
+    """A path that exists, or `pkg.module:Name` — not JSON or YAML text (a one-line YAML
+    string longer than a path can be, or holding a NUL, is text)."""
     if "\n" in text or text.lstrip().startswith(("{", "[")):
         return False
-    return Path(text).exists() or is_python_ref(text)
+    if path_problem(text) is None:
+        try:
+            if Path(text).exists():
+                return True
+        except (OSError, ValueError):
+            pass
+    return is_python_ref(text)
 
 
 def _model_for(source) -> FileModel:
     if isinstance(source, (dict, list)):
-        text = json.dumps(source, indent=2, ensure_ascii=False) + "\n"
-        return analyse(parse_document(text.encode("utf-8"), ".json", "<dict>"))
+        try:
+            text = json.dumps(source, indent=2, ensure_ascii=False) + "\n"
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise InputFileError("<dict>", f"not JSON data ({shorten(str(exc))})") from None
+        return _analysed(text.encode("utf-8", "surrogatepass"), ".json", "<dict>")
     if isinstance(source, bytes):
-        source = source.decode("utf-8")
+        try:
+            source.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:  # reported in result.errors, like a file's
+            raise InputFileError("<bytes>", f"not UTF-8 text (byte {exc.start})") from None
+        return _analysed(source, _text_suffix(source.decode("utf-8-sig"), "<bytes>"), "<bytes>")
     if isinstance(source, str):
-        head = source.lstrip()[:1]
-        suffix = ".json" if head in ("{", "[") else ".yaml"
-        if suffix == ".yaml" and ":" not in source and "-" not in source:
-            raise InputFileError(source[:60], "no such file, and not JSON or YAML text")
-        return analyse(parse_document(source.encode("utf-8"), suffix, "<string>"))
+        return _analysed(source.encode("utf-8", "surrogatepass"), _text_suffix(source, shorten(source, 60)),
+                         "<string>")
     name = getattr(source, "__name__", None) or type(source).__name__
     return analyse(load_python_object(source, None, name))

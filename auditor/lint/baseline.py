@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from auditor.errors import UsageError
+from auditor.errors import InputFileError, UsageError
 from auditor.lint.engine import LintRun
+from auditor.paths import resolve_path, shorten
+from auditor.schema.documents import read_source
 
 BASELINE_VERSION = 1
 
@@ -36,14 +37,21 @@ def baseline_text(run: LintRun) -> tuple[str, int]:
 
 
 def load_baseline(source: str) -> list[dict]:
+    """The entries of a baseline file, read like any input (a regular file within the input
+    size limit: /dev/zero or a FIFO is refused, never read forever)."""
+    path = resolve_path(source, "--baseline")
+    if not path.exists():
+        raise UsageError(f"--baseline {shorten(source)}: no such file")
     try:
-        data = json.loads(Path(source).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--baseline {source}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--baseline {source}: cannot read ({exc})") from None
+        data = json.loads(read_source(path, f"--baseline {shorten(source)}").decode("utf-8"))
+    except InputFileError as exc:
+        raise UsageError(f"{exc.path}: {exc.message.removesuffix('; skipped')}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--baseline {shorten(source)}: not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise UsageError(f"--baseline {source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        raise UsageError(f"--baseline {shorten(source)}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting past the stack
+        raise UsageError(f"--baseline {shorten(source)}: not a pcdlint baseline ({shorten(str(exc), 80)})") from None
     entries = data.get("findings") if isinstance(data, dict) else None
     if (not isinstance(data, dict) or data.get("version") != BASELINE_VERSION
             or not isinstance(entries, list)

@@ -16,10 +16,12 @@ from auditor.jsonfloats import writer_options
 from auditor.lazy import Deferred
 from auditor.lint.registry import Rule
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
+from auditor.pcd.engines.table import EngineRow
 from auditor.pcd.scoring import SiteTokens
 from auditor.schema.documents import Span
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
+from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
 
 
 @dataclass
@@ -122,7 +124,9 @@ class RuleContext:
     def __init__(self, rule: Rule, options: dict, file: FileModel, site: Site | None,
                  tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True,
                  suggester: Callable[..., list[dict]] | None = None,
-                 engine: EngineProfile | None = None, details: bool = True):
+                 engine: EngineProfile | None = None, details: bool = True,
+                 engine_row: EngineRow | None = None, sites: list[Site] | None = None,
+                 chat_template: ChatTemplate | None = None):
         self.rule, self.options, self.file, self.site = rule, options, file, site
         self.tokenizer, self.severity = tokenizer, severity
         self.suggestions = suggestions  # whether rules should attach verified fix suggestions
@@ -130,6 +134,28 @@ class RuleContext:
         self.engine = engine or get_engine(DEFAULT_ENGINE)  # the profile this check runs under
         # whether finding data carries its per-option lists (LintOptions.details)
         self.details = details
+        self._chat_template = chat_template  # `--chat-template FILE`, else None
+        # the decision engine (engine table row) a decision-request rule checks under
+        self.engine_row = engine_row
+        self._sites = sites
+
+    @property
+    def sites(self) -> list[Site]:
+        """The file's sites this rule checks (a file rule: a decision request's questions only
+        where an engine scores their option names)."""
+        return self.file.sites if self._sites is None else self._sites
+
+    @property
+    def engine_name(self) -> str:
+        return self.engine_row.name if self.engine_row is not None else self.engine.name
+
+    @property
+    def chat_template(self) -> ChatTemplate | None:
+        """The chat template decision engines render in: `--chat-template FILE`, else the one
+        the current tokenizer ships (None where it ships none)."""
+        if self._chat_template is not None or self.tokenizer is None:
+            return self._chat_template
+        return shipped_chat_template(self.tokenizer)
 
     @property
     def letters(self) -> str:
@@ -168,5 +194,5 @@ class RuleContext:
             path=self.file.path, pointer=pointer, field=site.field if site else "",
             span=span, tokenizer=self.tokenizer.id if self.tokenizer else None,
             message=message, data=data or {}, site_pointer=site.pointer if site else pointer,
-            related=related_locations, engine=self.engine.name if self.rule.per_engine else None,
+            related=related_locations, engine=self.engine_name if self.rule.per_engine else None,
         )

@@ -20,9 +20,11 @@ from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rule
 from auditor.lint.suggest import SUGGESTING, SharedSuggestions, prefetch_suggestions, verified_suggestions
 from auditor.pcd.cost import run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
+from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, default_decision_row
 from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch, site_texts, window_sites
 from auditor.schema.sites import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
+from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
 
 
 @dataclass
@@ -40,15 +42,44 @@ class LintOptions:
     # Only outputs that show finding data (JSON, HTML) need them; the CLI turns them off for
     # text, github, csv and SARIF, and re-linting a suggestion's candidate never builds them.
     details: bool = True
-    engines: list[str] = field(default_factory=lambda: [DEFAULT_ENGINE])  # profiles, by name
+    # engines by name (the engine table, auditor.pcd.engines.table): PCD profiles and decision
+    # engines; none named: gather for a schema's fields, the System One specification for a
+    # decision request's questions
+    engines: list[str] = field(default_factory=list)
     # worker processes over files (auditor.lint.pool): None = one per core from 16 files on
     jobs: int | None = None
+    # `--chat-template FILE`: the template decision engines render questions in (None: each
+    # tokenizer's own, where it ships one; auditor.tokenizers.templates)
+    chat_template: ChatTemplate | None = None
 
-    def engine_profiles(self) -> list[EngineProfile]:
+    def engine_names(self) -> list[str]:
+        """The named engines, each checked against the engine table (a usage error if unknown)."""
+        names = list(dict.fromkeys(name.strip().lower() for name in self.engines))
+        for name in names:
+            if name not in ENGINE_ROWS:
+                raise UsageError(f"--engine: unknown engine '{name}' (choose from {', '.join(ENGINE_ROWS)})")
+        return names
+
+    def named_profiles(self) -> list[EngineProfile]:
+        """The named engines that score option names: the PCD profiles named."""
         try:
-            return [get_engine(name) for name in dict.fromkeys(self.engines or [DEFAULT_ENGINE])]
+            return [get_engine(name) for name in self.engine_names() if ENGINE_ROWS[name].scores_option_names]
         except UnknownEngine as error:
             raise UsageError(f"--engine: {error}") from None
+
+    def engine_profiles(self) -> list[EngineProfile]:
+        """The PCD profiles a schema's fields are checked under (gather when none is named)."""
+        return self.named_profiles() or [get_engine(DEFAULT_ENGINE)]
+
+    def decision_rows(self) -> list[EngineRow]:
+        """The decision engines a decision request's questions are checked under (the System
+        One specification's row when none is named)."""
+        rows = [ENGINE_ROWS[name] for name in self.engine_names() if not ENGINE_ROWS[name].scores_option_names]
+        return rows or [default_decision_row()]
+
+    def names_decisions(self) -> bool:
+        """Whether a decision request's option names are scored (a named engine scores names)."""
+        return any(not ENGINE_ROWS[name].is_decision for name in self.engine_names())
 
 
 @dataclass
@@ -78,6 +109,9 @@ class FileResult:
         }
 
 
+CHAT_PROMPTS = ("sglang-chat", "llm2jev")  # engine table `prompt`s rendered in a chat template
+
+
 @dataclass
 class LintRun:
     tokenizers: list[LoadedTokenizer]
@@ -89,6 +123,40 @@ class LintRun:
     cost: dict | None = None  # the cost model per tokenizer (auditor.pcd.cost), set by lint()
     engines: list[EngineProfile] = field(default_factory=lambda: [get_engine(DEFAULT_ENGINE)])
     empty_dirs: list[str] = field(default_factory=list)  # directories with no JSON/YAML file
+    # the decision engines decision requests were checked under; whether an engine named scores
+    # their option names (then their questions are costed and tokenized as fields are)
+    decision_engines: list[EngineRow] = field(default_factory=lambda: [default_decision_row()])
+    names_decisions: bool = False
+    # whether no decision engine was named (the note naming --engine is then due)
+    default_decisions: bool = True
+    chat_template: ChatTemplate | None = None  # `--chat-template FILE` (LintOptions)
+
+    @property
+    def notes(self) -> list[str]:
+        """What the run assumed (each file's own notes, a `box` question read but not linted,
+        are FileModel.notes): where a decision request was checked with no decision engine
+        named, one note naming `--engine`."""
+        out = []
+        if self.default_decisions and any(s.is_decision for r in self.files for s in r.model.sites):
+            row = self.decision_engines[0]
+            engines = ", ".join(r.name for r in decision_engines() if not r.default)
+            out.append(f"decision requests were checked against the System One specification "
+                       f"({row.options.phrase() if row.options else ''} options, "
+                       f"{row.levels.phrase() if row.levels else ''} levels; names); name the engine "
+                       f"that serves them with --engine for its own limits and rules ({engines})")
+        out += self._template_notes()
+        return out
+
+    def _template_notes(self) -> list[str]:
+        """Once per tokenizer: decision labels checked with no chat template (none shipped with
+        the tokenizer, no --chat-template), where an engine renders questions in one."""
+        chat = [r.name for r in self.decision_engines if r.prompt in CHAT_PROMPTS]
+        if not chat or self.chat_template is not None or not any(
+                s.is_decision for r in self.files for s in r.model.sites):
+            return []
+        return [f"tokenizer {t.id} ships no chat template and --chat-template was not given: "
+                f"labels under {', '.join(chat)} were checked alone after a newline"
+                for t in self.tokenizers if shipped_chat_template(t) is None]
 
     @property
     def unrecognized(self) -> list[FileResult]:
@@ -100,7 +168,7 @@ class LintRun:
         named = [r.model.path for r in self.unrecognized if r.named]
         if named and not allowed:
             listed = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
-            return (f"no schema found in {listed} (not a JSON Schema, PCD preset or known wrapper; "
+            return (f"no schema found in {listed} (not a JSON Schema, PCD preset, known wrapper or decision request; "
                     "pass --allow-unrecognized to list such files without failing)")
         if self.errors:
             return None
@@ -119,6 +187,15 @@ class LintRun:
     def max_severity(self) -> str | None:
         found = [severity_rank(f.severity) for f in self.findings]
         return None if not found else ("info", "warning", "error")[max(found)]
+
+
+def new_run(tokenizers: list[LoadedTokenizer], options: LintOptions | None) -> LintRun:
+    """An empty run under the options' engines."""
+    options = options or LintOptions()
+    return LintRun(tokenizers=tokenizers, engines=options.engine_profiles(),
+                   decision_engines=options.decision_rows(), names_decisions=options.names_decisions(),
+                   default_decisions=all(row.default for row in options.decision_rows()),
+                   chat_template=options.chat_template)
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
@@ -225,7 +302,7 @@ def _pack_findings(part: LintRun) -> None:
 def _merged_findings(parts: list, loaded: list, tokenizers: list[LoadedTokenizer],
                      options: LintOptions | None) -> LintRun:
     """The workers' findings with the parent's models, in input order, as one run."""
-    run = LintRun(tokenizers=tokenizers, engines=(options or LintOptions()).engine_profiles())
+    run = new_run(tokenizers, options)
     linted = iter([file for files, _ in parts for file in files])
     for model, named in loaded:
         if isinstance(model, InputFileError):
@@ -251,7 +328,7 @@ def _worker_files(part: LintRun) -> tuple[list[FileResult], list[InputFileError]
 
 def _merged_files(parts: list, tokenizers: list[LoadedTokenizer], options: LintOptions | None) -> LintRun:
     """The workers' parts, in input order, as one run: what lint_models gives for all of them."""
-    run = LintRun(tokenizers=tokenizers, engines=(options or LintOptions()).engine_profiles())
+    run = new_run(tokenizers, options)
     for files, errors, suppressed in parts:
         run.files.extend(files)
         run.errors.extend(errors)
@@ -269,7 +346,7 @@ def lint_models(models, tokenizers: list[LoadedTokenizer],
     """Lint already-crawled files: (FileModel or the InputFileError it raised, named) pairs."""
     options = options or LintOptions()
     rules = selected_rules(options)
-    run = LintRun(tokenizers=tokenizers, engines=options.engine_profiles())
+    run = new_run(tokenizers, options)
     with gc_paused():
         for model, named in models:
             if isinstance(model, InputFileError):
@@ -322,7 +399,8 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
     model and the verified suggestions will read is encoded in one native batch per step, and
     every SiteTokens is built from the memo. Rules then read precomputed arrays; a text missed
     here is encoded on demand (slower, never different)."""
-    sites = [s for r in results for s in r.model.sites]
+    scored = options.names_decisions()  # (a decision request's questions: only if names are scored)
+    sites = [s for r in results for s in r.model.sites if s.name_scored(scored)]
     if not sites:
         return
     if any(r.model.suppressions for r in results):  # rules a suppression names run too
@@ -335,7 +413,7 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
         limit = int({**load_rules()["PCD003"].options, **options.rule_options.get("PCD003", {})}["max-options"])
         windows = [w for s in sites if len(s.options) > limit for w in window_sites(s, limit)]
     prefetch(sites + windows, tokenizer)  # what SiteTokens reads; then what the rest reads,
-    site_tokens = [r.site_tokens(s, tokenizer) for r in results for s in r.model.sites]
+    site_tokens = [r.site_tokens(s, tokenizer) for r in results for s in r.model.sites if s.name_scored(scored)]
     texts: list[str] = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer)]
     spans: list[str] = []
     for tokens in site_tokens:  # less the field texts SiteTokens joins from the memo (plain)
@@ -376,19 +454,45 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     file_rules = [r for r in checked if r.scope == "file"]
     raw: list[tuple[Rule, Finding]] = []
     engines = options.engine_profiles()
+    # A decision request's questions: the option-name rules only under an engine named that
+    # scores names; the decision-request rules (applies_to "labels") under each decision engine
+    namers = options.named_profiles() if options.names_decisions() else []
+    decisions = any(site.is_decision for site in model.sites)
+    named_sites = [s for s in model.sites if s.name_scored(bool(namers))] if decisions else None
     for rule in file_rules:
-        ctx = _context(rule, options, model, None, None)
+        ctx = _context(rule, options, model, None, None, sites=named_sites)
         raw.extend((rule, f) for f in _checked(rule, model, ctx))
     # one context per (rule, engine) for the file, pointed at each site and tokenizer in turn (a
     # rule's findings are made within its check; its options are read, never changed)
+    name_rules = [rule for rule in site_rules if rule.applies_to == "option-names"]
     checks = [(rule, _context(rule, options, model, None, None, engine, suggester, _settings(rule, options)))
-              for rule in site_rules for engine in (engines if rule.per_engine else engines[:1])]
-    for tokenizer in tokenizers:
+              for rule in name_rules for engine in (engines if rule.per_engine else engines[:1])]
+    question_checks: list[tuple[Rule, RuleContext]] = []
+    if decisions:
+        question_checks = [(rule, _context(rule, options, model, None, None, engine, suggester,
+                                           _settings(rule, options)))
+                           for rule in name_rules for engine in (namers if rule.per_engine else namers[:1])]
+        rows = options.decision_rows()
+        question_checks += [(rule, _context(rule, options, model, None, None, None, suggester,
+                                            _settings(rule, options), row))
+                            for rule in site_rules if rule.applies_to == "labels"
+                            for row in (rows if rule.per_engine else rows[:1])]
+    for index, tokenizer in enumerate(tokenizers):
         for site in model.sites:
-            tokens = result.site_tokens(site, tokenizer)
-            for rule, ctx in checks:
-                ctx.site, ctx.tokenizer = site, tokenizer
-                found = _checked(rule, tokens, ctx)
+            pairs = question_checks if site.is_decision else checks
+            scored = site.name_scored(bool(namers))
+            tokens = result.site_tokens(site, tokenizer) if scored else None
+            for rule, ctx in pairs:
+                if rule.applies_to == "labels":  # (its subject is the question itself)
+                    if not rule.needs_tokenizer and index:
+                        continue  # (once per question, naming no tokenizer)
+                    ctx.site, ctx.tokenizer = site, tokenizer if rule.needs_tokenizer else None
+                    found = _checked(rule, site, ctx)
+                elif scored:
+                    ctx.site, ctx.tokenizer = site, tokenizer
+                    found = _checked(rule, tokens, ctx)
+                else:
+                    continue
                 if found:
                     raw.extend((rule, f) for f in found)
     used: set[tuple[str, str]] = set()
@@ -444,8 +548,12 @@ def _settings(rule: Rule, options: LintOptions) -> tuple[dict, str]:
 def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer,
              engine: EngineProfile | None = None,
              suggester: Callable[..., list[dict]] | None = None,
-             settings: tuple[dict, str] | None = None) -> RuleContext:
-    """The rule's context; `settings`: its _settings, when the caller made them once for a file."""
+             settings: tuple[dict, str] | None = None, engine_row: EngineRow | None = None,
+             sites: list[Site] | None = None) -> RuleContext:
+    """The rule's context; `settings`: its _settings, when the caller made them once for a file;
+    `engine_row`: the decision engine of a decision-request rule; `sites`: the sites a file rule
+    checks (default: all of the file's)."""
     merged, severity = settings or _settings(rule, options)
     return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
-                       suggester or verified_suggestions, engine, options.details)
+                       suggester or verified_suggestions, engine, options.details, engine_row, sites,
+                       chat_template=options.chat_template)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 SEVERITIES = ("info", "warning", "error")
+APPLIES_TO = ("option-names", "labels")  # the engine table's `scores` values
 DEFAULT_REASON = "can change which option an engine returns, or make the schema unusable"
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 CODE_PATTERN = re.compile(r"^PCD\d{3}$")
@@ -43,6 +44,17 @@ class Rule:
     per_engine: bool = False  # runs once per engine profile (--engine); findings name the engine
     example_engine: str = ""  # the engine profile the doc examples assume ("" = the default)
     internal: bool = False  # the engine's own code (PCD999), not a check in auditor.rules
+    # What an engine must score for this rule to check a decision request's questions
+    # (engine table column `scores`): "option-names" (the PCD rules: a schema's fields always,
+    # a decision request's questions only under an engine that scores names) or "labels" (the
+    # decision-request rules: a decision request's questions only, per decision engine)
+    applies_to: str = "option-names"
+    # whether the check reads the tokenizer; a rule that does not runs once per site, its
+    # findings naming no tokenizer
+    needs_tokenizer: bool = True
+    # whether its findings carry `data.suggestions` renamings that `pcdlint suggest` offers
+    # (beyond the first-token rules suggest.FIXED_CODES names)
+    suggests: bool = False
     # On in the default rule set (like ruff's): the rules whose findings can change which option
     # a PCD engine returns, or make the schema unusable. An opt-in rule says why it is off.
     default: bool = True
@@ -76,7 +88,8 @@ _RULES: dict[str, Rule] = {}
 
 def rule(*, code: str, name: str, severity: str, options: dict | None = None, scope: str = "site",
          example_options: dict | None = None, default: bool = True, opt_in_reason: str = "",
-         per_engine: bool = False, example_engine: str = ""):
+         per_engine: bool = False, example_engine: str = "", applies_to: str = "option-names",
+         needs_tokenizer: bool = True, suggests: bool = False):
     """Register the decorated `check` generator as a rule, validating its metadata now.
 
     `default=False` leaves the rule out of the default set (`extend-select` or `--select ALL`
@@ -108,10 +121,14 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
                                       "and only an opt-in rule has one")
         if per_engine and scope != "site":
             raise RuleDefinitionError(f"{where}: only site rules can run per engine")
+        if applies_to not in APPLIES_TO:
+            raise RuleDefinitionError(f"{where}: applies_to {applies_to!r} not in {APPLIES_TO}")
+        if applies_to == "labels" and scope != "site":
+            raise RuleDefinitionError(f"{where}: a decision-request rule is a site rule")
         if example_engine:
-            from auditor.pcd.engines import ENGINES
+            from auditor.pcd.engines.table import ENGINE_ROWS
 
-            if example_engine not in ENGINES or not per_engine:
+            if example_engine not in ENGINE_ROWS or not per_engine:
                 raise RuleDefinitionError(f"{where}: example_engine {example_engine!r} is not an "
                                           "engine profile of a per-engine rule")
         unknown = set(example_options or {}) - set(options or {})
@@ -119,7 +136,8 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
             raise RuleDefinitionError(f"{where}: example_options {sorted(unknown)} are not options")
         _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
                             dict(example_options or {}), per_engine=per_engine,
-                            example_engine=example_engine, default=default, opt_in_reason=opt_in_reason)
+                            example_engine=example_engine, default=default, opt_in_reason=opt_in_reason,
+                            applies_to=applies_to, needs_tokenizer=needs_tokenizer, suggests=suggests)
         check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check
 

@@ -131,7 +131,7 @@ def _quick_collision(tokens, site, engine) -> bool:
 
 
 def _site_rules() -> list:
-    return [rule for rule in load_rules().values() if rule.scope == "site"]
+    return [rule for rule in load_rules().values() if rule.scope == "site" and rule.applies_to == "option-names"]
 
 
 def _relint(tokens, options: list[str], engine=None) -> bool:
@@ -278,6 +278,15 @@ def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonica
 _PLAIN_YAML = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*( [A-Za-z0-9_]+)*$")
 
 
+# Characters a YAML 1.1 reader (PyYAML) takes as line breaks even inside a quoted scalar, and
+# that JSON allows raw: always written as escapes, valid in JSON and in a YAML double-quoted
+# scalar alike, so the written file parses everywhere.
+_BREAK_ESCAPES = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+# Where lines end in the spans a document's positions use (auditor.schema): JSON counts `\n`
+# only; YAML (ruamel) `\r\n`, `\r` and `\n`, never U+2028 or NEL.
+_LINE_ENDS = {False: re.compile("\n"), True: re.compile("\r\n|\r|\n")}
+
+
 def _scalar(value: str, was: str, yaml_file: bool) -> str:
     """The new option written as the old one was: JSON string, or YAML plain when safe."""
     if yaml_file and not was.startswith(("'", '"')) and _PLAIN_YAML.match(value):
@@ -285,16 +294,17 @@ def _scalar(value: str, was: str, yaml_file: bool) -> str:
 
         if yaml.safe_load(value) == value:  # `on`, `no`, `null` … would change type
             return value
-    return json.dumps(value, ensure_ascii=False)
+    text = json.dumps(value, ensure_ascii=False)
+    for raw, escaped in _BREAK_ESCAPES.items():
+        text = text.replace(raw, escaped)
+    return text
 
 
 def rewrite(text: str, yaml_file: bool, renamings: list[tuple[list, list[str]]]) -> str:
-    """`text` with each renamed option written over its span; `renamings` holds
-    (option spans, new options) per field. A span shared by two sites ($ref) is written once."""
-    lines = text.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
+    """`text` with each renamed option written over its span, and nothing else changed;
+    `renamings` holds (option spans, new options) per field. A span shared by two sites ($ref)
+    is written once."""
+    starts = [0] + [m.end() for m in _LINE_ENDS[yaml_file].finditer(text)]
     edits: dict[tuple[int, int], str] = {}
     for spans, options in renamings:
         for span, value in zip(spans, options):

@@ -5,14 +5,30 @@ cut, letter slots, the engine profiles (`auditor.pcd.engines`) and the cost mode
 computation over a tokenizer: no I/O.
 """
 
+from auditor.pcd.chat import ChatTemplateError
 from auditor.pcd.engines import (
     DEFAULT_ENGINE,
     ENGINES,
     OPTION_CAP,
+    REFUSALS,
     TIE,
     EngineProfile,
     Loss,
     get_engine,
+)
+from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failures, request_state
+from auditor.pcd.requests import (
+    LETTERS,
+    bad_characters,
+    count_limit,
+    distinct_names,
+    field_problems,
+    name_key,
+    refusal,
+    renaming,
+    split_passes,
+    stringified,
+    two_letter_labels,
 )
 from auditor.pcd.scoring import (
     PREFILL_END,
@@ -32,21 +48,39 @@ from auditor.pcd.scoring import (
 __all__ = [
     "DEFAULT_ENGINE",
     "ENGINES",
+    "LETTERS",
     "OPTION_CAP",
     "PREFILL_END",
+    "REFUSALS",
     "SLOT_LETTERS",
     "TIE",
     "CanonicalText",
+    "ChatTemplateError",
     "EngineProfile",
+    "LabelReport",
     "Loss",
     "ScoredOption",
     "SiteTokens",
     "SlotTable",
+    "bad_characters",
+    "check_labels",
+    "count_limit",
+    "decision_question",
+    "describe_failures",
+    "distinct_names",
     "field_head",
+    "field_problems",
     "get_engine",
     "json_text",
     "letter_slots",
+    "name_key",
     "option_windows",
+    "refusal",
+    "renaming",
+    "request_state",
     "scored_ids",
+    "split_passes",
+    "stringified",
+    "two_letter_labels",
     "window_sites",
 ]

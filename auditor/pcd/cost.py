@@ -82,6 +82,13 @@ def _totals(files: dict, key) -> dict:
             "speedup_longest": round(naive_total / pcd_total, 1) if pcd_total else None}
 
 
+def _costed(run, sites: list) -> list:
+    """The sites the PCD cost model prices: a schema's fields, and a decision request's
+    questions only where an engine named scores their option names (run.names_decisions)."""
+    names = getattr(run, "names_decisions", False)
+    return [site for site in sites if not hasattr(site, "name_scored") or site.name_scored(names)]
+
+
 def run_cost(run) -> dict:
     """tokenizer id → {"files": {path: cost}, "run": totals and worst file}."""
     engines = list(getattr(run, "engines", None) or [get_engine(DEFAULT_ENGINE)])
@@ -91,7 +98,7 @@ def run_cost(run) -> dict:
         for result in run.files:
             known = result.costs  # computed by a pool worker
             cost = (known[tokenizer.id] if tokenizer.id in known
-                    else file_cost(result.model.sites, tokenizer, result.site_tokens, engines))
+                    else file_cost(_costed(run, result.model.sites), tokenizer, result.site_tokens, engines))
             if cost is not None:
                 files[result.model.path] = cost
         naive_total = sum(c["naive"]["passes_longest"] for c in files.values())

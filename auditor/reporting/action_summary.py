@@ -4,8 +4,9 @@ Findings are grouped by field (file, field pointer, tokenizer), as in the text o
 of the fields with errors (what will be decided wrongly), then the fields with warnings
 collapsed, then counts per rule.
 
-`python -m auditor.reporting.action_summary [--exit-code N] [--fail-on SEVERITY] REPORT.sarif` prints
-Markdown for `$GITHUB_STEP_SUMMARY`. It reads standard SARIF 2.1.0 (results with ruleId, level,
+`python -I -m auditor.reporting.action_summary [--exit-code N] [--fail-on SEVERITY] [REPORT.sarif]`
+prints Markdown for `$GITHUB_STEP_SUMMARY` (`-I`: the workspace is never on sys.path); without a
+report (pcdlint exited 2 and wrote none) it says so. It reads standard SARIF 2.1.0 (results with ruleId, level,
 message and a physical location), so it only depends on the report, not on pcdlint internals.
 """
 
@@ -122,13 +123,13 @@ def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "err
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m auditor.reporting.action_summary")
-    parser.add_argument("sarif")
+    parser.add_argument("sarif", nargs="?")
     parser.add_argument("--exit-code", type=int)
     parser.add_argument("--fail-on", default="error")
     args = parser.parse_args(argv)
-    path = Path(args.sarif)
     sarif = None
-    if path.is_file():
+    path = Path(args.sarif) if args.sarif else None
+    if path is not None and path.is_file():
         try:
             sarif = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

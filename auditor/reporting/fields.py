@@ -116,7 +116,10 @@ def _s(n: int) -> str:
 
 def verdict(run: LintRun, show_info: bool = True) -> Verdict:
     findings = run.findings
-    wrong = {(f.path, f.site_pointer) for f in findings if f.severity == "error" and f.field}
+    # an error on a decision request's question makes the engine refuse the request: the file
+    # cannot be used as written, but nothing is decided wrongly
+    questions = {(r.model.path, s.pointer) for r in run.files for s in r.model.sites if s.is_decision}
+    wrong = {(f.path, f.site_pointer) for f in findings if f.severity == "error" and f.field} - questions
     warned = {(f.path, f.site_pointer or f.pointer) for f in findings if f.severity == "warning"} - wrong
     wrong_files = list(dict.fromkeys(path for path, _ in sorted(wrong)))
     error_files = list(dict.fromkeys(f.path for f in findings if f.severity == "error"))

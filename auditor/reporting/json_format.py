@@ -22,7 +22,7 @@ def run_to_dict(run: LintRun, fragments: bool = False) -> dict:
     for finding in findings:
         by_code[finding.code] = by_code.get(finding.code, 0) + 1
         by_severity[finding.severity] = by_severity.get(finding.severity, 0) + 1
-    return {
+    document = {
         "version": JSON_FORMAT_VERSION,
         "tool": {"name": "pcdlint", "version": __version__},
         "tokenizers": [t.describe() for t in run.tokenizers],
@@ -43,6 +43,11 @@ def run_to_dict(run: LintRun, fragments: bool = False) -> dict:
             "cost": run.cost or {},
         },
     }
+    if any(site.is_decision for result in run.files for site in result.model.sites):
+        # (only where a run read a decision request: a schema run's document is as it was)
+        document["decision_engines"] = [row.describe() for row in run.decision_engines]
+        document["notes"] = [f"{r.model.path}: {note}" for r in run.files for note in r.model.notes] + run.notes
+    return document
 
 
 # A finding's data sits three levels deep: {"findings": [{"data": …}]}; orjson indents each of

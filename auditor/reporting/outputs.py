@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -161,8 +162,18 @@ def write_report(text: str | bytes, target: str, flag: str, inputs: list[str], k
 
 
 def _write_through(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+    """Write into a device or FIFO. The open never blocks (O_NONBLOCK): a FIFO nobody reads is
+    an error (ENXIO), not a hang; the writes then block as usual while a reader drains it."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)
     try:
+        fd = os.open(path, os.O_WRONLY | nonblock | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OSError(exc.errno, "a FIFO with no reader") from None
+        raise
+    try:
+        if nonblock:
+            os.set_blocking(fd, True)
         view = memoryview(data)
         while view:
             written = os.write(fd, view)

@@ -93,8 +93,11 @@ def render(run: LintRun, quiet: bool = False, color: bool = False, show_info: bo
             lines.extend(group_lines(group, color))
     if not quiet:
         for result in run.files:
+            for note in result.model.notes:
+                lines.append(f"{result.model.path}: note: {note}")
             for ref in result.model.remote_refs:
                 lines.append(f"{result.model.path}: note: remote $ref '{ref}' not followed")
+        lines.extend(f"note: {note}" for note in run.notes)  # (the decision engine assumed)
         if cost:
             lines.extend(cost_lines(run))
         lines.append(summary_line(run, show_info))

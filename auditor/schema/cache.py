@@ -37,13 +37,13 @@ from auditor.schema.documents import (
     run_deep,
 )
 from auditor.schema.locate import LocatedSchema
-from auditor.schema.sites import FileModel, SchemaProblem, Site, analyse
+from auditor.schema.sites import DECISION_FIELDS, FileModel, SchemaProblem, Site, analyse
 
 CACHE_FORMAT = "pcdlint-analysis"
 # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice; 4 stored the
 # file's text and, for JSON, its parsed value (5: the text comes from the file's own bytes and
 # JSON is parsed again only when read; spans are one flat list of numbers)
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 
 
 @lru_cache(maxsize=1)
@@ -168,7 +168,9 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
                              else [span(o) for o in s.option_spans]), "kind": s.kind,
             "description": s.description, "suppressed": sorted(s.suppressed),
             "suppression_pointers": list(s.suppression_pointers), "array_depth": s.array_depth,
+            **({"decision": s.decision_state()} if s.question_kind is not None else {}),
         } for s in model.sites],
+        "notes": model.notes,
         "schemas": [dataclasses.asdict(located) for located in model.schemas],
         "schema_problems": [[p.pointer, p.message] for p in model.schema_problems],
         "remote_refs": model.remote_refs,
@@ -199,7 +201,8 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
         site = Site(display, str(s["pointer"]), str(s["field"]), str(s["name"]), options,
                     pointers, _span(s["span"]), spans or [], str(s["kind"]), str(s["description"]),
                     frozenset(str(c) for c in s["suppressed"]),
-                    tuple(str(p) for p in s["suppression_pointers"]), int(s["array_depth"]))
+                    tuple(str(p) for p in s["suppression_pointers"]), int(s["array_depth"]),
+                    **_decision_fields(s.get("decision")))
         if spans is None:
             site.defer("option_spans", partial(document.spans, pointers))
         sites.append(site)
@@ -208,7 +211,17 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
                     for p, codes in data["suppressions"].items()}
     schemas = [LocatedSchema(**{k: str(v) for k, v in located.items()}) for located in data["schemas"]]
     return FileModel(document, str(data["format"]), sites, problems,
-                     [str(r) for r in data["remote_refs"]], suppressions, schemas)
+                     [str(r) for r in data["remote_refs"]], suppressions, schemas,
+                     [str(n) for n in data.get("notes", [])])
+
+
+def _decision_fields(stored) -> dict:
+    """A decision site's fields as stored (Site.decision_state); {} for a schema's field."""
+    if stored is None:
+        return {}
+    if not isinstance(stored, dict) or set(stored) != set(DECISION_FIELDS):
+        raise ValueError("site")
+    return stored
 
 
 def load_entry(entry: Path, key: str, display: str, raw: bytes) -> FileModel | None:

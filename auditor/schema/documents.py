@@ -24,6 +24,9 @@ from auditor.schema.positions import JsonPositions
 # Input limits (config keys `max-file-bytes`, `max-depth`; see README "Security and limits").
 MAX_FILE_BYTES = 20_000_000
 MAX_DEPTH = 1_000  # nesting of objects/arrays; real schemas stay far below
+# The deepest nesting the analysis thread's stack takes (run_deep), whatever max-depth says:
+# measured, the site crawler overflows it (SIGSEGV) from about 12,000 levels of `items`.
+MAX_DEPTH_CAP = 8_000
 MAX_INT_DIGITS = 4_300  # Python's own int/str conversion limit
 # A YAML document expands to at most this many nodes per byte of text (plus a floor): without
 # aliases a document cannot exceed it, so only alias bombs ("billion laughs") are refused.
@@ -279,7 +282,7 @@ def parse_document(raw: bytes, suffix: str, display: str, max_depth: int | None 
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputFileError(display, f"not UTF-8 text (byte {exc.start})") from None
-    limit = MAX_DEPTH if max_depth is None else max_depth
+    limit = MAX_DEPTH if max_depth is None else min(max_depth, MAX_DEPTH_CAP)
     if suffix.lower() in YAML_SUFFIXES:
         document = _load_yaml(text, display, limit)
     else:
@@ -336,7 +339,14 @@ def check_depth(data, display: str, limit: int) -> None:
     depth = nesting_depth(data)
     if depth > limit:
         raise InputFileError(display, f"nested {depth} levels deep, over the limit of {limit} "
-                                      "(config key max-depth)")
+                                      f"({_depth_key(limit)})")
+
+
+def _depth_key(limit: int) -> str:
+    """Where the depth limit comes from, for messages: the config key, and the cap it hit."""
+    if limit >= MAX_DEPTH_CAP:
+        return f"config key max-depth, capped at {MAX_DEPTH_CAP}: the deepest the analysis stack takes"
+    return "config key max-depth"
 
 
 def _parse_json_value(text: str, display: str) -> object:
@@ -344,7 +354,7 @@ def _parse_json_value(text: str, display: str) -> object:
 
 
 def _too_deep(display: str, limit: int) -> InputFileError:
-    return InputFileError(display, f"nested more than {limit} levels deep (config key max-depth)")
+    return InputFileError(display, f"nested more than {limit} levels deep ({_depth_key(limit)})")
 
 
 def _int_or_refuse(display: str):
@@ -393,7 +403,9 @@ def _load_yaml(text: str, display: str, max_depth: int = MAX_DEPTH) -> Document:
     except YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid YAML"
         raise InputFileError(display, f"invalid YAML: {first}") from None
-    lines = text.splitlines()
+    lines = _YAML_LINE_END.split(text)  # ruamel's lines: U+2028, NEL, form feed do not end one
+    if lines and lines[-1] == "":
+        lines.pop()
     values: dict[str, Span] = {"": Span(1, 1, len(lines) + 1, 1)}
     keys: dict[str, Span] = {}
     budget = _NodeBudget(display, YAML_NODES_FLOOR + YAML_NODES_PER_BYTE * len(text), max_depth)
@@ -417,6 +429,9 @@ class _NodeBudget:
                                                "nodes (an alias bomb?); refused")
         if container and depth > self.max_depth:
             raise _too_deep(self.display, self.max_depth)
+
+
+_YAML_LINE_END = re.compile("\r\n|\r|\n")
 
 
 def _scalar_end(lines: list[str], line0: int, col0: int, flow: bool = False) -> tuple[int, int]:

@@ -19,7 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.errors import InputFileError
+from auditor.errors import InputFileError, UsageError
+from auditor.paths import resolve_path, shorten
 from auditor.schema.cache import analyse_file, cached_analysis
 from auditor.schema.documents import LINTABLE_SUFFIXES, parse_document
 from auditor.schema.python_source import is_python_ref, load_python_ref
@@ -36,9 +37,12 @@ class Input:
     path: Path | None = None
     raw: bytes | None = None  # stdin's bytes
     python: str | None = None  # "pkg.module:Name"
+    refused: str | None = None  # why it is not read (a bad path, a symlink leaving the tree)
 
     def load(self, use_cache: bool = True, max_bytes: int | None = None,
              max_depth: int | None = None) -> FileModel:
+        if self.refused is not None:
+            raise InputFileError(self.display, self.refused)
         if self.python is not None:
             return analyse(load_python_ref(self.python))
         if self.raw is not None:
@@ -60,7 +64,9 @@ class Input:
 
     def cached(self, max_bytes: int | None = None, max_depth: int | None = None) -> FileModel | None:
         """What `load` reads from the analysis cache, or None where it would analyse (or fail)."""
-        return None if self.path is None else cached_analysis(self.path, self.display, max_bytes, max_depth)
+        if self.path is None or self.refused is not None:
+            return None
+        return cached_analysis(self.path, self.display, max_bytes, max_depth)
 
 
 def _suffix_for(display: str, raw: bytes) -> str:
@@ -85,8 +91,16 @@ def expand_inputs(args: list[str], stdin_filename: str | None = None,
             out.append(Input(stdin_filename or STDIN_DISPLAY, True, raw=stdin))
             continue
         path = Path(given)
+        if not _exists(path):
+            try:
+                path = resolve_path(given)
+            except UsageError as exc:
+                display = shorten(given)
+                out.append(Input(display, True, path=path,
+                                 refused=str(exc).removeprefix(f"{display}: ")))
+                continue
         if path.is_dir():
-            found = [Input(str(child), False, path=child) for child in _walk(path, notices)]
+            found = _walk(path, notices)
             if not found:
                 empty.append(given)
             out.extend(found)
@@ -97,32 +111,55 @@ def expand_inputs(args: list[str], stdin_filename: str | None = None,
     return out, empty
 
 
-def _walk(path: Path, notices: list | None = None) -> list[Path]:
-    """*.json/*.yaml/*.yml under a directory, in a stable order. Only regular files are taken,
-    and a symlink only when it stays inside the directory named on the command line; what is
-    passed over goes to `notices` as an InputFileError. Directory symlinks are not descended."""
-    files: list[Path] = []
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _walk(path: Path, notices: list | None = None) -> list[Input]:
+    """*.json/*.yaml/*.yml under a directory, in a stable order. Only regular files are taken;
+    what is passed over (FIFOs, devices, dangling links) goes to `notices` as an InputFileError.
+    A symlink (to a file or a folder) that leaves the directory named on the command line is
+    refused: an input error, exit 2 (name its target to lint it). Directory symlinks that stay
+    inside are not descended (their files are reached by the walk itself)."""
+    found: list[Input] = []
     top = path.resolve()
     for root, dirs, names in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in dirs:
+            child = Path(root) / name
+            if child.is_symlink() and _leaves(child, top):
+                found.append(Input(str(child), False, path=child, refused=LEAVES_TREE))
         for name in sorted(names):
             if Path(name).suffix.lower() not in LINTABLE_SUFFIXES:
                 continue
             child = Path(root) / name
             skipped = _skip_reason(child, top)
             if skipped is None:
-                files.append(child)
+                found.append(Input(str(child), False, path=child))
+            elif skipped == LEAVES_TREE:
+                found.append(Input(str(child), False, path=child, refused=LEAVES_TREE))
             elif notices is not None:
                 notices.append(InputFileError(str(child), skipped))
-    return files
+    return found
+
+
+LEAVES_TREE = "symlink leaves the linted directory; refused (name its target to lint it)"
+
+
+def _leaves(child: Path, top: Path) -> bool:
+    try:
+        return not child.resolve().is_relative_to(top)
+    except (OSError, RuntimeError):
+        return False  # a looping link: reported as unreadable where it matters
 
 
 def _skip_reason(child: Path, top: Path) -> str | None:
     try:
-        if child.is_symlink():
-            target = child.resolve()
-            if not target.is_relative_to(top):
-                return "symlink leaves the linted directory; skipped (name it to lint it)"
+        if child.is_symlink() and _leaves(child, top):
+            return LEAVES_TREE
         mode = child.stat().st_mode
     except (OSError, RuntimeError) as exc:  # a dangling or looping link
         return f"cannot read file ({getattr(exc, 'strerror', None) or exc}); skipped"

@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
+from auditor.schema.decisions import locate_requests
 from auditor.schema.documents import escape_token
+
+DECISION_FORMAT = "decision-request"
 
 # JSON Schema keywords whose presence marks an object as a schema (not a wrapper or config).
 SCHEMA_HINTS = {
@@ -351,19 +355,24 @@ def locate(data) -> list[LocatedSchema]:
 
 @dataclass
 class Detection:
-    format: str  # "json-schema", "openai-wrapper", "openai", "openapi-3.1", "pcd-preset", "unknown", ...
+    format: str  # "json-schema", "openai-wrapper", "openai", "openapi-3.1", "pcd-preset", "decision-request", "unknown", ...
     schemas: list[LocatedSchema]
+    requests: list = dataclass_field(default_factory=list)  # decisions.LocatedRequest: decision requests
 
 
 def detect(data) -> Detection:
     """What the document is: its schemas, or a PCD preset, or nothing pcdlint can lint.
 
-    Order: OpenAPI/Swagger documents and root wrappers; PCD presets; a document that is itself a
+    Order: OpenAPI/Swagger documents and root wrappers; decision requests (auditor.schema.
+    decisions); PCD presets; a document that is itself a
     JSON Schema; schemas embedded anywhere (tools, request bodies, test cases).
     """
     roots = _root_schemas(data)
     if roots:
         return Detection(_format_of(roots), roots)
+    requests = locate_requests(data)
+    if requests:
+        return Detection(DECISION_FORMAT, [], requests)
     if looks_like_preset_container(data):
         return Detection("pcd-preset", [])
     if is_schema_like(data):

@@ -13,6 +13,7 @@ Pointers with no Python origin keep the nearest mapped ancestor's position.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import enum
 import importlib
@@ -25,6 +26,7 @@ import typing
 from pathlib import Path
 
 from auditor.errors import InputFileError, UsageError
+from auditor.paths import shorten
 from auditor.schema.documents import Document, Span, escape_token, parse_document
 
 PYTHON_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -49,6 +51,27 @@ def _pydantic():
     return pydantic
 
 
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """What runs inside writes to stderr, Python's sys.stdout and file descriptor 1 alike (a
+    module that prints, or runs a program, while it is imported)."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no fd 1 (closed stdout): only Python's own stream is redirected
+        saved = -1
+    if saved != -1:
+        os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        if saved != -1:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def import_object(spec: str):
     """The object `pkg.module:Name` names (the working directory comes first on sys.path)."""
     module_name, _, attribute = spec.partition(":")
@@ -57,11 +80,13 @@ def import_object(spec: str):
     if added:  # for this import only: a long-lived process (the API) keeps its own sys.path
         sys.path.insert(0, cwd)
     try:
-        module = importlib.import_module(module_name)
+        with stdout_to_stderr():  # stdout stays the report's (a clean JSON document)
+            module = importlib.import_module(module_name)
     except ImportError as exc:
         raise InputFileError(spec, f"cannot import module '{module_name}': {exc}") from None
-    except Exception as exc:  # the user's module raised while importing
-        raise InputFileError(spec, f"importing '{module_name}' raised {type(exc).__name__}: {exc}") from None
+    except (Exception, SystemExit) as exc:  # the user's module raised (or exited) while importing
+        raise InputFileError(spec, f"importing '{module_name}' raised {type(exc).__name__}: "
+                                   f"{shorten(str(exc))}") from None
     finally:
         if added and cwd in sys.path:
             sys.path.remove(cwd)

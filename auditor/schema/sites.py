@@ -8,6 +8,7 @@ reach it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from auditor.lazy import Deferred
+from auditor.schema.decisions import LocatedRequest, decision_text, field_pointers, request_questions
 from auditor.schema.documents import Document, Span, escape_token, pack_spans, resolve_pointer, unpack_spans
 from auditor.schema.locate import JSON_TYPES, SCHEMA_HINTS, Detection, LocatedSchema, detect, is_preset_fields
 from auditor.schema.metaschema import meta_schema_errors
@@ -61,6 +63,34 @@ class Site(Deferred):
     suppression_pointers: tuple[str, ...] = ()
     # Items of an array are typed after `"<field>": [`: how many brackets open before the value.
     array_depth: int = 0
+    # A decision request's question (auditor.schema.decisions); all left at their defaults for
+    # a schema's enum-like field. question_kind: "choice" | "score" | "binary"; request_shape:
+    # "systemone" | "openai-decisions" | "sglang-decisions"; question_type: the type as written
+    # ("noul", "predicate", "yes_no", ...); question_text: its instructions / question (any JSON);
+    # option_details: per option its description (criteria value, level text), in order;
+    # request_pointer: the body's pointer ("" also for a document that is one body);
+    # request_source: "body" | "promptfoo"; question_index / request_questions: its position
+    # among, and the number of, the request's questions
+    question_kind: str | None = None
+    request_shape: str = ""
+    question_name: str = ""
+    question_type: str = ""
+    question_text: Any = None
+    option_details: list = dataclasses.field(default_factory=list)
+    request_pointer: str = ""
+    request_source: str = ""
+    question_index: int = 0
+    request_questions: int = 0
+
+    @property
+    def is_decision(self) -> bool:
+        return self.question_kind is not None
+
+    def name_scored(self, names_decisions: bool) -> bool:
+        """Whether the option-name rules and the cost model read this site: a schema's field
+        always; a decision request's question where an engine named scores option names and it
+        has two options or more (a choice whose criteria are no map has none)."""
+        return self.question_kind is None or (names_decisions and len(self.options) >= 2)
 
     def __getstate__(self) -> dict:
         """What pickling keeps (a pool worker sends sites back): the fields, not the caches the
@@ -76,7 +106,7 @@ class Site(Deferred):
         self.defer("option_spans", partial(unpack_spans, numbers))  # (made where first read)
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "pointer": self.pointer,
             "field": self.field,
             "name": self.name,
@@ -86,6 +116,22 @@ class Site(Deferred):
             "column": self.span.column,
             "array_depth": self.array_depth,
         }
+        if self.question_kind is not None:  # (keys only grow: schema sites keep their old ones)
+            out.update(question_kind=self.question_kind, request_shape=self.request_shape,
+                       question_name=self.question_name, question_type=self.question_type,
+                       request_pointer=self.request_pointer)
+        return out
+
+    def decision_state(self) -> dict:
+        """The decision fields, for the analysis cache (empty for a schema's field)."""
+        if self.question_kind is None:
+            return {}
+        return {name: getattr(self, name) for name in DECISION_FIELDS}
+
+
+DECISION_FIELDS = ("question_kind", "request_shape", "question_name", "question_type", "question_text",
+                   "option_details", "request_pointer", "request_source", "question_index",
+                   "request_questions")
 
 
 @dataclass
@@ -107,6 +153,7 @@ class FileModel:
     remote_refs: list[str] = field(default_factory=list)
     suppressions: dict[str, frozenset[str]] = field(default_factory=dict)
     schemas: list[LocatedSchema] = field(default_factory=list)  # the schemas the locator found
+    notes: list[str] = field(default_factory=list)  # said once beside the findings (text output)
 
     @property
     def path(self) -> str:
@@ -123,6 +170,8 @@ def analyse(document: Document, detection: Detection | None = None) -> FileModel
     model = FileModel(document, detection.format, schemas=list(detection.schemas))
     if detection.schemas:
         _JsonSchemaCrawler(document, model).run(detection.schemas)
+    elif detection.requests:
+        crawl_requests(document, model, detection.requests)
     elif detection.format == "pcd-preset":
         _crawl_presets(document, model, document.data, "", 0)
     _keep_needed_spans(model)
@@ -136,6 +185,8 @@ def _keep_needed_spans(model: FileModel) -> None:
     for site in model.sites:
         wanted.add(site.pointer)
         wanted.update(site.option_pointers)
+        if site.question_kind is not None:  # a field finding may point at any of its fields
+            wanted.update(field_pointers(document.data, site.request_pointer, site.pointer))
     wanted.update(p.pointer for p in model.schema_problems)
     for holder, codes in model.suppressions.items():
         key = f"{holder}/{SUPPRESS_KEY}"
@@ -157,6 +208,48 @@ def _keep_needed_spans(model: FileModel) -> None:
         document.value_spans = {p: s for p, s in document.value_spans.items() if p in wanted}
     if not document.key_spans.keys() <= wanted:
         document.key_spans = {p: s for p, s in document.key_spans.items() if p in wanted}
+
+
+def crawl_requests(document: Document, model, requests: list[LocatedRequest]) -> None:
+    """Every question of every request becomes a Site of the file model (a `box` question, read
+    but not linted, a note)."""
+    for request in requests:
+        body = resolve_pointer(document.data, request.pointer)
+        questions = request_questions(request, body)
+        for index, question in enumerate(questions):
+            where = f"{request.label} › " if request.label else ""
+            if question.kind is None:
+                model.notes.append(
+                    f"{where}question {question.name!r} is a "
+                    f"{question.type!r} question, which pcdlint does not lint"
+                )
+                continue
+            site = Site(
+                document.path,
+                question.pointer,
+                f"{where}question {question.name} › {question.type}",
+                question.name,
+                question.options,
+                question.option_pointers,
+                document.key_span(question.pointer) if question.keyed else document.span(question.pointer),
+                [document.key_span(p) for p in question.option_pointers]
+                if question.option_keys
+                else document.spans(question.option_pointers),
+                f"{request.shape}-{question.type}",
+                decision_text(question.text),
+                question_kind=question.kind,
+                request_shape=request.shape,
+                question_name=question.name,
+                question_type=question.type,
+                question_text=question.text,
+                option_details=question.details,
+                request_pointer=request.pointer,
+                request_source=request.source,
+                question_index=index,
+                request_questions=len(questions),
+            )
+            model.sites.append(site)
+
 
 
 # --------------------------------------------------------------------------- presets

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,14 +44,19 @@ def read_tokenizer_file(path: Path) -> Tokenizer:
     return tokenizer
 
 
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
 def file_sha256(path: Path) -> str:
     """sha256 of a file, memoised by (path, size, mtime) so a warm run does not re-hash a model."""
     stat = path.stat()
     key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
     memo = cache_dir() / "sha256" / (hashlib.sha1(key.encode()).hexdigest() + ".txt")
     try:
-        return memo.read_text().strip()
-    except OSError:
+        remembered = memo.read_bytes()[:100].strip().decode("ascii")
+        if _SHA256_HEX.fullmatch(remembered):  # a damaged or planted memo is recomputed
+            return remembered
+    except (OSError, UnicodeDecodeError):
         pass
     digest = hashlib.sha256()
     with path.open("rb") as handle:

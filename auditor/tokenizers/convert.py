@@ -51,6 +51,86 @@ QWEN2_RANK_COUNT = 151_643  # Qwen's qwen.tiktoken
 O200K_MIN_RANKS = 180_000
 
 
+# ---------------------------------------------------------------- regex probe
+# A pre-tokenizer regex runs in the Rust tokenizer (Oniguruma, a backtracking engine), which a
+# Python process cannot interrupt: a catastrophic pattern such as ``(a+)+b`` would hang the run
+# on the first long word. Patterns not among the known ones above are therefore first run in a
+# child process on long runs of each character class, with a deadline.
+KNOWN_PATTERNS = frozenset({CL100K_PATTERN, O200K_PATTERN, QWEN2_PATTERN, QWEN3_5_PATTERN})
+REGEX_PROBE_SECONDS = 10.0
+REGEX_PROBE_CHARS = 4096
+_PROBED: set[str] = set()  # patterns that passed in this process
+_PROBE_CHILD = """
+import json, sys
+from tokenizers import Regex, pre_tokenizers
+n = int(sys.argv[1])
+runs = ["a", "A", "1", " ", "\\n", "\\t", "'", ".", "-", "\u00e9", "\u4e2d", "a ", "a1", "'s", " a", "\\r\\n"]
+texts = [(run * n)[:n] for run in runs] + [(run * n)[:n] + "!" for run in ("a", "1", " ")]
+for number, pattern in enumerate(json.load(sys.stdin)):
+    print(number, flush=True)
+    split = pre_tokenizers.Split(Regex(pattern), behavior="isolated")
+    for text in texts:
+        split.pre_tokenize_str(text)
+print("done", flush=True)
+"""
+
+
+def probe_patterns(patterns, source: str) -> None:
+    """Refuse a regex that backtracks catastrophically, before the Rust tokenizer runs it here.
+
+    Known patterns (``KNOWN_PATTERNS``) and ones already probed in this process pass at once;
+    the others are run in a child process on ``REGEX_PROBE_CHARS``-character runs of letters,
+    digits, spaces, newlines and punctuation, within ``REGEX_PROBE_SECONDS``.
+    """
+    import subprocess
+    import sys
+
+    unknown = [p for p in dict.fromkeys(patterns) if isinstance(p, str) and p not in KNOWN_PATTERNS
+               and p not in _PROBED]
+    if not unknown:
+        return
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", _PROBE_CHILD, str(REGEX_PROBE_CHARS)],
+                              input=json.dumps(unknown), capture_output=True, text=True,
+                              timeout=REGEX_PROBE_SECONDS)
+        output, failed = done.stdout, done.returncode != 0
+    except subprocess.TimeoutExpired as exc:
+        output = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        number = int(([0] + [int(line) for line in output.split() if line.isdigit()])[-1])
+        raise TokenizerError(
+            f"{source}: the pre-tokenizer pattern {_shown_pattern(unknown[number])} takes more than "
+            f"{REGEX_PROBE_SECONDS:g} s on a {REGEX_PROBE_CHARS}-character probe text (catastrophic "
+            "backtracking); refused") from None
+    if failed or not output.rstrip().endswith("done"):
+        lines = [line for line in output.split() if line.isdigit()]
+        culprit = unknown[int(lines[-1])] if lines else unknown[0]
+        last = (done.stderr.strip().splitlines() or ["the probe failed"])[-1]
+        raise TokenizerError(f"{source}: the pre-tokenizer pattern {_shown_pattern(culprit)} cannot be used "
+                             f"({last[:160]})")
+    _PROBED.update(unknown)
+
+
+def _shown_pattern(pattern: str) -> str:
+    shown = repr(pattern)
+    return shown if len(shown) <= 80 else shown[:79] + "…"
+
+
+def json_regexes(path: Path) -> list[str]:
+    """Every ``"Regex": "…"`` value of a tokenizer.json (pre-tokenizer splits, normalizer replaces)."""
+    import re
+
+    data = path.read_bytes()
+    if b'"Regex"' not in data:
+        return []
+    found = []
+    for match in re.finditer(rb'"Regex"\s*:\s*"((?:[^"\\]|\\.)*)"', data):
+        try:
+            found.append(json.loads(b'"' + match.group(1) + b'"'))
+        except ValueError:
+            continue  # not JSON text: Tokenizer.from_file will say so
+    return found
+
+
 def default_tiktoken_pattern(rank_count: int) -> str:
     """The split regex a `.tiktoken` file gets without --tiktoken-pattern, from its size."""
     if rank_count >= O200K_MIN_RANKS:
@@ -224,6 +304,9 @@ def tokenizer_from_tekken(path: Path) -> Tokenizer:
         specials = {text: i for i, text in enumerate(TEKKEN_DEFAULT_SPECIALS)}
     for token_id in range(len(specials), special_count):
         specials[f"<SPECIAL_{token_id}>"] = token_id
+    if not isinstance(pattern, str):
+        raise TokenizerError(f"{path}: not a Tekken tokenizer file (config.pattern is not a string)")
+    probe_patterns([pattern], str(path))
     return tokenizer_from_ranks(ranks, pattern, specials, id_offset=special_count)
 
 
@@ -342,6 +425,9 @@ def tokenizer_from_gguf(path: Path) -> Tokenizer:
     """
     from gguf import GGUFReader
 
+    from auditor.tokenizers.gguf_header import read_gguf_header
+
+    read_gguf_header(path)  # counts and lengths checked against the file size before gguf allocates
     try:
         reader = GGUFReader(str(path))
     except Exception as exc:

@@ -19,6 +19,7 @@ from tokenizers import Tokenizer
 from auditor.cachedir import cache_dir  # noqa: F401  (re-exported)
 from auditor.errors import TokenizerError
 from auditor.netpolicy import network_policy
+from auditor.paths import resolve_path
 from auditor.tokenizers import convert, fast
 from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     ALIASES,
@@ -300,6 +301,7 @@ def _load_path(path: Path, tiktoken_pattern: str | None = None) -> Tokenizer:
     if suffix == ".tiktoken":
         choice = tiktoken_pattern or convert.default_tiktoken_pattern(_line_count(path))
         regex = convert.resolve_pattern(choice)
+        convert.probe_patterns([regex], f"--tiktoken-pattern for {path}")
         return cached_conversion(path, "tiktoken", lambda: convert.tokenizer_from_tiktoken(path, regex),
                                  variant=regex)
     if suffix == ".model" or ".model." in path.name:
@@ -315,6 +317,10 @@ def _line_count(path: Path) -> int:
 
 
 def _load_json(path: Path) -> Tokenizer:
+    try:
+        convert.probe_patterns(convert.json_regexes(path), str(path))
+    except OSError as exc:
+        raise TokenizerError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
         return read_tokenizer_file(path)
     except Exception as exc:
@@ -369,7 +375,7 @@ def load_tokenizer(spec: str, allow_download: bool = False,
         tok, source = builtin.load()
         return LoadedTokenizer(id=name, source=source, hf=tok, rank_source=builtin.rank_source(),
                                declared_vocab_size=builtin.vocab_size, split_pattern=builtin.pattern)
-    path = Path(spec).expanduser()
+    path = resolve_path(spec, "tokenizer")  # ~ expanded; a name too long is one line
     if path.exists():
         return LoadedTokenizer(id=path.name or spec, source=str(path),
                                hf=_load_path(path, tiktoken_pattern))

@@ -99,7 +99,7 @@ def test_unreachable_server_is_one_line_exit_2(write_schema):
                                       f"http://127.0.0.1:{port}", "--tokenizer", tokenizer, "--retries", "1",
                                       "--quiet"])
     assert result.exit_code == 2, result.output
-    assert f"cannot reach the server at http://127.0.0.1:{port}/v1" in result.output
+    assert f"GET http://127.0.0.1:{port}/v1/models: cannot reach the server after 2 tries" in result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
 
 

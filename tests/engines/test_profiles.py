@@ -24,10 +24,11 @@ def lost(engine: str, tokens) -> dict:
     return {tokens.site.options[loss.index]: (loss.returned_option, loss.reason) for loss in get_engine(engine).losses(tokens)}
 
 
-def test_registry_names_five_profiles_and_gather_is_default():
+def test_registry_names_the_profiles_and_gather_is_default():
     from auditor.pcd.engines import DEFAULT_ENGINE
 
-    assert list(ENGINES) == ["gather", "rlcd-mlx", "openjev", "constrained", "full-sequence"]
+    assert list(ENGINES) == ["gather", "rlcd-mlx", "openjev", "constrained", "full-sequence",
+                             "sum", "sum-close", "mean", "byte-norm"]
     assert DEFAULT_ENGINE == "gather"
     with pytest.raises(ValueError, match="unknown engine 'vllm'"):
         get_engine("vllm")
@@ -68,14 +69,15 @@ def test_rlcd_mlx_prefix_match_in_schema_order(qwen, smollm2):
 
 
 def test_rlcd_mlx_generated_text_is_four_greedy_tokens(qwen):
-    from auditor.pcd.engines.rlcd_mlx import generated_text
+    from auditor.pcd.engines.rlcd_mlx import greedy
 
     tokens = tokens_for(qwen, "outcome", ["REFUND_REQUEST_APPROVED_BY_MANAGER",
                                           "REFUND_REQUEST_APPROVED_BY_SYSTEM", "OTHER"])
     sequence = tuple(qwen.encode('REFUND_REQUEST_APPROVED_BY_SYSTEM"'))
     assert len(sequence) > 4
-    text, closed = generated_text(tokens, sequence)
-    assert text == qwen.decode(list(sequence[:4])) and not closed
+    run = greedy(tokens, sequence, "")
+    text = run.text
+    assert text == qwen.decode(list(sequence[:4])) and run.budget_hit and not run.stopped
     assert "REFUND_REQUEST_APPROVED_BY_SYSTEM".startswith(text)
     assert lost("rlcd-mlx", tokens) == {
         "REFUND_REQUEST_APPROVED_BY_SYSTEM": ("REFUND_REQUEST_APPROVED_BY_MANAGER", "budget")}

@@ -13,6 +13,7 @@ from auditor.pcd.engines.base import (
     BUDGET,
     OPTION_CAP,
     PREFIX_MATCH,
+    REFUSALS,
     SEQUENCE_PREFIX,
     TIE,
     EngineProfile,
@@ -23,6 +24,7 @@ from auditor.pcd.engines.base import (
 ENGINES: dict[str, EngineProfile] = {
     m.PROFILE.name: m.PROFILE for m in (gather, rlcd_mlx, openjev, constrained, full_sequence)
 }
+ENGINES.update((p.name, p) for p in full_sequence.PROFILES)  # the named full-sequence variants
 DEFAULT_ENGINE = gather.PROFILE.name
 
 
@@ -43,6 +45,7 @@ __all__ = [
     "ENGINES",
     "OPTION_CAP",
     "PREFIX_MATCH",
+    "REFUSALS",
     "SEQUENCE_PREFIX",
     "TIE",
     "EngineProfile",

@@ -26,6 +26,14 @@ PREFIX_MATCH = "prefix-match"
 BUDGET = "budget"
 OPTION_CAP = "option-cap"
 SEQUENCE_PREFIX = "sequence-prefix"
+# the clauses of RLCD-MLX's greedy fallback (rlcd_mlx.py) and openjev's validation (openjev.py)
+STOP_CHAR = "stop-char"
+STRIP = "strip"
+DIGIT_FALLBACK = "digit-fallback"
+FIRST_CHOICE = "first-choice-fallback"
+DUPLICATE_ID = "duplicate-id"
+NON_STRING_ID = "non-string-id"
+REFUSALS = frozenset({OPTION_CAP, DUPLICATE_ID, NON_STRING_ID})  # reasons that refuse a whole field
 
 
 @dataclass(frozen=True)
@@ -37,9 +45,15 @@ class FieldPlan:
     texts: tuple[str, ...]  # per option: what the sequence spells (for prefix matching)
     refused: str | None = None  # why the engine refuses the whole field
     letters: tuple[str, ...] = ()  # letter slots, for engines that score letters
+    # per option, the first token the engine gathers where it is not the sequence's first
+    # (RLCD: the remainder encoded alone, not with the closing quote); None: the sequences'
+    candidates: tuple[int, ...] | None = None
+    refused_reason: str = "option-cap"  # the Loss reason of a refused field (REFUSALS)
 
     @cached_property
     def first_tokens(self) -> list[int]:
+        if self.candidates is not None:
+            return list(self.candidates)
         return [s[0] if s else -1 for s in self.sequences]
 
     @cached_property
@@ -130,8 +144,8 @@ class EngineProfile:
         plan = self.field_plan(tokens)
         options = tokens.site.options
         if plan.refused is not None:  # every option, for one reason
-            refused, new = plan.refused, tuple.__new__  # (lost(), without a call per option)
-            out = [new(Loss, (k, option, None, None, OPTION_CAP, refused)) for k, option in enumerate(options)]
+            refused, why, new = plan.refused, plan.refused_reason, tuple.__new__  # (lost(), no call per option)
+            out = [new(Loss, (k, option, None, None, why, refused)) for k, option in enumerate(options)]
         else:
             out = []
             for k, option in enumerate(options):

@@ -1,24 +1,43 @@
 """`gather` — the RLCD CUDA/torch path (the default profile).
 
-Procedure (RLCD's documented `compile_parallel_metadata` + gather): a string field's common
-prefix (`os.path.commonprefix`) is hoisted into the suffix `  "<field>": "<prefix>`, and each
-option's candidate sequence is its remainder encoded together with the closing quote
-(`encode(rest + '"')`). A boolean is scored after `  "<field>": ` (with the space) as
-`encode("true")` / `encode("false")`. One batched pass gathers every option's first candidate
-token; argmax breaks ties to the lowest index. No fallback, no budget: a tie is simply wrong.
-Limits: 1..255 options (RLCD refuses more). Fields of other literals are scored as pcdlint
-scores them (their literal after `":`, cut where the canonical tokenization cuts).
+Procedure, as RLCD's `StructuredSchema.compile_parallel_metadata` builds it (read in the public
+port stephanj/parallelConstraintDecoding, python/core/schema.py; line numbers of commit
+0e0208f):
+
+- schema.py:169-170: a string field's common prefix (`os.path.commonprefix` of the raw
+  choices) is hoisted into the suffix `  "<field>": "<prefix>`;
+- schema.py:172-175 (the *bare-remainder* clause): each option's candidate is the first token
+  of its remainder **encoded alone** (`encode(rem)[0]`; an empty remainder: the quote's
+  token), not of `rem + '"'`: so `"!"` and `"! urgent"` after another option share `!` (the
+  remainder alone) although `!"` is a token of its own;
+- schema.py:161-166: a boolean is scored after `  "<field>": ` (with the space) as
+  `encode("true")[0]` / `encode("false")[0]`;
+- schema.py:181: a field collides when two candidates are equal; one batched pass gathers
+  every candidate and argmax (engine_mlx.py:369) breaks ties to the lowest index. No fallback,
+  no budget: a tie is simply wrong.
+- schema.py:21-22: RLCD refuses a field of more than 255 choices.
+
+The plan's `sequences` are what a model certain of an option writes after the suffix
+(`encode(rest + '"')`, the canonical cut; rlcd_mlx's greedy fallback reads them); its
+`candidates` are the bare-remainder first tokens above. RLCD works on raw strings; pcdlint's
+remainders are JSON text, the same unless an option holds a quote, a backslash or a control
+character, where the candidates and the prefix are worked out on the raw choices. Fields of
+other literals (which RLCD does not accept) are scored as pcdlint scores them (their literal
+after `":`, cut where the canonical tokenization cuts).
 """
 
 from __future__ import annotations
 
+import os
+
 from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, lost, tie_winner
 from auditor.pcd.scoring import (
+    STRING_CLOSE,
     FieldLike,
     SiteTokens,
-    closed_remainder_ids,
     field_head,
     join_flags,
+    json_text,
     split_options,
 )
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -37,12 +56,48 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
         sequences = tuple(tuple(ids) for ids in tokenizer.ids_many(list(texts)))
         return FieldPlan(field_head(site.name, tokens.array_depth), sequences, texts, refused)
     if all_strings(options):
-        # each option's `remainder + '"'` after the hoisted prefix
-        sequences = tuple(tokens.closed_sequences)  # type: ignore[arg-type]  # (all strings)
-        return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + tokens.prefix, sequences,
-                         tuple(split_options(site)[2]), refused)  # every option's JSON text
+        # what the model writes: each option's `remainder + '"'` after the hoisted prefix; what
+        # RLCD gathers: the first token of each remainder alone
+        raw = rlcd_raw(tokens)
+        return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + raw.prefix, raw.sequences,
+                         tuple(split_options(site)[2]), refused, candidates=raw.candidates)
     sequences = tuple(o.ids + ((tokens.close_id,) if o.is_string else ()) for o in tokens.options)
     return FieldPlan(tokens.literal_suffix, sequences, tuple(o.text for o in tokens.options), refused)
+
+
+class RawField:
+    """An all-string field as RLCD compiles it from the raw choices (see the module doc)."""
+
+    __slots__ = ("candidates", "choices", "prefix", "sequences")
+
+    def __init__(self, prefix: str, choices: tuple[str, ...], candidates: tuple[int, ...],
+                 sequences: tuple[tuple[int, ...], ...]):
+        self.prefix, self.choices, self.candidates, self.sequences = prefix, choices, candidates, sequences
+
+
+def rlcd_raw(tokens: SiteTokens) -> RawField:
+    """The raw prefix, choices, bare-remainder candidates and written sequences of an
+    all-string field (cached per site tokens). Plain options (no JSON escape): SiteTokens'
+    own prefix, scored ids (the remainder alone) and closed sequences."""
+    key = ("rlcd-raw",)
+    cached = tokens.memo.get(key)
+    if cached is not None:
+        return cached
+    options = tuple(tokens.site.options)
+    texts = split_options(tokens.site)[2]
+    # (one option: RLCD hoists all of it, pcdlint nothing; no collision either way)
+    if all(a is b or a == b for a, b in zip(options, texts)):
+        raw = RawField(tokens.prefix, options, tuple(o.scored_id for o in tokens.options),
+                       tuple(tokens.closed_sequences))  # type: ignore[arg-type]  # (all strings)
+    else:  # an option JSON escapes: the prefix and remainders of the raw choices
+        tokenizer = tokens.tokenizer
+        prefix = os.path.commonprefix(list(options))
+        rests = [o[len(prefix):] for o in options]
+        candidates = tuple(ids[0] if ids else tokens.close_id for ids in tokenizer.ids_many(rests))
+        written = tokenizer.ids_many([json_text(r) + STRING_CLOSE for r in rests])
+        raw = RawField(prefix, options, candidates, tuple(tuple(ids) for ids in written))
+    tokens.memo[key] = raw
+    return raw
 
 
 def rlcd_plan_texts(site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
@@ -66,19 +121,22 @@ QUICK_CHUNK = 64  # options whose joins are read at once by rlcd_first_token_col
 
 
 def rlcd_first_token_collides(site: FieldLike, tokenizer: LoadedTokenizer) -> bool | None:
-    """Whether two options of an all-string field share the first token of rlcd_plan's
-    sequences (closed_remainder_ids), option by option, stopping at the first repeat: a
-    renaming that collides in its first options is refused without tokenizing the rest. None
-    for other fields."""
+    """Whether two options of an all-string field share RLCD's candidate (the first token of
+    the remainder alone, the quote's for an empty one), option by option, stopping at the
+    first repeat: a renaming that collides in its first options is refused without
+    tokenizing the rest. None for other fields, and for fields whose options JSON escape."""
     options = site.options
     if not options or not all_strings(options):
         return None
-    rests = split_options(site)[4]
+    texts, rests = split_options(site)[2], split_options(site)[4]
+    if any(a is not b and a != b for a, b in zip(options, texts)):
+        return None  # (rlcd_raw's raw prefix: build the plan)
     seen: set[int] = set()
+    close = tokenizer.ids(STRING_CLOSE)[0]
     for start in range(0, len(rests), QUICK_CHUNK):
         chunk = rests[start:start + QUICK_CHUNK]
-        for rest, closes in zip(chunk, tokenizer.joins_quote(chunk)):
-            first = closed_remainder_ids(tokenizer, rest, closes)[0]
+        for ids in tokenizer.ids_many(chunk):
+            first = ids[0] if ids else close
             if first in seen:
                 return True
             seen.add(first)

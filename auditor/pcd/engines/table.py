@@ -1,0 +1,247 @@
+"""The engine table: one row per engine a user may name with `--engine`, read from engines.toml.
+
+The data file documents its columns; this module reads and checks them (a malformed row fails
+at import, loudly) and answers the questions code asks of an engine: its limits, its label
+schemes, whether it scores option names. Pure: no I/O beyond the package's own data file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+
+KINDS = ("pcd", "decision")
+SCORES = ("option-names", "labels")
+LABEL_CHECKS = ("request", "model-load", "skip-codes", "startup", "none")
+PROMPTS = ("sglang-chat", "llamacpp-systemone", "llm2jev", "intern-decision", "closed")
+UNKNOWN_FIELDS = ("refused", "questions", "ignored")
+REQUIREMENTS = ("state", "instructions", "noul-text", "nonblank", "nonblank-levels", "unique-ids")
+SHAPES = ("systemone", "openai-decisions", "sglang-decisions")
+# a question kind (auditor.schema.decisions) → the row column holding its limits and labels
+LIMIT_COLUMN = {"choice": "options", "score": "levels", "binary": None}
+LABEL_COLUMN = {"choice": "choice_labels", "score": "level_labels", "binary": "binary_labels"}
+
+
+class EngineTableError(ValueError):
+    """engines.toml holds a row code cannot interpret."""
+
+
+@dataclass(frozen=True)
+class Limit:
+    """An accepted count: `low` to `high` inclusive; `high` None: no upper limit."""
+
+    low: int
+    high: int | None = None
+
+    def admits(self, n: int) -> bool:
+        return n >= self.low and (self.high is None or n <= self.high)
+
+    def phrase(self) -> str:
+        return f"{self.low} to {self.high}" if self.high is not None else f"at least {self.low}"
+
+
+@dataclass(frozen=True)
+class EngineRow:
+    name: str
+    kind: str
+    scores: str
+    summary: str
+    source: str
+    scorer: str = ""
+    shapes: tuple[str, ...] = ()
+    choice_labels: str = ""
+    level_labels: str = ""
+    binary_labels: str = ""
+    label_check: str = "none"
+    prompt: str = "closed"
+    options: Limit | None = None
+    levels: Limit | None = None
+    questions: Limit | None = None
+    levels_documented: bool = True
+    name_rules: bool = False
+    unknown_fields: str = "ignored"
+    refused_fields: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()
+    status: int | None = None
+    status_invalid: int | None = None
+    order_probe: str = ""
+    default: bool = False
+    extra: dict = field(default_factory=dict, compare=False, repr=False)  # columns code does not read
+
+    @property
+    def is_decision(self) -> bool:
+        return self.kind == "decision"
+
+    @property
+    def scores_option_names(self) -> bool:
+        return self.scores == "option-names"
+
+    def limit_for(self, question_kind: str) -> Limit | None:
+        """The count limit of a question kind's options (choice) or levels (score)."""
+        column = LIMIT_COLUMN.get(question_kind)
+        return getattr(self, column) if column else None
+
+    def labels_for(self, question_kind: str) -> str:
+        """The label scheme name of a question kind."""
+        return getattr(self, LABEL_COLUMN[question_kind])
+
+    def invalid_status(self) -> int | None:
+        """The status of a body the engine finds invalid (a count, a field)."""
+        return self.status_invalid or self.status
+
+    def describe(self) -> dict:
+        out: dict[str, object] = {
+            "name": self.name,
+            "kind": self.kind,
+            "scores": self.scores,
+            "summary": self.summary,
+            "source": self.source,
+        }
+        if self.is_decision:
+            for column in ("options", "levels", "questions"):
+                limit = getattr(self, column)
+                out[column] = None if limit is None else [limit.low, limit.high]
+            out.update(
+                choice_labels=self.choice_labels,
+                level_labels=self.level_labels,
+                binary_labels=self.binary_labels,
+                label_check=self.label_check,
+                name_rules=self.name_rules,
+                status=self.status,
+            )
+        return out
+
+
+_FIELDS = set(EngineRow.__dataclass_fields__) - {"extra"}
+
+
+def _limit(row: dict, column: str) -> Limit | None:
+    value = row.get(column)
+    if value is None:
+        return None
+    if not (isinstance(value, list) and 1 <= len(value) <= 2 and all(type(v) is int for v in value)):
+        raise EngineTableError(f"engine {row.get('name')!r}: {column} must be [min] or [min, max]")
+    return Limit(value[0], value[1] if len(value) == 2 else None)
+
+
+def _choice(row: dict, column: str, allowed: tuple[str, ...]) -> None:
+    value = row.get(column)
+    if value is not None and value not in allowed:
+        raise EngineTableError(f"engine {row.get('name')!r}: {column} {value!r} not in {allowed}")
+
+
+def _row(raw: dict) -> EngineRow:
+    for column in ("name", "kind", "scores", "summary", "source"):
+        if not isinstance(raw.get(column), str) or not raw[column]:
+            raise EngineTableError(f"engine row {raw.get('name')!r} lacks {column!r}")
+    _choice(raw, "kind", KINDS)
+    _choice(raw, "scores", SCORES)
+    _choice(raw, "label_check", LABEL_CHECKS)
+    _choice(raw, "prompt", PROMPTS)
+    _choice(raw, "unknown_fields", UNKNOWN_FIELDS)
+    for column, allowed in (("shapes", SHAPES), ("required", REQUIREMENTS)):
+        unknown = set(raw.get(column, ())) - set(allowed)
+        if unknown:
+            raise EngineTableError(f"engine {raw['name']!r}: {column} {sorted(unknown)} not in {allowed}")
+    if raw["kind"] == "decision":
+        missing = [
+            c
+            for c in (
+                "shapes",
+                "choice_labels",
+                "level_labels",
+                "binary_labels",
+                "label_check",
+                "prompt",
+                "options",
+                "levels",
+                "questions",
+                "name_rules",
+                "refused_fields",
+                "status",
+            )
+            if c not in raw
+        ]
+        if missing:
+            raise EngineTableError(f"decision engine {raw['name']!r} lacks {missing}")
+    elif not raw.get("scorer"):
+        raise EngineTableError(f"pcd engine {raw['name']!r} lacks 'scorer'")
+    known = {k: v for k, v in raw.items() if k in _FIELDS}
+    for column in ("options", "levels", "questions"):
+        known[column] = _limit(raw, column)
+    for column in ("shapes", "refused_fields", "required"):
+        known[column] = tuple(raw.get(column, ()))
+    return EngineRow(**known, extra={k: v for k, v in raw.items() if k not in _FIELDS})
+
+
+def load_rows(text: str) -> dict[str, EngineRow]:
+    """The rows of an engines.toml text, by name (in file order)."""
+    rows: dict[str, EngineRow] = {}
+    for raw in tomllib.loads(text).get("engine", []):
+        row = _row(raw)
+        if row.name in rows:
+            raise EngineTableError(f"engine {row.name!r} is listed twice")
+        rows[row.name] = row
+    defaults = [r.name for r in rows.values() if r.default]
+    if len(defaults) != 1 or not rows[defaults[0]].is_decision:
+        raise EngineTableError(f"exactly one decision row must be the default (found {defaults})")
+    return rows
+
+
+def table_text() -> str:
+    return resources.files("auditor.pcd.engines").joinpath("engines.toml").read_text(encoding="utf-8")
+
+
+ENGINE_ROWS: dict[str, EngineRow] = load_rows(table_text())
+DEFAULT_DECISION_ENGINE: str = next(r.name for r in ENGINE_ROWS.values() if r.default)
+
+
+def decision_engines() -> list[EngineRow]:
+    """The decision engines' rows, in table order."""
+    return [row for row in ENGINE_ROWS.values() if row.is_decision]
+
+
+def default_decision_row() -> EngineRow:
+    return ENGINE_ROWS[DEFAULT_DECISION_ENGINE]
+
+
+def engine_row(name: str) -> EngineRow | None:
+    return ENGINE_ROWS.get(name.strip().lower())
+
+
+# --------------------------------------------------------------------------- README table
+
+TABLE_BEGIN = "<!-- engine table: generated from auditor/pcd/engines/engines.toml by scripts/engine_table.py -->"
+TABLE_END = "<!-- end of engine table -->"
+
+
+def _limit_text(limit: Limit | None, documented: bool = True) -> str:
+    if limit is None:
+        return ""
+    text = f"{limit.low}–{limit.high}" if limit.high is not None else f"≥ {limit.low}"
+    return text if documented else f"{text} (undocumented)"
+
+
+def markdown_table(rows: dict[str, EngineRow] | None = None) -> str:
+    """The README's engine table (decision engines), one line per row, from the data file."""
+    rows = ENGINE_ROWS if rows is None else rows
+    lines = [TABLE_BEGIN,
+             "| engine | labels: choice / level / two-outcome | labels checked | options | levels | questions "
+             "| names refused | fields refused | refusal | source |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in rows.values():
+        if not row.is_decision:
+            continue
+        name = f"`{row.name}`" + (" (default)" if row.default else "")
+        fields = {"refused": "unknown, anywhere", "questions": "unknown, in questions", "ignored": ""}[row.unknown_fields]
+        refused = ", ".join(f"`{f}`" for f in row.refused_fields)
+        fields = "; ".join(part for part in (fields, refused) if part) or "—"
+        status = str(row.status) + (f" / {row.status_invalid}" if row.status_invalid else "")
+        source = row.source.replace("|", "\\|")
+        lines.append(f"| {name} | {row.choice_labels} / {row.level_labels} / {row.binary_labels} | {row.label_check} "
+                     f"| {_limit_text(row.options)} | {_limit_text(row.levels, row.levels_documented)} "
+                     f"| {_limit_text(row.questions)} | {'yes' if row.name_rules else 'no'} | {fields} | {status} "
+                     f"| {source} |")
+    lines.append(TABLE_END)
+    return "\n".join(lines)

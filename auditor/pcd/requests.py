@@ -1,0 +1,171 @@
+"""What a decision engine does with a decision request: its limits, name rules and field rules
+(the engine table's rows), as pure functions over a question's site and its document.
+
+The decision-request rules read these; `two_letter_labels` is the stand-in for the label
+schemes of auditor.pcd.labels until a tokenizer decides which codes an engine keeps.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from auditor.pcd.engines.table import EngineRow, Limit
+from auditor.schema.decisions import SHAPES, undocumented_body_fields, undocumented_fields
+from auditor.schema.documents import escape_token, resolve_pointer
+
+LETTERS = 26
+# schemes whose labels past 26 are two letters: every option's ("all") or those past 26
+TWO_LETTER_SCHEMES = {"upper-pairs-all": "all", "upper-pairs-kept": "past", "space-upper-pairs-kept": "past"}
+# line breaks that are not Cc, Zl or Zp (NEL U+0085 is Cc already)
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def refusal(row: EngineRow, invalid: bool = True) -> str:
+    """`sglang-decisions refuses the request (400)`."""
+    status = row.invalid_status() if invalid else row.status
+    return f"{row.name} refuses the request" + (f" ({status})" if status else "")
+
+
+def count_limit(row: EngineRow, question_kind: str) -> Limit | None:
+    return row.limit_for(question_kind)
+
+
+def name_key(name: str) -> str:
+    """What SGLang compares option names by: trimmed, case-folded."""
+    return name.strip().casefold()
+
+
+def bad_characters(name: str) -> list[str]:
+    """The control (Cc), line (Zl) and paragraph (Zp) separators and line breaks in a name."""
+    return [
+        c for c in dict.fromkeys(name) if c in LINE_BREAKS or unicodedata.category(c) in ("Cc", "Zl", "Zp")
+    ]
+
+
+def two_letter_labels(scheme: str, n: int) -> list[int]:
+    """The option indexes a choice of n options labels with two letters under a label scheme
+    (before any tokenizer skips a code)."""
+    how = TWO_LETTER_SCHEMES.get(scheme)
+    if how is None or n <= LETTERS:
+        return []
+    return list(range(n)) if how == "all" else list(range(LETTERS, n))
+
+
+def stringified(value: object) -> str:
+    """A typed choice value as a prompt or an answer key shows it: a string as itself, a boolean
+    or number as its JSON text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    return str(value)
+
+
+def distinct_names(options: list) -> list:
+    """The options renamed so that no engine refuses their names: control and line-break
+    characters become spaces, runs of spaces one, the ends trimmed, and a name that repeats an
+    earlier one after case folding gets ` 2`, ` 3`, … (other values stay as they are)."""
+    out: list = []
+    seen: set[str] = set()
+    for option in options:
+        if not isinstance(option, str):
+            out.append(option)
+            continue
+        bad = set(bad_characters(option))
+        name = " ".join("".join(" " if c in bad else c for c in option).split()) or "option"
+        candidate, n = name, 1
+        while name_key(candidate) in seen:
+            n += 1
+            candidate = f"{name} {n}"
+        seen.add(name_key(candidate))
+        out.append(candidate)
+    return out
+
+
+def renaming(options: list, renamed: list, description: str) -> dict:
+    """A suggestion as `pcdlint suggest` reads it (auditor.lint.suggest)."""
+    return {"strategy": "distinct-names", "description": description, "options": renamed,
+            "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)]}
+
+
+def split_passes(n: int, limit: int) -> list[dict]:
+    """A choice of n options past an engine's limit as two passes, the way the 255-option
+    cookbooks split one: a first choice among balanced groups of at most `limit` options, then
+    a choice within the group picked (`first`, `last`: option indexes of each group)."""
+    groups = -(-n // limit)
+    size = -(-n // groups)
+    return [{"first": start, "last": min(start + size, n) - 1, "options": min(start + size, n) - start}
+            for start in range(0, n, size)]
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _blanks(site, question: dict, body, shape) -> list:
+    """Blank text SGLang refuses: the input (once), the question, its id."""
+    out = []
+    if isinstance(body, dict) and site.question_index == 0 and "input" in body and _blank(body["input"]):
+        out.append(FieldProblem(f"{site.request_pointer}/input", "input", "blank"))
+    for key in (shape.text_key, shape.name_key):
+        if key and key in question and _blank(question[key]):
+            out.append(FieldProblem(f"{site.pointer}/{key}", key, "blank"))
+    return out
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    pointer: str
+    field: str
+    why: str  # "unknown" | "refused" | "required"
+
+
+def field_problems(row: EngineRow, site, data) -> list[FieldProblem]:
+    """The fields of a question (and, at the request's first question, of its body) that the
+    engine's route refuses, and what it requires that is missing. Only for bodies of a shape
+    the route takes; a promptfoo config's other keys are no request fields."""
+    if site.request_shape not in row.shapes:
+        return []
+    question = resolve_pointer(data, site.pointer)
+    body = resolve_pointer(data, site.request_pointer) if site.request_source == "body" else None
+    out: list[FieldProblem] = []
+    if row.unknown_fields in ("refused", "questions"):
+        out += [
+            FieldProblem(p, k, "unknown")
+            for p, k in undocumented_fields(site.request_shape, site.pointer, question)
+        ]
+    if isinstance(body, dict) and site.question_index == 0:
+        if row.unknown_fields == "refused":
+            out += [
+                FieldProblem(p, k, "unknown")
+                for p, k in undocumented_body_fields(site.request_shape, body, site.request_pointer)
+            ]
+        out += [
+            FieldProblem(f"{site.request_pointer}/{escape_token(k)}", k, "refused")
+            for k in row.refused_fields
+            if body.get(k) is not None
+        ]
+        if "state" in row.required and body.get("state") is None:
+            out.append(FieldProblem(site.request_pointer, "state", "required"))
+    shape = SHAPES[site.request_shape]
+    text_key = shape.text_key
+    if "nonblank" in row.required:
+        out += _blanks(site, question, body, shape)
+    if site.question_kind == "score" and {"nonblank", "nonblank-levels"} & set(row.required):
+        out += [FieldProblem(p, "level", "blank") for p, o in zip(site.option_pointers, site.options) if _blank(o)]
+    if "unique-ids" in row.required and shape.name_key and isinstance(body, dict):
+        ids = [q.get(shape.name_key) for q in body.get("questions", []) if isinstance(q, dict)]
+        mine = question.get(shape.name_key)
+        if mine is not None and mine in ids[:site.question_index]:
+            out.append(FieldProblem(f"{site.pointer}/{shape.name_key}", shape.name_key, "repeated"))
+    if "instructions" in row.required and question.get(text_key) is None:
+        out.append(FieldProblem(site.pointer, text_key, "required"))
+    if (
+        "noul-text" in row.required
+        and site.question_kind == "binary"
+        and question.get(text_key) is None
+        and not question.get("criteria")
+    ):
+        out.append(FieldProblem(site.pointer, text_key, "required"))
+    return out

@@ -1,0 +1,83 @@
+"""Option names of a decision question that are blank or equal after trimming and case folding.
+
+## What it does
+Compares a choice question's option names (System One criteria keys, OpenAI choice values,
+SGLang option names) as SGLang does: trimmed and case-folded. Reports names that repeat
+another (`"Billing"` and `"billing "`) and names that are blank. An error under engines that
+refuse such names (`name_rules` in the engine table: SGLang), a warning elsewhere.
+
+## Why is this bad?
+SGLang refuses the request with 400. Elsewhere the model sees two options it cannot tell
+apart, and the probability splits between them by chance.
+
+## Example
+Under `--engine sglang-decisions`:
+```json
+{"input": "Refund please.", "questions": [{"id": "team", "type": "choice", "question": "Which team?",
+  "options": [{"name": "Billing"}, {"name": "billing "}, {"name": "technical"}]}]}
+```
+
+## Use instead
+```json
+{"input": "Refund please.", "questions": [{"id": "team", "type": "choice", "question": "Which team?",
+  "options": [{"name": "billing"}, {"name": "technical"}]}]}
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from auditor.lint import Finding, RuleContext, rule
+from auditor.pcd import distinct_names, name_key, refusal, renaming
+
+
+@rule(
+    code="PCD101",
+    name="colliding-option-names",
+    severity="error",
+    per_engine=True,
+    applies_to="labels",
+    needs_tokenizer=False,
+    example_engine="sglang-decisions",
+    suggests=True,
+)
+def check(site, ctx: RuleContext) -> Iterator[Finding]:
+    row = ctx.engine_row
+    assert row is not None
+    if site.question_kind != "choice":
+        return
+    severity = None if row.name_rules else "warning"
+    why = refusal(row, invalid=False) if row.name_rules else "the model cannot tell them apart"
+    first: dict[str, int] = {}
+    for index, option in enumerate(site.options):
+        if not isinstance(option, str):
+            continue
+        key = name_key(option)
+        if not key:
+            yield ctx.finding(
+                f"option {index} has a blank name {option!r}; {why}",
+                option=index,
+                severity=severity,
+                data={"engine": row.name, "option": option, **_suggestions(site, ctx)},
+            )
+            continue
+        if key in first:
+            j = first[key]
+            yield ctx.finding(
+                f"{option!r} repeats {site.options[j]!r} after trimming and case folding; {why}",
+                option=index,
+                related=[j],
+                severity=severity,
+                data={"engine": row.name, "option": option, "repeats": site.options[j], **_suggestions(site, ctx)},
+            )
+        else:
+            first[key] = index
+
+
+def _suggestions(site, ctx: RuleContext) -> dict:
+    """`suggestions` for the finding's data (where the run shows them): the names made distinct."""
+    if not ctx.suggestions:
+        return {}
+    renamed = distinct_names(site.options)
+    return {"suggestions": [renaming(site.options, renamed, "names made distinct after trimming and case folding")]}
