@@ -418,7 +418,7 @@ def fake_gguf_tokenizer(tmp):
     schema = write(tmp / "s.json", CLEAN)
     fake = tmp / "fake.gguf"
     fake.write_bytes(b"GGUF" + b"\0" * 60)
-    return Case(["check", "-t", fake, schema], 2, "fake.gguf: not a loadable GGUF file", [schema, fake])
+    return Case(["check", "-t", fake, schema], 2, "fake.gguf: not a readable GGUF", [schema, fake])
 
 
 def fake_gguf_model(tmp):
@@ -426,7 +426,7 @@ def fake_gguf_model(tmp):
     schema = write(tmp / "s.json", CLEAN)
     fake = tmp / "fake.gguf"
     fake.write_bytes(b"GGUF" + b"\0" * 60)
-    return Case(["verify", "--model", fake, schema], 2, "fake.gguf: not a loadable GGUF file",
+    return Case(["verify", "--model", fake, schema], 2, "fake.gguf: not a loadable GGUF model",
                 [schema, fake], process=True)
 
 
