@@ -180,6 +180,8 @@ def verification_summary(field, verified) -> dict:
         "first_token_pick": options[field.first_token_pick],
         "full_sequence_pick": options[field.full_sequence_pick],
         "full_sequence_p": round(field.full_sequence_probs[field.full_sequence_pick], 4),
+        # per named variant (`--engine sum`, `sum-close`, `mean`, `byte-norm`), its pick
+        "full_sequence_variants": {name: options[pick] for name, pick in field.full_sequence_variants.items()},
         "letter_pick": options[field.letter_pick] if field.letter_pick is not None else None,
         "constrained_pick": options[field.constrained_pick] if field.constrained_pick is not None else None,
         "decides_answer": field.decides_answer,
