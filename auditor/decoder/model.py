@@ -121,13 +121,12 @@ def gguf_pretokenizer_name(gguf_path: Path) -> str | None:
 
 def _gguf_metadata(path: Path, spec: str) -> dict:
     """The GGUF's scalar metadata, its header walked with every count checked against the file size."""
-    from auditor.errors import TokenizerError
-    from auditor.tokenizers.gguf_header import read_gguf_header
+    from auditor.tokenizers.gguf_header import GGUFHeaderError, read_gguf_header
 
     try:
         return read_gguf_header(path).metadata
-    except TokenizerError as exc:
-        raise DecoderError(str(exc).replace(str(path), spec, 1)) from None
+    except GGUFHeaderError as exc:
+        raise DecoderError(f"{spec}: not a loadable GGUF model ({exc.reason})") from None
 
 
 def repair_gguf_tokenizer(tokenizer, pre_name: str | None) -> str | None:

@@ -47,6 +47,14 @@ _SCALARS = {
 STRING, ARRAY = 8, 9
 
 
+class GGUFHeaderError(TokenizerError):
+    """A GGUF header that cannot be read; ``reason`` is the part after the file name."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{path}: not a readable GGUF file ({reason})")
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class GGUFArray:
     element_type: int
@@ -66,10 +74,8 @@ class _Walker:
         self.size = len(data)
         self.count_format, self.count_size = ("<I", 4) if version == 1 else ("<Q", 8)
 
-    def fail(self, what: str) -> TokenizerError:
-        return TokenizerError(
-            f"{self.path}: not a loadable GGUF file ({what} at byte {self.at} of {self.size})"
-        )
+    def fail(self, what: str) -> GGUFHeaderError:
+        return GGUFHeaderError(self.path, f"{what} at byte {self.at} of {self.size}")
 
     def left(self) -> int:
         return self.size - self.at
@@ -129,29 +135,29 @@ class _Walker:
 
 
 def read_gguf_header(path: Path) -> GGUFHeader:
-    """The header of the GGUF at ``path``, or a one-line TokenizerError saying where it breaks."""
+    """The header of the GGUF at ``path``, or a one-line GGUFHeaderError saying where it breaks."""
     try:
         with path.open("rb") as handle:
             size = path.stat().st_size
             if size < 24:
                 head = handle.read(8)
                 if head[:4] != MAGIC:
-                    raise TokenizerError(f"{path}: not a GGUF file (no GGUF magic)")
-                raise TokenizerError(f"{path}: not a loadable GGUF file (only {size} bytes)")
+                    raise GGUFHeaderError(path, "no GGUF magic")
+                raise GGUFHeaderError(path, f"only {size} bytes")
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
                 return _walk(data, path)
     except OSError as exc:
-        raise TokenizerError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise GGUFHeaderError(path, f"cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:  # mmap of something that is not a regular file
-        raise TokenizerError(f"{path}: cannot read as a GGUF file ({exc})") from None
+        raise GGUFHeaderError(path, f"cannot map it: {exc}") from None
 
 
 def _walk(data, path: Path) -> GGUFHeader:
     if data[:4] != MAGIC:
-        raise TokenizerError(f"{path}: not a GGUF file (no GGUF magic)")
+        raise GGUFHeaderError(path, "no GGUF magic")
     (version,) = struct.unpack_from("<I", data, 4)
     if version not in VERSIONS:
-        raise TokenizerError(f"{path}: not a loadable GGUF file (GGUF version {version}; known: 1, 2, 3)")
+        raise GGUFHeaderError(path, f"GGUF version {version}; known: 1, 2, 3")
     walker = _Walker(data, path, version)
     tensor_count = walker.unpack(walker.count_format, walker.count_size, "the tensor count")
     # a key/value pair takes at least a key length, a value type and one byte

@@ -60,6 +60,8 @@ def profile_pick(site, tokenizer, k: int) -> int:
 
 
 def test_verify_reports_every_variant_and_sum_close_is_its_full_sequence_pick(verified, smollm2_model):
+    from auditor.cli.verify import verification_summary
+
     _, result, sites = verified
     tokenizer = smollm2_model.linter_tokenizer
     assert {f.name for f in result.fields} == set(sites)
@@ -67,6 +69,8 @@ def test_verify_reports_every_variant_and_sum_close_is_its_full_sequence_pick(ve
         assert set(field.full_sequence_variants) == set(VARIANTS), field.name
         pick = field.full_sequence_variants["sum-close"]
         assert pick == field.full_sequence_pick, field.name
+        shown = verification_summary(field, result)["full_sequence_variants"]  # check --verify's
+        assert shown == {name: field.options[i] for name, i in field.full_sequence_variants.items()}
         tokens = SiteTokens(sites[field.name], tokenizer)
         never = {loss.index for loss in get_engine("sum-close").losses(tokens)}
         assert pick not in never, field.name

@@ -1,0 +1,403 @@
+"""`verify` on decision requests: a served System One endpoint, or llm2jev's service in process.
+
+``verify --backend systemone --base-url URL`` POSTs each request (a System One body) to the
+server; ``verify --backend local --engine llm2jev`` computes what a served llm2jev computes, on
+pcdlint's decoder model. Both print every question's answer and probabilities and run the
+option-order probe (``auditor.decoder.orderprobe``).
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from auditor.errors import UsageError
+
+IN_PROCESS_ENGINES = ("llm2jev",)  # decision engines pcdlint can compute in this process
+
+DECISION_OPTIONS = [
+    click.option(
+        "--engine",
+        "engine_name",
+        metavar="NAME",
+        help="The decision engine the request is for. With --backend local: compute that engine's "
+        "answer in this process (llm2jev).",
+    ),
+    click.option(
+        "--route",
+        metavar="PATH",
+        default="/v1/systemone",
+        show_default=True,
+        help="--backend systemone: the path after --base-url (OpenRouter /api/alpha/decisions, "
+        "Fireworks /inference/v1/systemone, Perplexity /v1/decisions).",
+    ),
+    click.option(
+        "--probe",
+        type=click.Choice(["auto", "order", "off"]),
+        default="auto",
+        show_default=True,
+        help="Option-order probe of decision requests: auto = choices with 3 or more options, "
+        "order = every choice, off = none.",
+    ),
+    click.option(
+        "--orders",
+        type=click.IntRange(2, 24),
+        default=4,
+        show_default=True,
+        help="Display orders per probed question (original, reversed, rotated by 1, 2, …).",
+    ),
+]
+DECISION_KEYS = ("engine_name", "route", "probe", "orders")
+
+
+def decision_options(func):
+    for option in reversed(DECISION_OPTIONS):
+        func = option(func)
+    return func
+
+
+def wants_decisions(verify_opts: dict, decision_opts: dict) -> bool:
+    return verify_opts["backend"] == "systemone" or decision_opts["engine_name"] is not None
+
+
+@dataclass
+class DecisionInput:
+    """One request to ask: the file, where in it the request sits, and its System One body."""
+
+    path: str
+    pointer: str  # "" for a file that is one request, or a schema's fields
+    body: dict
+
+    @property
+    def label(self) -> str:
+        return self.path if not self.pointer else f"{self.path}#{self.pointer}"
+
+
+def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
+    """Every decision request in the files (any of the three shapes), as a System One body; a file
+    with none asks its schema's enum fields as choice questions. ``--context`` is the state of a
+    request that has none."""
+    from auditor.decoder.systemone import check_body
+    from auditor.schema.cache import analyse_file
+    from auditor.schema.decisions import locate_requests, system_one_body
+    from auditor.schema.documents import resolve_pointer
+
+    inputs = []
+    for name in paths:
+        model = analyse_file(Path(name), name)
+        data = model.document.data
+        located = locate_requests(data)
+        for request in located:
+            node = resolve_pointer(data, request.pointer)
+            body = system_one_body(node, context if context is not None else "")
+            inputs.append(DecisionInput(name, request.pointer if len(located) > 1 else "", body))
+        if located:
+            continue
+        if not model.sites:
+            raise UsageError(
+                f"{name}: no decision request and no enum or boolean fields (format: {model.format})"
+            )
+        questions: dict = {}
+        for site in model.sites:
+            questions.update(system_one_body(site, context or "")["questions"])
+        inputs.append(DecisionInput(name, "", {"state": context or "", "questions": questions}))
+    for item in inputs:
+        try:
+            check_body(item.body)
+        except Exception as exc:  # DecoderError: the body's outline
+            raise UsageError(f"{item.label}: {exc}") from None
+    return inputs
+
+
+def http_client(verify_opts: dict):
+    """The one HTTP client for --base-url, with the key from --api-key-env (never from argv)."""
+    from auditor.decoder.http import HttpClient, api_key_from_env
+
+    return HttpClient(
+        verify_opts["base_url"],
+        api_key=api_key_from_env(verify_opts["api_key_env"]),
+        read_deadline=verify_opts["timeout_s"],
+        retries=verify_opts["retries"],
+        max_connections=max(4, verify_opts.get("concurrency") or 4),
+    )
+
+
+def decision_engine(verify_opts: dict, engine_name: str | None, route: str, allow_download: bool, progress):
+    """What answers the requests: a SystemOneBackend, or an in-process engine."""
+    from auditor.decoder import load_model
+    from auditor.decoder.systemone import SystemOneBackend
+
+    if verify_opts["backend"] == "systemone":
+        if not verify_opts["base_url"]:
+            raise UsageError(
+                "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)"
+            )
+        return SystemOneBackend(
+            http_client(verify_opts), verify_opts["base_url"], route, verify_opts["model_spec"]
+        )
+    if verify_opts["backend"] != "local":
+        raise UsageError(f"--engine {engine_name} is for --backend local or --backend systemone")
+    if engine_name not in IN_PROCESS_ENGINES:
+        raise UsageError(
+            f"--backend local has no in-process reference for engine {engine_name!r} "
+            f"(available: {', '.join(IN_PROCESS_ENGINES)}); use --backend systemone to ask its server"
+        )
+    if verify_opts["base_url"]:
+        raise UsageError("--base-url is for --backend openai or systemone")
+    from auditor.decoder.llm2jev import Llm2jevEngine
+
+    with progress.stage("model load"):
+        loaded = load_model(
+            verify_opts["model_spec"],
+            device=verify_opts["device"],
+            dtype=verify_opts["dtype"],
+            allow_download=allow_download,
+            progress=progress.enabled,
+        )
+    return Llm2jevEngine(loaded)
+
+
+@contextmanager
+def _redacted(engine):
+    """A DecoderError quoting a server's answer, with the API key masked."""
+    from auditor.decoder.errors import DecoderError
+
+    try:
+        yield
+    except DecoderError as exc:
+        redact = getattr(engine, "redact", None)
+        raise DecoderError(redact(str(exc)) if redact is not None else str(exc)) from None
+
+
+def static_findings(paths: list[str], engine_name: str, engine) -> dict[str, list]:
+    """pcdlint's findings under ``--engine`` per file (lint with the model's tokenizer when the
+    model runs here, else the default tokenizer: the refusal rules read counts and fields)."""
+    from auditor.lint.engine import LintOptions, lint
+    from auditor.tokenizers import DEFAULT_TOKENIZER, load_tokenizer
+
+    loaded = getattr(engine, "loaded", None)
+    tokenizer = loaded.linter_tokenizer if loaded is not None else load_tokenizer(DEFAULT_TOKENIZER)
+    run = lint(list(paths), [tokenizer], LintOptions(engines=[engine_name], suggestions=False, details=False))
+    for error in run.errors:
+        raise UsageError(str(error))
+    return {str(Path(result.model.path)): list(result.findings) for result in run.files}
+
+
+def verify_decisions(
+    paths: list[str],
+    verify_opts: dict,
+    decision_opts: dict,
+    context: str | None,
+    *,
+    allow_download: bool,
+    output_format: str,
+    output: str | None,
+    progress,
+) -> int:
+    """Answer and probe every request; write the report; return the exit code."""
+    from auditor.cli.common import write_output
+    from auditor.decoder.orderprobe import probe_request
+    from auditor.decoder.systemone import DecisionRefused
+    from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
+    from auditor.reporting.decisions import (
+        compare_static_live,
+        decision_to_dict,
+        format_decision,
+        static_verdict,
+    )
+
+    requests = load_requests(paths, context)
+    engine_name = decision_opts["engine_name"]
+    if engine_name is not None:
+        from auditor.lint.engine import LintOptions
+
+        LintOptions(engines=[engine_name]).engine_names()  # an unknown name: a usage error first
+    engine = decision_engine(verify_opts, engine_name, decision_opts["route"], allow_download, progress)
+    identity = engine.identity()
+    by_file = static_findings(paths, engine_name, engine) if engine_name is not None else {}
+    entries, texts, findings = [], [], False
+    for item in requests:
+        decision, refused = None, None
+        try:
+            with progress.stage(f"decide {Path(item.path).name}"), _redacted(engine):
+                decision = probe_request(
+                    engine, item.body, mode=decision_opts["probe"], orders=decision_opts["orders"]
+                )
+        except DecisionRefused as exc:
+            refused = exc
+        static = disagreements = None
+        if engine_name is not None:
+            static = static_verdict(by_file.get(str(Path(item.path)), []), engine_name, item.pointer)
+            disagreements = compare_static_live(static, refused)
+        findings = (
+            findings or refused is not None or bool(disagreements) or bool(decision and decision.flipped)
+        )
+        entries.append(
+            decision_to_dict(item.path, item.pointer, identity, decision, refused, static, disagreements)
+        )
+        texts.append(format_decision(item.label, identity, decision, refused, static, disagreements))
+    if output_format == "json":
+        from auditor.reporting.escape import strict_json
+
+        report = {"version": 1, "lint": None, "verify": [], "decisions": entries}
+        text = json.dumps(strict_json(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    else:
+        text = "".join(texts)
+    write_output(text, output, list(paths), kind="json" if output_format == "json" else "verify")
+    return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+EVAL_OPTIONS = [
+    click.option(
+        "--base-url", metavar="URL", help="--backend systemone: the server root, e.g. http://127.0.0.1:8080."
+    ),
+    click.option(
+        "--route",
+        metavar="PATH",
+        default="/v1/systemone",
+        show_default=True,
+        help="--backend systemone: the path after --base-url.",
+    ),
+    click.option(
+        "--api-key-env",
+        metavar="VAR",
+        default="OPENAI_API_KEY",
+        show_default=True,
+        help="Environment variable holding the server's API key (unset: no key sent; never printed).",
+    ),
+    click.option(
+        "--concurrency",
+        type=click.IntRange(1, 64),
+        default=4,
+        show_default=True,
+        help="--backend systemone: requests in flight at once.",
+    ),
+    click.option(
+        "--timeout",
+        "timeout_s",
+        type=click.FloatRange(1, 3600),
+        default=120.0,
+        show_default=True,
+        help="--backend systemone: seconds per request.",
+    ),
+    click.option(
+        "--retries",
+        type=click.IntRange(0, 10),
+        default=3,
+        show_default=True,
+        help="--backend systemone: retries of a 429, 5xx or lost connection, with backoff that "
+        "honours Retry-After; a row still failing is reported, not dropped.",
+    ),
+    click.option(
+        "--retry-after-cap",
+        type=click.FloatRange(0, 3600),
+        default=60.0,
+        show_default=True,
+        help="--backend systemone: the longest Retry-After wait honoured (seconds).",
+    ),
+]
+EVAL_KEYS = ("base_url", "route", "api_key_env", "concurrency", "timeout_s", "retries", "retry_after_cap")
+
+
+def eval_options(func):
+    """The served-eval options; the command receives them as one ``served_opts`` dict."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        kwargs["served_opts"] = {key: kwargs.pop(key) for key in EVAL_KEYS}
+        return func(*args, **kwargs)
+
+    for option in reversed(EVAL_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def eval_decisions(
+    request_path: str,
+    data_path: str,
+    served_opts: dict,
+    *,
+    model: str | None,
+    holdout: float,
+    seed: int,
+    perturb: tuple[str, ...],
+    limit: int | None,
+    cache_dir,
+    output_format: str,
+    output: str | None,
+    output_json: str | None,
+    quiet: bool,
+) -> bool:
+    """`eval --backend systemone`: the request's questions on labeled rows, through the server.
+    Returns whether a row failed (after the client's retries)."""
+    from auditor.cli.common import write_output
+    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env
+    from auditor.decoder.progress import Progress
+    from auditor.decoder.systemone import SystemOneBackend
+    from auditor.eval.decisions import (
+        DecisionEvalOptions,
+        load_decision_rows,
+        render_decision_text,
+        run_decision_eval,
+    )
+
+    if not served_opts["base_url"]:
+        raise UsageError(
+            "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)"
+        )
+    if output_format == "html":
+        raise UsageError("-f html is for schema evals; a decision eval writes text or json")
+    requests = load_requests([request_path], None)
+    if len(requests) != 1:
+        raise UsageError(
+            f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one"
+        )
+    body = requests[0].body
+    rows = load_decision_rows(data_path, body)
+    if limit:
+        rows = rows[:limit]
+    client = HttpClient(
+        served_opts["base_url"],
+        api_key=api_key_from_env(served_opts["api_key_env"]),
+        connect_timeout=min(served_opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
+        read_deadline=served_opts["timeout_s"],
+        retries=served_opts["retries"],
+        retry_after_cap=served_opts["retry_after_cap"],
+        max_connections=served_opts["concurrency"],
+    )
+    engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
+    options = DecisionEvalOptions(
+        concurrency=served_opts["concurrency"],
+        holdout=holdout,
+        seed=seed,
+        perturb=perturb,
+        cache_dir=cache_dir,
+        progress=Progress(False if quiet else None),
+    )
+    try:
+        report = run_decision_eval(
+            engine, body, rows, options, request_path=request_path, data_path=data_path
+        )
+    except KeyboardInterrupt:
+        where = "" if cache_dir is None else f"; rows answered so far are cached in {cache_dir}"
+        click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
+        raise SystemExit(130) from None
+    finally:
+        client.close()
+    text = (
+        render_decision_text(report)
+        if output_format == "text"
+        else json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    )
+    inputs = [request_path, data_path]
+    write_output(text, output, inputs)
+    if output_json:
+        write_output(
+            json.dumps(report, indent=2, ensure_ascii=False) + "\n", output_json, inputs, flag="--output-json"
+        )
+    return bool(report["failed"])

@@ -1,0 +1,141 @@
+"""`verify` on decision requests: each question's answer and probabilities, the option-order
+probe, and where pcdlint's verdict and the server's disagree, as text or as the JSON v1 block."""
+
+from __future__ import annotations
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _answer_line(answer) -> str:
+    if answer.kind == "noul":
+        return f"question {answer.name} (noul): p(true) = {_p(answer.noul)} -> {answer.answer}"
+    size = len(answer.keys)
+    what = f"{size} options" if answer.kind == "choice" else f"{size} levels"
+    probs = (
+        ""
+        if answer.probabilities is None
+        else "  p: " + " ".join(f"{k} {_p(p)}" for k, p in zip(answer.keys, answer.probabilities))
+    )
+    expected = f", expected {answer.score:.3f}" if answer.score is not None else ""
+    mass = f"  label mass {_p(answer.label_mass)}" if answer.label_mass is not None else ""
+    return f"question {answer.name} ({answer.kind}, {what}): {answer.answer}{expected}{probs}{mass}"
+
+
+def _probe_lines(probe) -> list[str]:
+    size = len(probe.keys)
+    wins = ", ".join(
+        f"#{i + 1}{' (last)' if i == size - 1 else ''} {n}" for i, n in enumerate(probe.position_wins)
+    )
+    orders = len(probe.orders)
+    return [
+        f"  order probe ({orders} orders): answers {' / '.join(str(a) for a in probe.answers)}; "
+        f"changed in {probe.flips} of {orders - 1} reordered requests",
+        f"  wins by displayed position: {wins}; largest swing {probe.largest_swing:.3f} ({probe.swing_option})",
+        f"  {probe.verdict}",
+    ]
+
+
+def _within(pointer: str, request_pointer: str) -> bool:
+    return not request_pointer or pointer == request_pointer or pointer.startswith(request_pointer + "/")
+
+
+def static_verdict(findings: list, engine: str, request_pointer: str) -> dict:
+    """What pcdlint predicts the engine does with one request: refuse when a finding under that
+    engine says with which HTTP status the engine refuses (its ``data.status``)."""
+    refusing = [
+        f
+        for f in findings
+        if f.engine == engine
+        and isinstance(f.data, dict)
+        and isinstance(f.data.get("status"), int)
+        and _within(f.site_pointer or f.pointer, request_pointer)
+    ]
+    return {
+        "engine": engine,
+        "predicted": "refuse" if refusing else "accept",
+        "findings": [{"code": f.code, "message": f.message, "status": f.data["status"]} for f in refusing],
+    }
+
+
+def compare_static_live(static: dict, refused) -> list[dict]:
+    """The disagreement between pcdlint's prediction and what the service did (empty: they agree)."""
+    live = "refuse" if refused is not None else "accept"
+    if static["predicted"] == live:
+        return []
+    if refused is not None:
+        message = (
+            f"pcdlint called the request valid for {static['engine']}, the server refused it "
+            f"({refused.status}): {refused.message}"
+        )
+    else:
+        first = static["findings"][0]
+        message = (
+            f"pcdlint predicted a refusal ({first['code']}: {first['message']}), "
+            "the server answered the request"
+        )
+    return [
+        {
+            "pcdlint": static["predicted"],
+            "server": live,
+            "status": None if refused is None else refused.status,
+            "server_message": None if refused is None else refused.message,
+            "message": message,
+        }
+    ]
+
+
+def format_decision(
+    label: str,
+    identity: dict,
+    decision,
+    refused=None,
+    static: dict | None = None,
+    disagreements: list[dict] | None = None,
+) -> str:
+    where = identity.get("endpoint") or f"{identity.get('engine')} in process"
+    model = identity.get("model")
+    requests = f"; {decision.requests} request(s)" if decision is not None else ""
+    lines = [f"== {label} ({where}{f', model {model}' if model else ''}{requests})"]
+    if refused is not None:
+        lines.append(f"refused ({refused.status}): {refused.message}")
+    if decision is not None:
+        probes = {p.question: p for p in decision.probes}
+        for answer in decision.answers:
+            lines.append(_answer_line(answer))
+            if answer.name in probes:
+                lines.extend(_probe_lines(probes[answer.name]))
+    if static is not None:
+        live = f"refused ({refused.status})" if refused is not None else "answered"
+        agree = "agree" if not disagreements else "DISAGREE"
+        who = "the server" if identity.get("endpoint") else "the in-process engine"
+        lines.append(
+            f"static vs live ({static['engine']}): {agree}: pcdlint predicts {static['predicted']}, {who} {live}"
+        )
+        lines.extend(f"  {item['message']}" for item in disagreements or [])
+    return "\n".join(lines) + "\n"
+
+
+def decision_to_dict(
+    path: str,
+    pointer: str,
+    identity: dict,
+    decision,
+    refused=None,
+    static: dict | None = None,
+    disagreements: list[dict] | None = None,
+) -> dict:
+    """One entry of the JSON report's ``decisions`` list (documented in the README)."""
+    return {
+        "path": path,
+        "pointer": pointer,
+        "backend": identity,
+        "requests": decision.requests if decision is not None else 1,
+        "refused": None if refused is None else {"status": refused.status, "message": refused.message},
+        "flipped": bool(decision is not None and decision.flipped),
+        "answers": [] if decision is None else [a.to_dict() for a in decision.answers],
+        "order_probe": [] if decision is None else [p.to_dict() for p in decision.probes],
+        "static": static,
+        "static_vs_live": list(disagreements or []),
+    }
