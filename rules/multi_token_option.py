@@ -10,6 +10,10 @@ the engine scores the model's wish to write `M`, which `MAYBE` or `MANUAL` would
 rest of the option never influences the decision, and a model that prefers `MEDIUM` only
 after seeing `EDIUM` is never asked.
 
+When the field's only risk is a first-token collision that PCD001 reports on the same field and
+tokenizer, this finding adds nothing to that one: it is folded into it (the PCD001 finding's
+`data.folded` keeps this finding's message and multi-token list), so one problem is one line.
+
 Severity follows the consequence. When every option still has a scored token of its own,
 the decision is still made between distinguishable options; only the probabilities are
 approximate, and the finding is `info`. It is a `warning` when the field also has a
@@ -39,13 +43,15 @@ from collections.abc import Iterator
 from auditor.lint import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
+COLLISION_RISK = "the field also has a first-token collision"
+
 
 def disagreement_risks(tokens: SiteTokens) -> list[str]:
     """Why first-token and full-sequence scoring may pick different options here; [] when the
     first pieces still tell every option apart and none can stand for another."""
     risks = []
     if tokens.collisions:
-        risks.append("the field also has a first-token collision")
+        risks.append(COLLISION_RISK)
     strings = [o for o in tokens.options if o.is_string and o.ids]
     # the remainders in sorted order: those a piece begins are one run of it, from its bisection
     order = sorted(range(len(strings)), key=lambda k: strings[k].remainder)
@@ -59,7 +65,9 @@ def disagreement_risks(tokens: SiteTokens) -> list[str]:
             if not rest.startswith(scored):
                 break
             k = order[at]
-            if k != position and rest != scored and (other is None or k < other):
+            # (an option scored by the same token is in a collision bucket: PCD001 says that)
+            if (k != position and rest != scored and strings[k].scored_id != option.scored_id
+                    and (other is None or k < other)):
                 other = k
         if other is not None:
             risks.append(f"{option.text!r} is scored by {scored!r}, which also begins {strings[other].text!r}")
@@ -67,7 +75,7 @@ def disagreement_risks(tokens: SiteTokens) -> list[str]:
     return risks
 
 
-@rule(code="PCD002", name="multi-token-option", severity="warning")
+@rule(code="PCD002", name="multi-token-option", severity="warning", folds_into="PCD001")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     multi = tokens.multi_token
     if not multi:
@@ -83,11 +91,14 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     )
     count = f"{len(multi)} of {len(tokens.options)} options span" if len(multi) > 1 else "1 option spans"
     message = f"{count} more than one token; {example}"
+    # a risk of its own (a piece that begins another option) is worth its line; the collision
+    # alone only restates PCD001's finding on this field, and folds into it
+    own = [risk for risk in risks if risk != COLLISION_RISK]
     if risks:
-        message += f"; {risks[0]}, so first-token and full-sequence scoring may disagree"
+        message += f"; {(own or risks)[0]}, so first-token and full-sequence scoring may disagree"
     else:
         message += "; every option still has a distinct scored token, so the probability is approximate"
-    data = {"risks": risks, "prefix": tokens.prefix}
+    data = {"risks": risks, "prefix": tokens.prefix, "restates": bool(risks) and not own}
     if ctx.details:  # per-option list: only outputs that show finding data want it
         data["multi_token_options"] = [
             {"option": o.value, "token_ids": list(o.ids), "pieces": tokens.pieces(o)} for o in multi

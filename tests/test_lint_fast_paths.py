@@ -60,8 +60,9 @@ def _pairwise_risks(tokens: SiteTokens) -> list[str]:
     strings = [o for o in tokens.options if o.is_string and o.ids]
     for option in strings:
         scored = tokens.tokenizer.piece(option.scored_id)
+        # (an option scored by the same token is in a collision bucket: PCD001's, issue 32)
         other = next((o for o in strings if o.index != option.index and o.remainder != scored
-                      and o.remainder.startswith(scored)), None)
+                      and o.scored_id != option.scored_id and o.remainder.startswith(scored)), None)
         if other is not None:
             risks.append(f"{option.text!r} is scored by {scored!r}, which also begins {other.text!r}")
             break

@@ -91,7 +91,7 @@ def test_github_escaping():
 
 def test_colour_only_when_asked(write_schema, qwen):
     run = lint([str(write_schema(RISK))], [qwen])
-    assert "\033[1;33mwarning\033[0m" in render_text(run, color=True)
+    assert "\033[1;31merror\033[0m" in render_text(run, color=True)
     assert "\033[" not in render_text(run)
 
 
@@ -99,7 +99,7 @@ def test_cli_colours_text_on_a_terminal_only(write_schema, monkeypatch):
     path = str(write_schema(RISK))
     monkeypatch.setattr("auditor.cli.main.color_stdout", lambda: True)
     coloured = invoke(["check", path, "--format", "text"])
-    assert "\033[1;33mwarning\033[0m" in coloured.output
+    assert "\033[1;31merror\033[0m" in coloured.output
     plain = invoke(["check", path, "--format", "json"])
     assert "\033[" not in plain.output
 

@@ -277,7 +277,7 @@ def _from_table(path: Path, prefix: str, table) -> Config:
             elif key != "tokenizers":
                 for selector in value:
                     if not selection.known(selector):
-                        fail(key, f"'{selector}' matches no rule (see `pcdlint rules`)")
+                        fail(key, selection.unknown_message(selector))
         elif key == "fail-on":
             if value not in SEVERITIES:
                 fail(key, f"must be one of {', '.join(SEVERITIES)}, not {value!r}")
@@ -317,7 +317,7 @@ def _per_file_ignores(value, fail) -> dict[str, list[str]]:
                  f"or a decision request's question like #{QUESTION_FRAGMENT}urgency")
         for code in codes:
             if not selection.known(code):
-                fail(f"{pattern!r}: '{code}' matches no rule (see `pcdlint rules`)")
+                fail(f"{pattern!r}: {selection.unknown_message(code)}")
         out[pattern] = codes
     return out
 

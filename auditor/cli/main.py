@@ -168,7 +168,11 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_tem
                         "no longer occur")
         color = output is None and output_format == "text" and color_stdout()
         show_info = show_info or fail_on == "info"
-        report = render_output(output_format, run, quiet=quiet, color=color, show_info=show_info,
+        unrecognized_error = run.unrecognized_error(bool(config.value("allow-unrecognized")))
+        # a run that exits 2 has no verdict: its findings (if any) are shown, never a summary that
+        # says the fields are fine
+        failed = bool(run.errors or unrecognized_error)
+        report = render_output(output_format, run, quiet=quiet or failed, color=color, show_info=show_info,
                                cost=show_cost, statistics=statistics)
         write_output(report, output, inputs, color, kind=output_format)
         for name, target in extra.items():
@@ -180,7 +184,6 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_tem
         write_error(f"{notice.path}: note: {str(notice).removeprefix(notice.path + ': ')}")
     for input_error in run.errors:
         write_error(str(input_error))
-    unrecognized_error = run.unrecognized_error(bool(config.value("allow-unrecognized")))
     if unrecognized_error:
         write_error(f"pcdlint: error: {unrecognized_error}")
     if run.errors or unrecognized_error:

@@ -191,11 +191,16 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     from auditor.paths import resolve_path
     from auditor.reporting.escape import strict_json
     from auditor.reporting.outputs import write_error, write_stdout
+    from auditor.schema.python_source import is_python_ref
     from auditor.tokenizers.loader import DEFAULT_TOKENIZER, load_tokenizers
 
     try:
         if write_to and in_place:
             raise UsageError("--write and --in-place exclude each other")
+        if (write_to or in_place) and len(paths) == 1 and is_python_ref(paths[0]):
+            raise UsageError(f"{'--write' if write_to else '--in-place'} cannot patch Python source: "
+                             f"run `pcdlint suggest {paths[0]}` and apply the renamings it prints "
+                             "to the class by hand")
         if (write_to or in_place) and (len(paths) != 1 or not resolve_path(paths[0]).is_file()):
             raise UsageError(f"{'--write' if write_to else '--in-place'} needs exactly one input file")
         loaded = load_tokenizers(list(tokenizers) or [DEFAULT_TOKENIZER])

@@ -208,7 +208,7 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
 
 def validate_selectors(selectors: list[str], option: str) -> None:
     for selector in selection.unknown(selectors):
-        raise UsageError(f"{option}: '{selector}' matches no rule (see `pcdlint rules`)")
+        raise UsageError(f"{option}: {selection.unknown_message(selector)}")
 
 
 def selected_rules(options: LintOptions) -> list[Rule]:
@@ -506,6 +506,8 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
                 run.suppressed.append(finding)
             continue
         result.findings.append(finding)
+    if any(rule.folds_into for rule in rules):
+        result.findings = _folded(result.findings, {r.code: r.folds_into for r in rules if r.folds_into})
     if judges and model.suppressions:
         subject = suppressions.usage(model, used)
         for rule in judges:
@@ -522,6 +524,27 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
         for finding in result.findings:
             finding.plain_floats = not writes_apart(finding.data)
     return result
+
+
+def _folded(findings: list[Finding], folds: dict[str, str]) -> list[Finding]:
+    """The findings with each one that only restates a reported finding (Rule.folds_into) moved
+    into that finding's data under `folded`."""
+    hosts: dict[tuple, list[Finding]] = {}
+    for finding in findings:
+        if finding.code in folds.values():
+            hosts.setdefault((finding.code, finding.site_pointer, finding.tokenizer), []).append(finding)
+    kept = []
+    for finding in findings:
+        into = folds.get(finding.code)
+        found = hosts.get((into, finding.site_pointer, finding.tokenizer)) if into else None
+        if not found or finding.data.get("restates") is not True:
+            kept.append(finding)
+            continue
+        for host in found:
+            host.data.setdefault("folded", []).append(
+                {"code": finding.code, "name": finding.name, "message": finding.message,
+                 "data": {k: v for k, v in finding.data.items() if k != "suggestions"}})
+    return kept
 
 
 def _checked(rule: Rule, subject, ctx: RuleContext) -> list[Finding]:

@@ -59,6 +59,10 @@ class Rule:
     # a PCD engine returns, or make the schema unusable. An opt-in rule says why it is off.
     default: bool = True
     opt_in_reason: str = ""
+    # A finding of this rule whose data says `"restates": true` adds nothing to the reported
+    # finding of this rule code on the same field and tokenizer: it is folded into that one (its
+    # data kept under the host's `folded`), so one problem is one line.
+    folds_into: str = ""
 
     @property
     def default_reason(self) -> str:
@@ -89,7 +93,7 @@ _RULES: dict[str, Rule] = {}
 def rule(*, code: str, name: str, severity: str, options: dict | None = None, scope: str = "site",
          example_options: dict | None = None, default: bool = True, opt_in_reason: str = "",
          per_engine: bool = False, example_engine: str = "", applies_to: str = "option-names",
-         needs_tokenizer: bool = True, suggests: bool = False):
+         needs_tokenizer: bool = True, suggests: bool = False, folds_into: str = ""):
     """Register the decorated `check` generator as a rule, validating its metadata now.
 
     `default=False` leaves the rule out of the default set (`extend-select` or `--select ALL`
@@ -119,6 +123,9 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
         if default == bool(opt_in_reason):
             raise RuleDefinitionError(f"{where}: an opt-in rule (default=False) needs opt_in_reason, "
                                       "and only an opt-in rule has one")
+        if folds_into and (not CODE_PATTERN.match(folds_into) or folds_into == code or scope != "site"):
+            raise RuleDefinitionError(f"{where}: folds_into {folds_into!r} must be another rule's code "
+                                      "(site rules only)")
         if per_engine and scope != "site":
             raise RuleDefinitionError(f"{where}: only site rules can run per engine")
         if applies_to not in APPLIES_TO:
@@ -137,7 +144,8 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
         _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
                             dict(example_options or {}), per_engine=per_engine,
                             example_engine=example_engine, default=default, opt_in_reason=opt_in_reason,
-                            applies_to=applies_to, needs_tokenizer=needs_tokenizer, suggests=suggests)
+                            applies_to=applies_to, needs_tokenizer=needs_tokenizer, suggests=suggests,
+                            folds_into=folds_into)
         check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check
 

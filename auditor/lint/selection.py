@@ -1,18 +1,24 @@
 """Rule selection, the one implementation: `--select`/`--ignore`, config, per-file-ignores and
 in-schema suppressions all name rules through these functions.
 
-A selector is a code (`PCD001`), a code prefix (`PCD00`), a rule name (`first-token-collision`)
-or `ALL`. Between a select and an ignore that both match, the longer match wins (flake8's
+A selector is a code (`PCD001`), a code prefix ending in `*` (`PCD00*`; `PCD` alone and longer
+prefixes need no star), a rule name (`first-token-collision`) or `ALL`. `PCD` with one or two
+digits and no star (`PCD01`) is a usage error with a did-you-mean: it reads like a mistyped code,
+and silently selecting PCD010-PCD019 let such a typo pass the gate. Between a select and an ignore that both match, the longer match wins (flake8's
 rule); a name counts as one longer than the full code. A suppression entry names one rule
 exactly, by code or name.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterable
 from typing import Protocol
 
 from auditor.lint.registry import Rule, load_rules
+
+_SHORT_PREFIX = re.compile(r"^PCD\d{1,2}$")  # needs a `*` to be a prefix
 
 
 class Named(Protocol):
@@ -40,8 +46,11 @@ def match_length(selector: str, rule: Named) -> int:
         return len(rule.code) + 1
     if token.upper() == "ALL":
         return len(rule.code)
-    if rule.code.startswith(token.upper()):
-        return len(token)
+    prefix = token.upper().removesuffix("*")
+    if not prefix or (not token.endswith("*") and _SHORT_PREFIX.match(prefix)):
+        return 0
+    if rule.code.startswith(prefix):
+        return len(prefix)
     return 0
 
 
@@ -57,6 +66,23 @@ def known(selector: str) -> bool:
 
 def unknown(selectors: Iterable[str]) -> list[str]:
     return [s for s in selectors if not known(s)]
+
+
+def unknown_message(selector: str) -> str:
+    """Why a selector names no rule, with a did-you-mean where one fits."""
+    token = selector.strip()
+    rules = list(load_rules().values())
+    guesses: list[str] = []
+    if _SHORT_PREFIX.match(token.upper()):
+        prefixed = [r.code for r in rules if r.code.startswith(token.upper())]
+        if prefixed:
+            guesses.append(f"'{token.upper()}*' for {prefixed[0]}-{prefixed[-1]}" if len(prefixed) > 1
+                           else f"'{token.upper()}*' for {prefixed[0]}")
+        digits = token[3:]
+        guesses += [r.code for r in rules if r.code.endswith(digits) and r.code[3:].lstrip("0") == digits.lstrip("0")]
+    guesses += difflib.get_close_matches(token.lower(), [r.name for r in rules], n=1)
+    hint = f"; did you mean {' or '.join(dict.fromkeys(guesses))}?" if guesses else ""
+    return f"'{selector}' matches no rule{hint} (see `pcdlint rules`)"
 
 
 def selects(select: Iterable[str], ignore: Iterable[str], rule: Rule) -> bool:

@@ -121,7 +121,10 @@ def verdict(run: LintRun, show_info: bool = True) -> Verdict:
     questions = {(r.model.path, s.pointer) for r in run.files for s in r.model.sites if s.is_decision}
     wrong = {(f.path, f.site_pointer) for f in findings if f.severity == "error" and f.field} - questions
     warned = {(f.path, f.site_pointer or f.pointer) for f in findings if f.severity == "warning"} - wrong
-    wrong_files = list(dict.fromkeys(path for path, _ in sorted(wrong)))
+    # the input as it was named (`pkg.module:Ticket` for a model read from app/models.py): the
+    # next-step command must accept it
+    named_as = {r.model.path: r.model.source or r.model.path for r in run.files}
+    wrong_files = list(dict.fromkeys(named_as.get(path, path) for path, _ in sorted(wrong)))
     error_files = list(dict.fromkeys(f.path for f in findings if f.severity == "error"))
     hidden = 0 if show_info else sum(1 for f in findings if f.severity == "info")
     return Verdict(len(wrong), wrong_files, error_files, len(warned), hidden,

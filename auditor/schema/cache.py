@@ -37,13 +37,13 @@ from auditor.schema.documents import (
     run_deep,
 )
 from auditor.schema.locate import LocatedSchema
-from auditor.schema.sites import DECISION_FIELDS, FileModel, SchemaProblem, Site, analyse
+from auditor.schema.sites import DECISION_FIELDS, FileModel, OpenField, SchemaProblem, Site, analyse
 
 CACHE_FORMAT = "pcdlint-analysis"
 # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice; 4 stored the
 # file's text and, for JSON, its parsed value (5: the text comes from the file's own bytes and
 # JSON is parsed again only when read; spans are one flat list of numbers)
-CACHE_VERSION = 6
+CACHE_VERSION = 7  # 6: decision sites and notes; 7: open fields
 
 
 @lru_cache(maxsize=1)
@@ -174,6 +174,7 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
         "schemas": [dataclasses.asdict(located) for located in model.schemas],
         "schema_problems": [[p.pointer, p.message] for p in model.schema_problems],
         "remote_refs": model.remote_refs,
+        "open_fields": [dataclasses.astuple(o) for o in model.open_fields],
         "suppressions": {p: sorted(codes) for p, codes in model.suppressions.items()},
     }
 
@@ -210,9 +211,10 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     suppressions = {str(p): frozenset(str(c) for c in codes)
                     for p, codes in data["suppressions"].items()}
     schemas = [LocatedSchema(**{k: str(v) for k, v in located.items()}) for located in data["schemas"]]
+    open_fields = [OpenField(str(p), str(f), list(o), str(b)) for p, f, o, b in data["open_fields"]]
     return FileModel(document, str(data["format"]), sites, problems,
                      [str(r) for r in data["remote_refs"]], suppressions, schemas,
-                     [str(n) for n in data.get("notes", [])])
+                     [str(n) for n in data.get("notes", [])], open_fields)
 
 
 def _decision_fields(stored) -> dict:

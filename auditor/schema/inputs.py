@@ -2,10 +2,12 @@
 
 - a file: read as JSON or YAML (by suffix);
 - a directory: its *.json, *.yaml, *.yml files, recursively, hidden folders skipped — never a
-  `.py` file: importing runs code, so that only happens for an object named explicitly;
+  `.py` file: importing runs code, so that only happens for an object named explicitly (the
+  walk lists the `.py` files it met in one note);
 - `-`: standard input, named by `--stdin-filename` in messages and config matching;
-- `pkg.module:Name`: a Pydantic model, Enum, Literal alias, TypedDict or dataclass
-  (auditor.schema.python_source), when no file of that name exists.
+- `pkg.module:Name` or `path/to/any-file.py:Name`: a Pydantic model, Enum, Literal alias,
+  TypedDict or dataclass (auditor.schema.python_source), when no file of that name exists; a
+  module that cannot be imported is read from its source with `ast` (python_static).
 
 Every input remembers whether it was named on the command line: a named file with no schema in
 it is an error (unless allowed), one met in a directory walk is only listed.
@@ -23,7 +25,7 @@ from auditor.errors import InputFileError, UsageError
 from auditor.paths import resolve_path, shorten
 from auditor.schema.cache import analyse_file, cached_analysis
 from auditor.schema.documents import LINTABLE_SUFFIXES, parse_document
-from auditor.schema.python_source import is_python_ref, load_python_ref
+from auditor.schema.python_source import is_python_ref, load_python_input
 from auditor.schema.sites import FileModel, analyse
 
 STDIN = "-"
@@ -44,7 +46,12 @@ class Input:
         if self.refused is not None:
             raise InputFileError(self.display, self.refused)
         if self.python is not None:
-            return analyse(load_python_ref(self.python))
+            document, note = load_python_input(self.python)
+            model = analyse(document)
+            model.source = self.python
+            if note:
+                model.notes.append(note)
+            return model
         if self.raw is not None:
             if max_bytes is not None and len(self.raw) > max_bytes:
                 raise InputFileError(self.display, f"larger than max-file-bytes ({max_bytes} bytes)")
@@ -125,6 +132,7 @@ def _walk(path: Path, notices: list | None = None) -> list[Input]:
     refused: an input error, exit 2 (name its target to lint it). Directory symlinks that stay
     inside are not descended (their files are reached by the walk itself)."""
     found: list[Input] = []
+    python: list[str] = []  # never imported: listed in one note
     top = path.resolve()
     for root, dirs, names in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -133,6 +141,8 @@ def _walk(path: Path, notices: list | None = None) -> list[Input]:
             if child.is_symlink() and _leaves(child, top):
                 found.append(Input(str(child), False, path=child, refused=LEAVES_TREE))
         for name in sorted(names):
+            if name.endswith(".py"):
+                python.append(str(Path(root) / name))
             if Path(name).suffix.lower() not in LINTABLE_SUFFIXES:
                 continue
             child = Path(root) / name
@@ -143,6 +153,10 @@ def _walk(path: Path, notices: list | None = None) -> list[Input]:
                 found.append(Input(str(child), False, path=child, refused=LEAVES_TREE))
             elif notices is not None:
                 notices.append(InputFileError(str(child), skipped))
+    if python and notices is not None:
+        shown = ", ".join(python[:10]) + (f" and {len(python) - 10} more" if len(python) > 10 else "")
+        notices.append(InputFileError(str(path), f"{len(python)} Python file(s) not imported: {shown} "
+                                      "(name a model to lint it: pkg.module:Class or path/file.py:Class)"))
     return found
 
 

@@ -41,7 +41,8 @@ class LocatedSchema:
     base: str  # what `#` in its $refs means (a pointer into the same document)
     kind: str  # the wrapper's row: "openai-function", "openapi-request-body", ...
     family: str  # the format family: "openai", "anthropic", "mcp", "gemini", "openapi-3.1", ...
-    dialect: str = "json-schema"  # json-schema | openapi-3.0 | swagger-2.0 | gemini | swagger-parameter
+    # json-schema | openapi-3.0 | swagger-2.0 | gemini | swagger-parameter | python-types
+    dialect: str = "json-schema"
     label: str = ""  # what field paths start with ("tool get_weather"); "" for none
     name: str = ""  # the field name of the schema's own root (an OpenAPI parameter's name)
 
@@ -216,6 +217,31 @@ def _gemini_declarations(node: dict):
                     yield (key, index, field), label + suffix, "", dialect
 
 
+# Type names of the dialects that are no JSON Schema, read off a schema's own root `type`:
+# Gemini's OpenAPI subset writes them upper-case; BFCL and other Python-minded function docs
+# write Python's (`dict`, `float`, `tuple`, `any`).
+GEMINI_TYPES = frozenset(t.upper() for t in JSON_TYPES) | {"TYPE_UNSPECIFIED"}
+PYTHON_TYPES = frozenset({"dict", "float", "tuple", "any", "int", "str", "bool", "list", "set"})
+
+
+def types_dialect(schema, default: str = "json-schema") -> str:
+    """The dialect a schema's root `type` gives away ("gemini", "python-types"), else `default`."""
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(kind, str) and kind in GEMINI_TYPES:
+        return "gemini"
+    if isinstance(kind, str) and kind in PYTHON_TYPES:
+        return "python-types"
+    return default
+
+
+def _declaration_dialect(node: dict) -> str:
+    return types_dialect(node.get("parameters"))
+
+
+def _declaration_family(node: dict) -> str:
+    return {"gemini": "gemini", "python-types": "python-functions"}.get(_declaration_dialect(node), "openai")
+
+
 def _gemini_config(node: dict):
     for key, dialect in (("responseSchema", "gemini"), ("response_schema", "gemini"),
                          ("responseJsonSchema", "json-schema"), ("response_json_schema", "json-schema")):
@@ -282,11 +308,12 @@ WRAPPERS: tuple[Wrapper, ...] = (
     Wrapper("mcp-tool", "mcp",
             lambda n, k: isinstance(n.get("name"), str) and (_has(n, "inputSchema") or _has(n, "outputSchema")),
             _mcp_schemas),
-    # OpenAI legacy `functions[]` (and any {"name", "parameters"} function declaration)
-    Wrapper("openai-function", "openai",
+    # OpenAI legacy `functions[]` (and any {"name", "parameters"} function declaration: a bare
+    # list of Gemini declarations, told by its upper-case types; BFCL's Python-typed docs)
+    Wrapper("openai-function", _declaration_family,
             lambda n, k: isinstance(n.get("name"), str) and "type" not in n and _has(n, "parameters")
             and k != "functionDeclarations",
-            _one(("parameters",), "function {name}")),
+            _one(("parameters",), "function {name}"), _declaration_dialect),
     # A named schema: {"name": ..., "schema": {...}} (OpenAI's json_schema object on its own)
     Wrapper("named-schema", "schema-wrapper",
             lambda n, k: isinstance(n.get("name"), str) and _has(n, "schema")
@@ -376,7 +403,8 @@ def detect(data) -> Detection:
     if looks_like_preset_container(data):
         return Detection("pcd-preset", [])
     if is_schema_like(data):
-        return Detection("json-schema", [LocatedSchema("", "", "json-schema", "json-schema")])
+        return Detection("json-schema", [LocatedSchema("", "", "json-schema", "json-schema",
+                                                       types_dialect(data))])
     embedded = locate(data)
     return Detection(_format_of(embedded), embedded) if embedded else Detection("unknown", [])
 

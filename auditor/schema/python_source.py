@@ -30,14 +30,19 @@ from auditor.paths import shorten
 from auditor.schema.documents import Document, Span, escape_token, parse_document
 
 PYTHON_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+# `path/to/any-file.py:Class`: a file named by its path, whatever its name
+PYTHON_FILE_REF = re.compile(r"^(?P<file>.+\.py):(?P<name>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)$")
 EXTRA_HINT = "pip install 'pcdlint[pydantic]'"
 _LIBRARY_MODULES = {"typing", "typing_extensions", "pydantic", "pydantic_core", "builtins", "enum",
                     "abc", "dataclasses", "auditor"}
 
 
 def is_python_ref(arg: str) -> bool:
-    """`pkg.module:Name` (and not an existing file of that name)."""
-    return bool(PYTHON_REF.match(arg)) and not os.path.exists(arg)
+    """`pkg.module:Name` or `path/file.py:Name` (and not an existing file of that name)."""
+    if os.path.exists(arg):
+        return False
+    file_ref = PYTHON_FILE_REF.match(arg)
+    return bool(PYTHON_REF.match(arg)) or (file_ref is not None and os.path.isfile(file_ref["file"]))
 
 
 def _pydantic():
@@ -72,21 +77,54 @@ def stdout_to_stderr():
             os.close(saved)
 
 
-def import_object(spec: str):
-    """The object `pkg.module:Name` names (the working directory comes first on sys.path)."""
+class ImportFailed(InputFileError):
+    """The module of `pkg.module:Name` could not be imported (or raised while importing)."""
+
+
+def _split(spec: str) -> tuple[str, str]:
+    """(module name or .py path, attribute) of a Python reference."""
+    file_ref = PYTHON_FILE_REF.match(spec)
+    if file_ref is not None and os.path.isfile(file_ref["file"]):
+        return file_ref["file"], file_ref["name"]
     module_name, _, attribute = spec.partition(":")
+    return module_name, attribute
+
+
+def _import_file(path: str):
+    """Import a .py file named by its path (any file name) as a module of its own."""
+    import importlib.util
+
+    name = "_pcdlint_" + re.sub(r"\W", "_", Path(path).stem)
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise ImportError(f"no Python module at {path}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module  # Pydantic and dataclasses look their module up by name
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def import_object(spec: str):
+    """The object `pkg.module:Name` (or `path/file.py:Name`) names (the working directory comes
+    first on sys.path)."""
+    module_name, attribute = _split(spec)
     cwd = os.getcwd()
     added = cwd not in sys.path
     if added:  # for this import only: a long-lived process (the API) keeps its own sys.path
         sys.path.insert(0, cwd)
     try:
         with stdout_to_stderr():  # stdout stays the report's (a clean JSON document)
-            module = importlib.import_module(module_name)
+            module = (_import_file(module_name) if module_name.endswith(".py")
+                      else importlib.import_module(module_name))
     except ImportError as exc:
-        raise InputFileError(spec, f"cannot import module '{module_name}': {exc}") from None
+        raise ImportFailed(spec, f"cannot import module '{module_name}': {exc}") from None
     except (Exception, SystemExit) as exc:  # the user's module raised (or exited) while importing
-        raise InputFileError(spec, f"importing '{module_name}' raised {type(exc).__name__}: "
-                                   f"{shorten(str(exc))}") from None
+        raise ImportFailed(spec, f"importing '{module_name}' raised {type(exc).__name__}: "
+                                 f"{shorten(str(exc))}") from None
     finally:
         if added and cwd in sys.path:
             sys.path.remove(cwd)
@@ -129,9 +167,42 @@ def load_python_object(obj, display: str | None = None, name: str | None = None)
 
 
 def load_python_ref(spec: str) -> Document:
+    return load_python_input(spec)[0]
+
+
+def load_python_input(spec: str) -> tuple[Document, str | None]:
+    """(the Document of `pkg.module:Name`, a note or None). A module that cannot be imported is
+    read from its source with `ast` instead (auditor.schema.python_static); the note says so and
+    why the import failed."""
     _pydantic()  # before running the user's module: a missing extra is said as such
-    obj = import_object(spec)
-    return load_python_object(obj, None, spec.partition(":")[2].rsplit(".", 1)[-1])
+    module_name, attribute = _split(spec)
+    try:
+        obj = import_object(spec)
+    except InputFileError as failed:
+        source = module_source(module_name)
+        if source is None or "." in attribute or not isinstance(failed, ImportFailed):
+            raise
+        from auditor.schema.python_static import read_class
+
+        document = read_class(source, _display(str(source)), attribute)
+        reason = failed.message
+        return document, (f"read statically from its source with ast (not imported: {reason}); "
+                          "validators, defaults computed at import and imported types are not seen")
+    return load_python_object(obj, None, attribute.rsplit(".", 1)[-1]), None
+
+
+def module_source(module_name: str) -> Path | None:
+    """The .py file of a module, found on disk without importing anything (its package's
+    `__init__` neither): the working directory first, then sys.path."""
+    if module_name.endswith(".py"):
+        return Path(module_name) if os.path.isfile(module_name) else None
+    parts = module_name.split(".")
+    for root in [os.getcwd(), *sys.path]:
+        base = Path(root or ".").joinpath(*parts)
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
 
 
 # --------------------------------------------------------------------------- Python origins

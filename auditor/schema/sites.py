@@ -42,7 +42,7 @@ LIST_SUBSCHEMAS = {"allOf": "", "anyOf": "", "oneOf": "", "prefixItems": "[]", "
 MAP_SUBSCHEMAS = {"properties": ".", "patternProperties": ".", "dependentSchemas": ""}
 DEFINITION_KEYWORDS = ("$defs", "definitions")
 SUBSCHEMA_KEYWORDS = frozenset({*SINGLE_SUBSCHEMA, *LIST_SUBSCHEMAS, *MAP_SUBSCHEMAS})
-__all__ = ["JSON_TYPES", "SCHEMA_HINTS", "FileModel", "SchemaProblem", "Site", "analyse"]
+__all__ = ["JSON_TYPES", "SCHEMA_HINTS", "FileModel", "OpenField", "SchemaProblem", "Site", "analyse"]
 
 
 @dataclass
@@ -141,6 +141,17 @@ class SchemaProblem:
 
 
 @dataclass
+class OpenField:
+    """A union that offers listed values and also lets the model write any string (`Literal[...]
+    | str`, `anyOf: [{"enum": …}, {"type": "string"}]`): no decision, so no site."""
+
+    pointer: str
+    field: str
+    options: list  # the listed values, in the union's order
+    open_branch: str  # the branch that leaves it open, as written: `{"type": "string"}`
+
+
+@dataclass
 class FileModel:
     """What the crawler learnt about one file."""
 
@@ -154,6 +165,8 @@ class FileModel:
     suppressions: dict[str, frozenset[str]] = field(default_factory=dict)
     schemas: list[LocatedSchema] = field(default_factory=list)  # the schemas the locator found
     notes: list[str] = field(default_factory=list)  # said once beside the findings (text output)
+    open_fields: list[OpenField] = field(default_factory=list)
+    source: str | None = None  # the input as named where it is no path (`pkg.module:Name`)
 
     @property
     def path(self) -> str:
@@ -188,6 +201,7 @@ def _keep_needed_spans(model: FileModel) -> None:
         if site.question_kind is not None:  # a field finding may point at any of its fields
             wanted.update(field_pointers(document.data, site.request_pointer, site.pointer))
     wanted.update(p.pointer for p in model.schema_problems)
+    wanted.update(o.pointer for o in model.open_fields)
     for holder, codes in model.suppressions.items():
         key = f"{holder}/{SUPPRESS_KEY}"
         wanted.update([holder, key, *(f"{key}/{i}" for i in range(len(codes)))])
@@ -426,8 +440,9 @@ class _JsonSchemaCrawler:
     def _validate_meta_schema(self, schema, located: LocatedSchema) -> None:
         from jsonschema import validators
 
-        if located.dialect in ("gemini", "swagger-parameter"):
-            return  # no meta-schema of their own: Gemini's OpenAPI subset, a Swagger parameter
+        if located.dialect in ("gemini", "swagger-parameter", "python-types"):
+            return  # no meta-schema of their own: Gemini's OpenAPI subset, a Swagger parameter,
+            # a function doc typed with Python's names (BFCL): never checked against another's
         if not isinstance(schema, (dict, bool)):
             self.model.schema_problems.append(SchemaProblem(located.pointer, "a schema must be an object"))
             return
@@ -445,10 +460,16 @@ class _JsonSchemaCrawler:
         except Exception as exc:  # a broken meta-schema lookup must not crash the lint
             self.model.schema_problems.append(SchemaProblem(located.pointer, f"meta-schema check failed: {exc}"))
             return
-        for error in errors[:50]:
+        reported: set[tuple[str, str]] = set()  # one problem per (place, message), not per sub-error
+        for error in errors:
             pointer = located.pointer + "".join(f"/{escape_token(str(p))}" for p in error.path)
             message = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+            if (pointer, message) in reported:
+                continue
+            reported.add((pointer, message))
             self.model.schema_problems.append(SchemaProblem(pointer, message))
+            if len(reported) == 50:
+                break
 
     def _make_resolver(self, base_node):
         from referencing import Registry, Resource
@@ -542,6 +563,8 @@ class _JsonSchemaCrawler:
                 resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
             except Exception:
                 pass
+        if "anyOf" in node or "oneOf" in node:
+            self._open_union(node, pointer, field_path, name, resolver)
         self._collect_site(node, pointer, field_path, name, suppressed, holders, resolver)
         ref = node.get("$ref")
         if isinstance(ref, str):
@@ -573,6 +596,39 @@ class _JsonSchemaCrawler:
                 sub_field = _join(field_path, "*") if suffix == "*" else field_path + suffix
                 self._visit(value, f"{pointer}/{escape_token(keyword)}", sub_field, name, resolver,
                             suppressed, holders)
+
+    def _open_union(self, node, pointer, field_path, name, resolver) -> None:
+        """A union with listed values and a branch that takes any string is an open field: its
+        inline value branches become no site (a `$ref`ed definition stays one: it may be used
+        closed elsewhere), and the field is recorded in `open_fields`."""
+        for keyword in ("anyOf", "oneOf"):
+            branches = node.get(keyword)
+            if not isinstance(branches, list) or len(branches) < 2:
+                continue
+            options: list = []
+            closed_at: list[str] = []
+            open_branch = None
+            for index, branch in enumerate(branches):
+                at = f"{pointer}/{keyword}/{index}"
+                if _const_branch(branch):
+                    closed_at.append(at)
+                    options.extend([branch["const"]] if "const" in branch else branch.get("enum") or [])
+                    continue
+                target, _ = self._deref(branch, at, resolver)
+                if _const_branch(target):
+                    options.extend([target["const"]] if "const" in target else target.get("enum") or [])
+                elif open_branch is None and _takes_any_string(target):
+                    open_branch = json.dumps(branch, ensure_ascii=False)
+            options = [o for o in options if o is not None]
+            if open_branch is None or not any(isinstance(o, str) for o in options):
+                continue
+            self.site_pointers.update(closed_at)
+            shown = field_path or name or ("" if self.located.label else "(root)")
+            label = self.located.label
+            self.model.open_fields.append(OpenField(
+                pointer, f"{label} › {shown}" if label and shown else (label or shown), options,
+                open_branch if len(open_branch) <= 80 else open_branch[:77] + "..."))
+            return
 
     def _visit_definitions(self, node, pointer, resolver) -> None:
         if not isinstance(node, dict):
@@ -777,6 +833,22 @@ def _const_branch(branch) -> bool:
         return True
     enum = branch.get("enum")
     return isinstance(enum, list) and bool(enum)
+
+
+def _takes_any_string(branch) -> bool:
+    """Whether a (non-value) branch lets the model write a string of its own: `{"type":
+    "string"}`, a `pattern` or `format`, or no type at all (`{}`, a description only)."""
+    if branch is True:
+        return True
+    if not isinstance(branch, dict) or "enum" in branch or "const" in branch:
+        return False
+    if any(k in branch for k in ("anyOf", "oneOf", "allOf", "$ref", "properties", "items", "not")):
+        return False  # structured, or not resolved here: not a plain open string
+    kind = branch.get("type")
+    if kind is None:
+        return True
+    kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []
+    return any(isinstance(k, str) and k.lower() == "string" for k in kinds)
 
 
 def _join(path: str, key: str) -> str:
