@@ -11,7 +11,6 @@ import functools
 import json
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -98,17 +97,17 @@ def read_context(context_arg: str | None) -> str | None:
     for reading in a way that could block."""
     import stat
 
+    from auditor.paths import resolve_path
+
     if context_arg is None or not context_arg.startswith("@"):
         return context_arg
     name = context_arg[1:]
     shown = name if len(name) <= 120 else name[:119] + "…"
+    path = resolve_path(name, "--context")  # ~user, names too long, NUL: one line
     try:
-        path = Path(name).expanduser()
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise UsageError(f"--context @{shown}: cannot read ({exc.strerror or exc})") from None
-    except (RuntimeError, KeyError, ValueError) as exc:  # ~nouser/…, a NUL byte
-        raise UsageError(f"--context @{shown}: not a usable path ({exc})") from None
     info = os.fstat(descriptor)
     if not stat.S_ISREG(info.st_mode):
         os.close(descriptor)

@@ -384,15 +384,32 @@ def _context_cases(tmp_path):
         "dev-zero": ("@/dev/zero", "not a regular file"),
         "directory": (f"@{tmp_path}", "not a regular file"),
         "invalid-utf8": (f"@{invalid}", "not UTF-8 (byte 9)"),
-        "unknown-user": ("@~pcdlint-no-such-user/ctx.txt", "not a usable path"),
-        "name-too-long": ("@" + str(tmp_path / ("x" * 5000)), "cannot read (File name too long)"),
+        "unknown-user": (
+            "@~pcdlint-no-such-user/ctx.txt",
+            "no home directory known for user 'pcdlint-no-such-user'",
+        ),
+        "name-too-long": ("@" + str(tmp_path / ("x" * 5000)), "path too long (5,0"),
+        "component-too-long": (
+            "@" + str(tmp_path / ("x" * 300)),
+            "file name too long (a component of 300 bytes",
+        ),
         "missing": (f"@{tmp_path / 'missing.txt'}", "cannot read (No such file or directory)"),
         "too-big": (f"@{big}", "4194305 bytes, over the limit of 4194304 bytes"),
     }
 
 
 @pytest.mark.parametrize(
-    "case", ["dev-zero", "directory", "invalid-utf8", "unknown-user", "name-too-long", "missing", "too-big"]
+    "case",
+    [
+        "dev-zero",
+        "directory",
+        "invalid-utf8",
+        "unknown-user",
+        "name-too-long",
+        "component-too-long",
+        "missing",
+        "too-big",
+    ],
 )
 def test_a_bad_context_file_is_one_line_exit_2(case, tokenizer_dir, write_schema, tmp_path):
     directory, _ = tokenizer_dir
