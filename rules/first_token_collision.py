@@ -71,7 +71,7 @@ def consequence(engine, plan, losses, recovered: int) -> str:
 
 
 @rule(code="PCD001", name="first-token-collision", severity="error", per_engine=True,
-      options={"letters": ""})
+      options={"letters": ""}, letter_slots=True, suggests=True, confirms="collision")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     engine = ctx.engine
     if not engine.first_token:

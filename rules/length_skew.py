@@ -32,7 +32,8 @@ from auditor.pcd import SiteTokens
 
 
 @rule(code="PCD011", name="length-skew", severity="info", options={"ratio": 3}, default=False,
-       opt_in_reason="concerns full-sequence scoring, not the first-token scoring PCD engines do")
+       opt_in_reason="concerns full-sequence scoring, not the first-token scoring PCD engines do",
+       reads=("lengths",))
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     lengths = tokens.option_lengths
     if len(lengths) < 2 or min(lengths) < 1:

@@ -42,7 +42,7 @@ from auditor.pcd import SiteTokens
 
 
 @rule(code="PCD004", name="letter-remap-not-viable", severity="warning", per_engine=True,
-      options={"letters": ""})
+      options={"letters": ""}, letter_slots=True)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     if not ctx.engine.first_token:
         return

@@ -47,7 +47,7 @@ def _pieces(tokenizer, ids_lists: Sequence[Sequence[int]]) -> dict[int, tuple[bo
     return table
 
 
-@rule(code="PCD010", name="lossy-tokenization", severity="warning")
+@rule(code="PCD010", name="lossy-tokenization", severity="warning", reads=("normal",))
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     tokenizer = tokens.tokenizer
     # (the options the tokenizer surely round-trips have nothing to find)

@@ -75,7 +75,8 @@ def disagreement_risks(tokens: SiteTokens) -> list[str]:
     return risks
 
 
-@rule(code="PCD002", name="multi-token-option", severity="warning", folds_into="PCD001")
+@rule(code="PCD002", name="multi-token-option", severity="warning", folds_into="PCD001", suggests=True,
+      confirms="agreement")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     multi = tokens.multi_token
     if not multi:

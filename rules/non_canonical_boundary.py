@@ -59,7 +59,7 @@ def boundary_problem(tokens: SiteTokens, index: int) -> dict | None:
     }
 
 
-@rule(code="PCD005", name="non-canonical-boundary", severity="warning")
+@rule(code="PCD005", name="non-canonical-boundary", severity="warning", reads=("canonical",), suggests=True)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     problems = [(i, p) for i in tokens.noncanonical_options
                 if (p := boundary_problem(tokens, i)) is not None]

@@ -39,7 +39,7 @@ from auditor.pcd import SiteTokens, option_windows, scored_ids, window_sites
 
 
 @rule(code="PCD003", name="too-many-options", severity="error", options={"max-options": 255},
-      example_options={"max-options": 16})
+      example_options={"max-options": 16}, option_limit="max-options")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     limit = int(ctx.options["max-options"])
     site = tokens.site

@@ -9,6 +9,7 @@ count as much as those at the top. The one dynamic edge, rule discovery (the reg
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,31 @@ def test_no_import_cycles():
 def test_layer_map_covers_every_folder():
     folders = {p.name for p in (REPO / "auditor").iterdir() if p.is_dir() and p.name != "__pycache__"}
     assert folders <= set(ALLOWED) | {"templates"}, folders - set(ALLOWED)
+
+
+RULE_CODE = re.compile(r"PCD\d{3}")
+
+
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found
+
+
+def test_no_module_outside_rules_names_a_rule_code():
+    """Rules declare what they need (auditor.lint.registry.Rule); the engine, suggest, verify and
+    the reports read the declarations, so a rule code appears only in rules/ (docstrings and
+    comments aside). Adding a rule touches its file and its case file, nothing else."""
+    offenders = []
+    for path in sorted((REPO / "auditor").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        docstrings = _docstring_nodes(tree)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and id(node) not in docstrings and RULE_CODE.search(node.value)):
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value[:60]!r}")
+    assert not offenders, "\n".join(offenders)

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import click
 
-from auditor.lint.registry import load_rules
-from auditor.lint.suggest import FIXED_CODES, choose, rewrite
+from auditor.lint.suggest import choose, fixed_codes, rewrite
 
 TEMP_SUFFIX = ".pcdlint-tmp"  # `--in-place` writes `.NAME.pcdlint-tmp` beside NAME, then renames it
 
@@ -121,7 +120,7 @@ def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[
 
 def collect(run) -> list[dict]:
     """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 warning or error."""
-    offered = set(FIXED_CODES) | {code for code, rule in load_rules().items() if rule.suggests}
+    offered = fixed_codes()
     groups: dict[tuple, dict] = {}
     for finding in run.findings:
         if finding.code not in offered or finding.severity == "info":
@@ -204,7 +203,7 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
         if (write_to or in_place) and (len(paths) != 1 or not resolve_path(paths[0]).is_file()):
             raise UsageError(f"{'--write' if write_to else '--in-place'} needs exactly one input file")
         loaded = load_tokenizers(list(tokenizers) or [DEFAULT_TOKENIZER])
-        options = LintOptions(select=[*FIXED_CODES, *(c for c, r in load_rules().items() if r.suggests)])
+        options = LintOptions(select=sorted(fixed_codes()))
         if engine:
             options.engines = [engine]
         for given in paths:  # a temp file a killed --in-place run left behind

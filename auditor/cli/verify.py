@@ -142,7 +142,7 @@ def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity, o
     """
     from auditor.decoder import specs_for_sites, verify_fields
     from auditor.decoder.prompt import preset_context
-    from auditor.reporting.verdict import annotate
+    from auditor.reporting.verdict import annotate, confirmation_labels
 
     results = []
     for result in run.files:
@@ -156,7 +156,8 @@ def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity, o
             continue
         fields = specs_for_sites(sites, flagged)
         verified = verify_fields(fields, preset_context(result.model.document.data) or context or "",
-                                 model=loaded, coupling=coupling, parity=parity, progress=progress)
+                                 model=loaded, coupling=coupling, parity=parity, progress=progress,
+                                 labels=confirmation_labels())
         annotate(verified)
         results.append((result.model.path, verified))
         by_pointer = dict(zip([s.pointer for s in sites], verified.fields, strict=True))

@@ -7,6 +7,7 @@ the decoder; ``auditor.reporting.verdict`` turns them into sentences.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from auditor.decoder.result import FieldResult
 
@@ -20,21 +21,25 @@ def tied_top(field: FieldResult) -> list[int]:
     return [index for index, p in enumerate(field.first_token_probs) if p == top]
 
 
-def decision(field: FieldResult) -> tuple[bool, str]:
+def decision(field: FieldResult, labels: Mapping[str, str] | None = None) -> tuple[bool, str]:
     """Does a flagged flaw change this field's answer on this context? And why, in one line.
 
     It does when the first-token scores of the top options are tied (the engine's tie-break
     decides, not the model), or when the first-token pick differs from the full-sequence pick.
+    The line starts with the label of what it confirms: `labels` maps "collision" and
+    "agreement" to the rule code that declares it (the caller reads the registry; the decoder
+    names no rule), else the word itself.
     """
+    labels = labels or {}
     if not field.flagged_codes:
         return False, ""
     first, full = field.first_token_pick, field.full_sequence_pick
     tied = tied_top(field)
     if len(tied) > 1:
-        return True, (f"PCD001: {len(tied)} options tie on their first token; a plain gather returns "
+        return True, (f"{labels.get('collision', 'collision')}: {len(tied)} options tie on their first token; a plain gather returns "
                       f"{_show(field.options[first])}, full-sequence picks {_show(field.options[full])}")
     if first != full:
-        return True, (f"PCD002: first-token picks {_show(field.options[first])}, full-sequence picks "
+        return True, (f"{labels.get('agreement', 'agreement')}: first-token picks {_show(field.options[first])}, full-sequence picks "
                       f"{_show(field.options[full])}")
     return False, f"first-token and full-sequence agree on {_show(field.options[first])}"
 

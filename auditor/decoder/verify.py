@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from auditor.decoder.backends import PARITY_MODES, InProcessBackend, ScoreRequest
@@ -75,6 +77,7 @@ def verify_fields(
     parity: bool | str = True,
     cache_budget_bytes: int = DEFAULT_CACHE_BUDGET_BYTES,
     letters: bool = True,
+    labels: Mapping[str, str] | None = None,
 ) -> VerifyResult:
     """Run the PCD mechanism on a real model and score every field four ways.
 
@@ -204,7 +207,7 @@ def verify_fields(
                 coupling_report.append({"given": plans[source].name, "value": value, "flips": flips})
 
     for result in results:
-        result.decides_answer, result.decision = decision(result)
+        result.decides_answer, result.decision = decision(result, labels)
     return VerifyResult(
         model=backend.name,
         tokenizer=backend.tokenizer_name,

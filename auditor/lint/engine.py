@@ -16,8 +16,8 @@ from auditor.errors import InputFileError, UsageError
 from auditor.jsonfloats import writes_apart
 from auditor.lint import selection, suppressions
 from auditor.lint.context import Finding, RuleContext
-from auditor.lint.registry import INTERNAL_ERROR, Rule, default_codes, load_rules, severity_rank
-from auditor.lint.suggest import SUGGESTING, SharedSuggestions, prefetch_suggestions, verified_suggestions
+from auditor.lint.registry import Rule, default_codes, internal_error_rule, load_rules, severity_rank
+from auditor.lint.suggest import SharedSuggestions, prefetch_suggestions, verified_suggestions
 from auditor.pcd.cost import run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, default_decision_row
@@ -387,10 +387,6 @@ def gc_paused() -> Iterator[None]:
 
 # --------------------------------------------------------------------------- bulk tokenization
 
-# The scoring text groups (auditor.pcd.scoring.TEXT_GROUPS) a rule reads beyond "core"; the cost
-# model reads "cost" in every run.
-RULE_TEXT_GROUPS = {"PCD005": ("canonical",), "PCD010": ("normal",), "PCD011": ("lengths",)}
-LETTER_RULES = ("PCD001", "PCD004")  # ask for a field's letter slots when it has a problem
 
 
 def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: list[Rule],
@@ -405,13 +401,17 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
         return
     if any(r.model.suppressions for r in results):  # rules a suppression names run too
         rules = rules + [r for r in load_rules().values() if r not in rules]
-    codes = {r.code for r in rules if r.scope == "site"}
-    groups = {"core", "cost"}.union(*(RULE_TEXT_GROUPS.get(c, ()) for c in codes))
+    site_rules = [r for r in rules if r.scope == "site"]
+    # the scoring text groups (auditor.pcd.scoring.TEXT_GROUPS) the rules declare they read
+    # beyond "core"; the cost model reads "cost" in every run
+    groups = {"core", "cost"}.union(*(r.reads for r in site_rules))
     engines = options.engine_profiles()
     windows = []
-    if "PCD003" in codes:  # its windows of a field past the limit score their own remainders
-        limit = int({**load_rules()["PCD003"].options, **options.rule_options.get("PCD003", {})}["max-options"])
-        windows = [w for s in sites if len(s.options) > limit for w in window_sites(s, limit)]
+    for limited in (r for r in site_rules if r.option_limit):  # a capped rule's windows of a
+        # field past its cap score their own remainders
+        configured = {**limited.options, **options.rule_options.get(limited.code, {})}
+        limit = int(configured[limited.option_limit])
+        windows += [w for s in sites if len(s.options) > limit for w in window_sites(s, limit)]
     prefetch(sites + windows, tokenizer)  # what SiteTokens reads; then what the rest reads,
     site_tokens = [r.site_tokens(s, tokenizer) for r in results for s in r.model.sites if s.name_scored(scored)]
     texts: list[str] = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer)]
@@ -421,11 +421,12 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
         texts += more
         spans += more_spans
     tokenizer.prefill(texts + spans, spans)
-    if codes & set(LETTER_RULES):
+    if any(r.letter_slots for r in site_rules):
         names = dict.fromkeys(t.site.name for t in site_tokens if t.collisions or t.multi_token)
         tokenizer.prefill([text for name in names for text in letter_probe_texts(name, tokenizer=tokenizer)])
-    if options.suggestions and codes & set(SUGGESTING):
-        prefetch_suggestions(site_tokens, tokenizer, engines, ("core",), "PCD005" in codes)
+    if options.suggestions and any(r.suggests for r in site_rules):
+        canonical = any("canonical" in r.reads for r in site_rules)
+        prefetch_suggestions(site_tokens, tokenizer, engines, ("core",), canonical)
 
 
 def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[Rule],
@@ -499,7 +500,7 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     for rule, finding in raw:
         silenced_by = suppressions.suppressing_entries(model, finding, rule)
         used.update(silenced_by)
-        if rule.code not in chosen_codes and finding.code != INTERNAL_ERROR.code:
+        if rule.code not in chosen_codes and finding.code != internal_error_rule().code:
             continue
         if silenced_by or any(p.matches(finding) for p in options.per_file_ignores):
             if run is not None:
@@ -555,8 +556,8 @@ def _checked(rule: Rule, subject, ctx: RuleContext) -> list[Finding]:
     except Exception as exc:
         if os.environ.get("PCDLINT_DEBUG"):
             raise
-        internal = RuleContext(INTERNAL_ERROR, {}, ctx.file, ctx.site, ctx.tokenizer,
-                               INTERNAL_ERROR.severity)
+        internal_rule = internal_error_rule()
+        internal = RuleContext(internal_rule, {}, ctx.file, ctx.site, ctx.tokenizer, internal_rule.severity)
         message = f"{rule.code} {rule.name} raised {type(exc).__name__}: {exc}"
         return [internal.finding(message, data={"rule": rule.code, "exception": type(exc).__name__,
                                                 "detail": str(exc)})]

@@ -63,6 +63,12 @@ class Rule:
     # finding of this rule code on the same field and tokenizer: it is folded into that one (its
     # data kept under the host's `folded`), so one problem is one line.
     folds_into: str = ""
+    # What the rule needs and offers, read by the engine, suggest, verify and the reports (so no
+    # module outside rules/ names a rule by code):
+    reads: tuple[str, ...] = ()  # scoring text groups it reads beyond "core" (scoring.TEXT_GROUPS)
+    letter_slots: bool = False  # reads a field's letter slots when the field has a problem
+    option_limit: str = ""  # the option holding its cap on a field's options (windows past it)
+    confirms: str = ""  # what `verify` can confirm of its findings: "collision" | "agreement"
 
     @property
     def default_reason(self) -> str:
@@ -90,15 +96,23 @@ class Rule:
 _RULES: dict[str, Rule] = {}
 
 
+CONFIRMS = ("collision", "agreement")
+READ_GROUPS = ("canonical", "normal", "lengths")
+
+
 def rule(*, code: str, name: str, severity: str, options: dict | None = None, scope: str = "site",
          example_options: dict | None = None, default: bool = True, opt_in_reason: str = "",
          per_engine: bool = False, example_engine: str = "", applies_to: str = "option-names",
-         needs_tokenizer: bool = True, suggests: bool = False, folds_into: str = ""):
+         needs_tokenizer: bool = True, suggests: bool = False, folds_into: str = "",
+         reads: tuple[str, ...] = (), letter_slots: bool = False, option_limit: str = "",
+         confirms: str = "", internal: bool = False):
     """Register the decorated `check` generator as a rule, validating its metadata now.
 
     `default=False` leaves the rule out of the default set (`extend-select` or `--select ALL`
     bring it in); such a rule must say why in `opt_in_reason`. `per_engine` rules run once per
-    engine profile (`--engine`).
+    engine profile (`--engine`). `reads`, `letter_slots`, `suggests`, `option_limit` and
+    `confirms` declare what the rule needs and offers (see Rule). `internal=True` (scope
+    "engine") is the engine's own finding for a rule that raised: it has no check to run.
     """
 
     def register(check: Callable) -> Callable:
@@ -111,8 +125,20 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
             raise RuleDefinitionError(f"{where}: name {name!r} is not kebab-case")
         if severity not in SEVERITIES:
             raise RuleDefinitionError(f"{where}: severity {severity!r} not in {SEVERITIES}")
-        if scope not in ("site", "file", "suppressions"):
+        if scope not in ("site", "file", "suppressions") and not (internal and scope == "engine"):
             raise RuleDefinitionError(f"{where}: scope {scope!r} must be 'site', 'file' or 'suppressions'")
+        if set(reads) - set(READ_GROUPS):
+            raise RuleDefinitionError(f"{where}: reads {sorted(set(reads) - set(READ_GROUPS))} "
+                                      f"are not text groups {READ_GROUPS}")
+        if confirms and confirms not in CONFIRMS:
+            raise RuleDefinitionError(f"{where}: confirms {confirms!r} not in {CONFIRMS}")
+        if option_limit and option_limit not in (options or {}):
+            raise RuleDefinitionError(f"{where}: option_limit {option_limit!r} is not an option")
+        for other in _RULES.values():
+            if confirms and other.module != where and other.confirms == confirms:
+                raise RuleDefinitionError(f"{where}: {other.code} already confirms {confirms!r}")
+            if internal and other.module != where and other.internal:
+                raise RuleDefinitionError(f"{where}: {other.code} is already the internal rule")
         for other in _RULES.values():
             if other.module != where and (other.code == code or other.name == name):
                 raise RuleDefinitionError(f"{where}: {code} {name} clashes with {other.module}")
@@ -143,42 +169,16 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
             raise RuleDefinitionError(f"{where}: example_options {sorted(unknown)} are not options")
         _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
                             dict(example_options or {}), per_engine=per_engine,
-                            example_engine=example_engine, default=default, opt_in_reason=opt_in_reason,
-                            applies_to=applies_to, needs_tokenizer=needs_tokenizer, suggests=suggests,
-                            folds_into=folds_into)
+                            example_engine=example_engine, internal=internal, default=default,
+                            opt_in_reason=opt_in_reason, applies_to=applies_to,
+                            needs_tokenizer=needs_tokenizer, suggests=suggests, folds_into=folds_into,
+                            reads=tuple(reads), letter_slots=letter_slots, option_limit=option_limit,
+                            confirms=confirms)
         check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check
 
     return register
 
-
-INTERNAL_ERROR = Rule(
-    code="PCD999",
-    name="internal-error",
-    severity="error",
-    scope="engine",
-    options={},
-    doc="""A rule raised an exception on this field; the rest of the run went on.
-
-## What it does
-When a rule's check raises, the engine records one finding at the field (or the file) with
-the exception's type and message, and runs every other rule as usual. Set `PCDLINT_DEBUG=1`
-to let the exception propagate with its traceback instead.
-
-## Why is this bad?
-The field was not fully checked: a gate that passed it would pass a file it did not read.
-This is a bug in pcdlint (or in a rule); please report it with the schema that triggers it.
-
-## Example
-Not reproducible by a schema on purpose: every known trigger is fixed.
-
-## Use instead
-Upgrade pcdlint, or report the finding's message and the field.
-""",
-    check=lambda subject, ctx: iter(()),
-    module="auditor.lint.registry",
-    internal=True,
-)
 
 _loaded = False
 
@@ -190,9 +190,24 @@ def load_rules() -> dict[str, Rule]:
         package = importlib.import_module("auditor.rules")  # discovery, not a layer edge
         for info in pkgutil.iter_modules(package.__path__, "auditor.rules."):
             importlib.import_module(info.name)
-        _RULES[INTERNAL_ERROR.code] = INTERNAL_ERROR
         _loaded = True
     return dict(sorted(_RULES.items()))
+
+
+def internal_error_rule() -> Rule:
+    """The engine's own finding for a rule that raised (declared once, in rules/)."""
+    (found,) = (r for r in load_rules().values() if r.internal)
+    return found
+
+
+def confirming(what: str) -> Rule | None:
+    """The rule whose findings `verify` confirms as `what` ("collision" or "agreement")."""
+    return next((r for r in load_rules().values() if r.confirms == what), None)
+
+
+def codes_where(predicate: Callable[[Rule], object]) -> frozenset[str]:
+    """The codes of the rules whose declarations satisfy `predicate`."""
+    return frozenset(code for code, r in load_rules().items() if predicate(r))
 
 
 def default_codes() -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import unicodedata
 from collections import Counter
 from dataclasses import replace
@@ -17,12 +18,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from auditor.lint.context import RuleContext
-from auditor.lint.registry import load_rules, severity_rank
+from auditor.lint.registry import codes_where, load_rules, severity_rank
 from auditor.pcd.engines import DEFAULT_ENGINE, get_engine
 from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch
 
-FIXED_CODES = ("PCD001", "PCD002", "PCD005")
-SUGGESTING = FIXED_CODES  # the rules that attach verified suggestions to their findings
+
+def fixed_codes() -> frozenset[str]:
+    """The rules that attach verified suggestions (`suggests=True`): a suggestion must clear them."""
+    return codes_where(lambda r: r.suggests)
 WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W_\d]+", re.UNICODE)
 
 
@@ -244,7 +247,8 @@ def _max_options() -> int:
     of options, and each re-lint runs PCD003 with its defaults (an error at that count), so a
     field that large gets no candidates at all (its renamings were all built, tokenized and
     refused before: three quarters of the corpus's options are in such fields)."""
-    return int(load_rules()["PCD003"].options["max-options"])
+    capped = [r for r in load_rules().values() if r.option_limit]
+    return min((int(r.options[r.option_limit]) for r in capped), default=sys.maxsize)
 
 
 def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonical: bool) -> None:

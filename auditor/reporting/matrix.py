@@ -6,8 +6,15 @@ finding under any tokenizer makes that visible at a glance. pandas is imported o
 
 from __future__ import annotations
 
+from auditor.lint.registry import confirming
+
 CLEAN = "ok"
-COLLISION_CODE = "PCD001"
+
+
+def collision_code() -> str:
+    """The code of the rule that declares first-token collisions (`confirms="collision"`)."""
+    collision = confirming("collision")
+    return collision.code if collision else "collision"
 
 
 def matrix_rows(run) -> tuple[list[str], dict[tuple[str, str], dict[str, list[str]]]]:
@@ -24,9 +31,11 @@ def matrix_rows(run) -> tuple[list[str], dict[tuple[str, str], dict[str, list[st
 
 
 def colliding_fields(run) -> dict[str, int]:
-    """Tokenizer id → number of fields with a first-token collision (PCD001) under it."""
+    """Tokenizer id → number of fields with a first-token collision (the rule that declares it
+    confirms "collision") under it."""
+    code = collision_code()
     ids, rows = matrix_rows(run)
-    return {i: sum(1 for cells in rows.values() if COLLISION_CODE in cells[i]) for i in ids}
+    return {i: sum(1 for cells in rows.values() if code in cells[i]) for i in ids}
 
 
 def matrix_dict(run) -> dict:
@@ -62,5 +71,5 @@ def matrix_table(run) -> str:
         table = frame.to_string()
     collisions = ", ".join(f"{i} {n}" for i, n in colliding_fields(run).items())
     return (f"tokenizer matrix ({len(rows)} fields with findings, {differ} differ between "
-            f"tokenizers):\n{table}\nfields with a first-token collision ({COLLISION_CODE}) per "
+            f"tokenizers):\n{table}\nfields with a first-token collision ({collision_code()}) per "
             f"tokenizer: {collisions}")

@@ -5,10 +5,22 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from auditor.lint.registry import CONFIRMS, confirming
+
 if TYPE_CHECKING:  # the decoder (and its HTTP client) is loaded only by a verify run
     from auditor.decoder.result import FieldResult, VerifyResult
 
 MAX_LISTED = 5
+
+
+def confirmation_labels() -> dict[str, str]:
+    """What verify confirms ("collision", "agreement") → the code of the rule that declares it."""
+    found = {what: confirming(what) for what in CONFIRMS}
+    return {what: rule.code for what, rule in found.items() if rule is not None}
+
+
+def _code(what: str) -> str:
+    return confirmation_labels().get(what, what)
 
 
 def _show(option) -> str:
@@ -26,8 +38,8 @@ def _full(field: FieldResult, index: int) -> str:
 
 def collision_verdict(field: FieldResult) -> str | None:
     if not field.collision_groups:
-        if "PCD001" in field.flagged_codes:
-            return "PCD001 not reproduced: with this model's tokenizer every option has its own scored token"
+        if _code("collision") in field.flagged_codes:
+            return f"{_code('collision')} not reproduced: with this model's tokenizer every option has its own scored token"
         return None
     probs = field.first_token_probs
     top = max(probs)
@@ -37,13 +49,13 @@ def collision_verdict(field: FieldResult) -> str | None:
     if len(tied) > 1:
         inside = "inside" if full_pick in tied else "outside"
         return (
-            f"PCD001 confirmed: options {_listing([field.options[i] for i in tied])} got {identical} "
+            f"{_code('collision')} confirmed: options {_listing([field.options[i] for i in tied])} got {identical} "
             f"first-token scores (p={top:.3f} each); a plain gather returns {_show(field.options[field.first_token_pick])}; "
             f"full-sequence scoring picks {_full(field, full_pick)}, {inside} the tie"
         )
     groups = "; ".join(_listing([field.options[i] for i in group]) for group in field.collision_groups)
     return (
-        f"PCD001: collision present but harmless on this context: colliding options ({groups}) got {identical} "
+        f"{_code('collision')}: collision present but harmless on this context: colliding options ({groups}) got {identical} "
         f"scores and lose to {_show(field.options[field.first_token_pick])} (p={top:.3f})"
     )
 
@@ -55,13 +67,13 @@ def agreement_verdict(field: FieldResult) -> str:
         ranked = sorted(field.full_sequence_probs, reverse=True)
         margin = ranked[0] - ranked[1] if len(ranked) > 1 else ranked[0]
         return (
-            f"PCD002: first-token and full-sequence argmax agree on {_show(field.options[first])} "
+            f"{_code('agreement')}: first-token and full-sequence argmax agree on {_show(field.options[first])} "
             f"(first-token p={p_first:.3f}, full-sequence p={field.full_sequence_probs[full]:.3f}, "
             f"margin over runner-up {margin:.3f})"
         )
     gap = field.full_sequence_probs[full] - field.full_sequence_probs[first]
     return (
-        f"PCD002 confirmed: first-token picks {_show(field.options[first])} (p={p_first:.3f}) but full-sequence "
+        f"{_code('agreement')} confirmed: first-token picks {_show(field.options[first])} (p={p_first:.3f}) but full-sequence "
         f"picks {_full(field, full)}; the first-token pick has full-sequence p={field.full_sequence_probs[first]:.3f} "
         f"(gap {gap:.3f})"
     )
@@ -94,7 +106,7 @@ def field_verdicts(field: FieldResult) -> list[str]:
     collision = collision_verdict(field)
     if collision:
         lines.append(collision)
-    if "PCD002" in field.flagged_codes or first != full:
+    if _code("agreement") in field.flagged_codes or first != full:
         lines.append(agreement_verdict(field))
     remap = remap_verdict(field)
     if remap:
