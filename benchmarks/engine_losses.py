@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from auditor.lint.engine import LintOptions, lint  # noqa: E402
+from auditor.linter.engine import LintOptions, lint  # noqa: E402
 from auditor.pcd.engines import ENGINES  # noqa: E402
 from auditor.tokenizers import load_tokenizer  # noqa: E402
 

@@ -68,7 +68,7 @@ def main() -> None:
 
     from tokenizers import Tokenizer
 
-    from auditor.lint.engine import LintOptions, lint
+    from auditor.linter.engine import LintOptions, lint
     from auditor.pcd.scoring import json_text
     from auditor.tokenizers.loader import load_tokenizer
 

@@ -81,7 +81,7 @@ def floor(tokenizer_json: Path, texts_file: Path, env: dict) -> tuple[float, flo
 
 def option_texts(paths: list[str]) -> list[str]:
     """Every distinct option string of these files as JSON text (what the model types), once."""
-    from auditor.lint.engine import lint
+    from auditor.linter.engine import lint
     from auditor.pcd.scoring import json_text
     from auditor.tokenizers.loader import load_tokenizer
 

@@ -1,1 +1,1 @@
-"""pcdlint's rules, one per module; discovered automatically (see auditor.lint.registry)."""
+"""pcdlint's rules, one per module; discovered automatically (see auditor.linter.registry)."""

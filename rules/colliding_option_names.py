@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.lint import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import distinct_names, name_key, refusal, renaming
 
 

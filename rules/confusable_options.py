@@ -28,7 +28,7 @@ import json
 import unicodedata
 from collections.abc import Iterator
 
-from auditor.lint import FileModel, Finding, RuleContext, at_site, rule
+from auditor.linter import FileModel, Finding, RuleContext, at_site, rule
 
 MAX_LISTED = 20
 TRANSFORMS = (

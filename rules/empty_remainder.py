@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.lint import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
 # What follows a string value's closing quote in JSON: more keys (pretty, compact), the last key

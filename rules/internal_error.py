@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.lint import rule
+from auditor.linter import rule
 
 
 @rule(code="PCD999", name="internal-error", severity="error", scope="engine", internal=True)

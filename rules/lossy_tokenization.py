@@ -28,7 +28,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
-from auditor.lint import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
 BYTE_PIECE = re.compile(r"^<0x[0-9A-Fa-f]{2}>$")

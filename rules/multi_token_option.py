@@ -40,7 +40,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator
 
-from auditor.lint import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
 COLLISION_RISK = "the field also has a first-token collision"

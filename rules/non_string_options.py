@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.lint import FileModel, Finding, RuleContext, at_site, rule
+from auditor.linter import FileModel, Finding, RuleContext, at_site, rule
 
 
 def _kind(value) -> str:

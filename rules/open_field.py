@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.lint import FileModel, Finding, RuleContext, rule
+from auditor.linter import FileModel, Finding, RuleContext, rule
 
 
 @rule(

@@ -34,7 +34,7 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 
-from auditor.lint import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens, option_windows, scored_ids, window_sites
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.lint import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import stringified
 
 

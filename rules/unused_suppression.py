@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.lint import Finding, RuleContext, SuppressionUsage, rule
+from auditor.linter import Finding, RuleContext, SuppressionUsage, rule
 
 
 @rule(code="PCD900", name="unused-suppression", severity="warning", scope="suppressions")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.lint.engine import LintOptions, lint_model
-from auditor.lint.registry import Rule
+from auditor.linter.engine import LintOptions, lint_model
+from auditor.linter.registry import Rule
 from auditor.schema.documents import load_document
 from auditor.schema.sites import analyse
 from auditor.tokenizers.loader import builtin_available, load_tokenizer

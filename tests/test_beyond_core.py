@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli.main import cli
-from auditor.lint.engine import LintOptions, lint
+from auditor.linter.engine import LintOptions, lint
 from auditor.pcd.cost import file_cost
 from auditor.schema.documents import load_document
 from auditor.schema.sites import analyse

@@ -19,8 +19,8 @@ import os
 
 import pytest
 
-from auditor.lint import engine
-from auditor.lint.engine import LintOptions, LintRun, lint
+from auditor.linter import engine
+from auditor.linter.engine import LintOptions, LintRun, lint
 from auditor.pcd.engines import ENGINES
 from auditor.reporting import json_format
 from auditor.reporting.escape import strict_json

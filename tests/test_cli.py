@@ -189,7 +189,7 @@ def test_multiple_tokenizers_each_finding_names_its_own(write_schema):
 
 
 def test_rules_and_explain():
-    from auditor.lint.registry import load_rules
+    from auditor.linter.registry import load_rules
 
     listing = pcdlint("rules").stdout
     assert "PCD001  first-token-collision" in listing

@@ -157,7 +157,7 @@ def test_show_config_names_each_source(project):
     assert f"# config file: {pyproject} [tool.pcdlint]" in out
     assert f'ignore = ["PCD004"]  # {pyproject}' in out
     assert 'fail-on = "warning"  # --fail-on' in out
-    from auditor.lint.registry import default_codes
+    from auditor.linter.registry import default_codes
 
     assert f"select = {json.dumps(default_codes())}  # default" in out
     assert "PCD011" not in json.dumps(default_codes())

@@ -14,7 +14,7 @@ import pytest
 from test_cli import assert_no_traceback, pcdlint
 
 from auditor.exitcodes import EXIT_FINDINGS
-from auditor.lint.engine import LintOptions, lint_model, selected_rules
+from auditor.linter.engine import LintOptions, lint_model, selected_rules
 from auditor.schema.documents import load_document
 from auditor.schema.sites import analyse
 from support import FIXTURES

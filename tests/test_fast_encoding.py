@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from auditor.lint.engine import LintOptions, lint
+from auditor.linter.engine import LintOptions, lint
 from auditor.pcd.engines import ENGINES
 from auditor.pcd.scoring import TEXT_GROUPS, field_head, site_texts, split_options
 from auditor.tokenizers import fast

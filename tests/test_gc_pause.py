@@ -1,4 +1,4 @@
-"""The garbage collector around a lint run (auditor.lint.engine.gc_paused): paused while the
+"""The garbage collector around a lint run (auditor.linter.engine.gc_paused): paused while the
 run builds its arrays; afterwards the run's objects sit in the oldest generation (no young
 collection walks them), nothing stays frozen, cycles are still collected, and objects the
 process froze itself stay frozen. Real Qwen2.5 tokenizer, a bundled fixture."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from auditor.lint.engine import LintOptions, lint
+from auditor.linter.engine import LintOptions, lint
 from support import FIXTURES
 
 SCHEMA = str(FIXTURES / "schemas" / "risk_triage.json")

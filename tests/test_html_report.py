@@ -8,7 +8,7 @@ import re
 import pytest
 from markupsafe import escape
 
-from auditor.lint.engine import LintOptions, lint
+from auditor.linter.engine import LintOptions, lint
 from auditor.pcd.scoring import SiteTokens
 from auditor.reporting.html import environment, render, report_view
 from support import CORPUS, corpus_files

@@ -228,7 +228,7 @@ def test_api_accepts_dicts_text_paths_and_type_adapters(tmp_path):
 
 
 def test_import_auditor_stays_light():
-    code = ("import sys, auditor; heavy = [m for m in ('auditor.lint', 'auditor.schema', 'tokenizers', 'transformers',"
+    code = ("import sys, auditor; heavy = [m for m in ('auditor.linter', 'auditor.schema', 'tokenizers', 'transformers',"
             " 'pydantic', 'jsonschema') if m in sys.modules]; print(heavy)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from auditor.lint.engine import LintOptions, lint_model
-from auditor.lint.registry import load_rules
+from auditor.linter.engine import LintOptions, lint_model
+from auditor.linter.registry import load_rules
 from auditor.schema.documents import load_document
 from auditor.schema.sites import analyse
 

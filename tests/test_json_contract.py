@@ -46,7 +46,7 @@ def test_suggestions_only_when_an_output_shows_them(write_schema, tmp_path):
     again = next(f for f in json.loads(side.read_text())["findings"] if f["code"] == "PCD001")
     assert again["data"]["suggestions"] == collision["data"]["suggestions"]
 
-    from auditor.lint.engine import LintOptions, lint
+    from auditor.linter.engine import LintOptions, lint
     from auditor.tokenizers.loader import load_tokenizer
 
     quiet = lint([str(path)], [load_tokenizer("qwen2.5")], LintOptions(suggestions=False))
@@ -57,7 +57,7 @@ def test_per_option_lists_only_when_an_output_shows_finding_data(write_schema, q
     """PCD001's buckets and unreachable options, PCD013's, PCD002's multi-token pieces: built
     for JSON and HTML (and the API), left out where no output shows finding data; the findings
     themselves (codes, messages, severities, places) are the same."""
-    from auditor.lint.engine import LintOptions, lint
+    from auditor.linter.engine import LintOptions, lint
 
     options = [f"CAT_{i:03d}_MEDIUM" for i in range(300)]  # collisions, multi-token, over RLCD's 255
     path = write_schema({"properties": {"code": {"enum": options}}})

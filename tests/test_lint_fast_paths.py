@@ -223,7 +223,7 @@ def test_the_json_report_of_findings_checked_where_made_is_json_dumps(tmp_path, 
     """A finding's data is checked for floats orjson writes apart where the finding is made
     (Finding.plain_floats); the report passes over what was checked and is still exactly
     json.dumps(strict_json(document), indent=2): floats written apart are caught, not skipped."""
-    from auditor.lint.engine import LintOptions, lint
+    from auditor.linter.engine import LintOptions, lint
     from auditor.reporting import json_format
     from auditor.reporting.escape import strict_json
 

@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from auditor.errors import InputFileError
-from auditor.lint.pool import POOL_MIN_FILES, pool_size
+from auditor.linter.pool import POOL_MIN_FILES, pool_size
 from support import CORPUS, FIXTURES, REPO, corpus_files, run_cli, seed_cache
 
 GOLDEN = json.loads((REPO / "tests" / "golden" / "positions_main.json").read_text(encoding="utf-8"))
@@ -67,7 +67,7 @@ def test_the_corpus_through_the_pool_is_the_serial_output_and_mains_positions(tm
 
 
 def test_many_small_files_with_errors_and_suppressions_give_the_serial_output(tmp_path, monkeypatch):
-    from auditor.lint import engine
+    from auditor.linter import engine
 
     paths = []  # which pool path each pooled run took
 
@@ -117,7 +117,7 @@ def test_an_input_error_survives_the_trip_back_from_a_worker():
 
 
 def test_chunks_come_back_in_order_and_a_dead_worker_hands_the_work_back():
-    from auditor.lint.pool import map_chunks
+    from auditor.linter.pool import map_chunks
 
     items = list(range(20))
     parts = map_chunks(list, items, 2)
@@ -134,7 +134,7 @@ def test_chunks_come_back_in_order_and_a_dead_worker_hands_the_work_back():
 
 
 def test_an_exception_in_a_worker_is_raised_in_the_caller():
-    from auditor.lint.pool import map_chunks
+    from auditor.linter.pool import map_chunks
 
     parent = os.getpid()
 
@@ -153,7 +153,7 @@ def test_the_caller_is_one_of_the_workers_and_every_chunk_is_done_once(tmp_path)
     one (a marker file), so the two forked workers can hold at most two of the twelve chunks
     and the caller must take one of the others; were it no worker, they would wait out their
     time and the caller's pid would be missing."""
-    from auditor.lint.pool import map_chunks
+    from auditor.linter.pool import map_chunks
 
     caller, marker = os.getpid(), tmp_path / "the caller did a chunk"
 
@@ -175,7 +175,7 @@ def test_the_caller_is_one_of_the_workers_and_every_chunk_is_done_once(tmp_path)
 
 
 def test_a_run_whose_worker_dies_is_linted_in_one_process(write_schema, qwen, monkeypatch):
-    from auditor.lint import engine
+    from auditor.linter import engine
 
     paths = [str(write_schema({"enum": [f"a{i}", f"b{i}", "Yes", "Yesterday"]}, f"s{i:02d}.json"))
              for i in range(POOL_MIN_FILES)]
@@ -204,7 +204,7 @@ def test_a_run_whose_worker_dies_is_linted_in_one_process(write_schema, qwen, mo
 
 
 def test_a_fork_that_fails_leaves_the_chunks_to_fewer_processes(monkeypatch):
-    from auditor.lint import pool
+    from auditor.linter import pool
 
     def no_fork():
         raise BlockingIOError(11, "Resource temporarily unavailable")  # as at a process limit
@@ -221,7 +221,7 @@ def test_a_workers_finding_data_crosses_as_json_and_reads_back_as_made(write_sch
     byte for byte, and data read back equals the data made. A float orjson writes otherwise
     than json.dumps (1e-05) keeps its finding's data as objects, and the whole document is
     then written from objects, the others' data read back from their bytes."""
-    from auditor.lint import engine
+    from auditor.linter import engine
     from auditor.reporting import json_format
 
     paths = [str(write_schema({"enum": [f"a{i}", f"b{i}", "Yes", "Yesterday"]}, f"s{i:02d}.json"))

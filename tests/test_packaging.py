@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from auditor.lint.registry import load_rules
+from auditor.linter.registry import load_rules
 from support import REPO
 
 pytestmark = pytest.mark.slow

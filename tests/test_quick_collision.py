@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from auditor.lint.suggest import kept_candidates
+from auditor.linter.suggest import kept_candidates
 from auditor.pcd.engines import get_engine
 from auditor.pcd.scoring import SiteTokens
 from auditor.schema.cache import analyse_file

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from auditor.lint.engine import lint
+from auditor.linter.engine import lint
 from auditor.reporting.html import render
 from support import CORPUS, REPO
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from auditor.cli.main import cli
-from auditor.lint.engine import lint
+from auditor.linter.engine import lint
 from auditor.reporting import render
 from auditor.reporting.github import escape_data, escape_property
 from auditor.reporting.text import render as render_text

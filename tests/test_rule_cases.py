@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from auditor.lint.registry import load_rules
+from auditor.linter.registry import load_rules
 from support import FIXTURES, RULE_TOKENIZERS, get_tokenizer, run_rule, subset
 
 

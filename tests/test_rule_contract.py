@@ -8,7 +8,7 @@ import pkgutil
 import pytest
 
 import auditor.rules
-from auditor.lint.registry import REQUIRED_SECTIONS, RuleDefinitionError, load_rules, rule
+from auditor.linter.registry import REQUIRED_SECTIONS, RuleDefinitionError, load_rules, rule
 from support import FIXTURES, run_rule
 
 RULES = {code: r for code, r in load_rules().items() if not r.internal}

@@ -9,8 +9,8 @@ from urllib.parse import unquote
 
 import pytest
 
-from auditor.lint.engine import LintOptions, lint
-from auditor.lint.registry import load_rules
+from auditor.linter.engine import LintOptions, lint
+from auditor.linter.registry import load_rules
 from auditor.reporting.sarif import run_to_sarif
 from support import CORPUS, FIXTURES, corpus_files
 

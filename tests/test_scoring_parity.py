@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(not FILES, reason="../shared/
 
 @pytest.mark.parametrize("tokenizer_name", ["qwen2.5"])
 def test_decoder_plans_equal_linter_tokens(tokenizer_name):
-    from auditor.lint.engine import FileResult
+    from auditor.linter.engine import FileResult
 
     tokenizer = get_tokenizer(tokenizer_name)
     checked = mixed = 0

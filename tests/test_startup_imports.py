@@ -19,7 +19,7 @@ from support import FIXTURES
 # nor, for one file (these checks' inputs), the process pool over files.
 NOT_NEEDED = ["transformers", "pandas", "torch", "jinja2", "auditor.decoder", "urllib.request",
               "http.client", "jsonschema", "jsonschema_rs", "referencing", "ruamel", "importlib.metadata",
-              "auditor.lint.pool"]
+              "auditor.linter.pool"]
 
 RUN = """
 import json, runpy, sys
@@ -49,7 +49,7 @@ def heavy(modules: set[str]) -> list[str]:
 
 def test_a_warm_text_check_imports_nothing_heavy(tmp_path):
     modules = loaded_modules(tmp_path, ["check", "-q", str(FIXTURES / "schemas" / "clean_sentiment.json")])
-    assert "auditor.lint.engine" in modules and "tokenizers" in modules  # it did lint
+    assert "auditor.linter.engine" in modules and "tokenizers" in modules  # it did lint
     assert heavy(modules) == []
 
 

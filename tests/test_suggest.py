@@ -11,8 +11,8 @@ import yaml
 from click.testing import CliRunner
 
 from auditor.cli.main import cli
-from auditor.lint.engine import LintOptions, lint
-from auditor.lint.suggest import drops_distinguishing_word, words_kept
+from auditor.linter.engine import LintOptions, lint
+from auditor.linter.suggest import drops_distinguishing_word, words_kept
 from support import FIXTURES
 
 
@@ -112,7 +112,7 @@ def test_a_field_repeated_across_files_is_verified_once_with_the_same_result(wri
     """SharedSuggestions: the same enum under the same name in two files (and a third file
     with the same options under another name) gives each field the suggestions a run of that
     file alone gives it, in lists of its own."""
-    from auditor.lint import suggest
+    from auditor.linter import suggest
 
     risk = {"enum": ["LOW", "MEDIUM", "HIGH", "CRITICAL"]}
     paths = [write_schema({"type": "object", "properties": {name: risk}}, f"{i}.json")
@@ -144,7 +144,7 @@ def test_a_field_repeated_across_files_is_verified_once_with_the_same_result(wri
 
 def _drops_reference(options, renamed):
     """The rule as first written: a dropped non-numeric word some sibling lacks."""
-    from auditor.lint.suggest import _word_set
+    from auditor.linter.suggest import _word_set
 
     sets = [_word_set(o) for o in options]
     for index, (words, new) in enumerate(zip(sets, renamed)):
@@ -173,7 +173,7 @@ def test_the_word_counts_decide_as_the_pairwise_check_did():
 def test_a_field_past_the_option_limit_gets_no_candidates_as_none_would_be_kept(write_schema, qwen, monkeypatch):
     """Every renaming keeps a field's count of options, and PCD003 (an error past 255) refuses
     each re-lint: a field that large is given no candidates, which changes no finding."""
-    from auditor.lint import suggest
+    from auditor.linter import suggest
     from auditor.pcd.scoring import SiteTokens
 
     options = [f"ITEM_{i:03d}_Part" for i in range(300)]

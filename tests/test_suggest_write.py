@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from ruamel.yaml import YAML
 
 from auditor.cli.main import cli
-from auditor.lint.suggest import _scalar
+from auditor.linter.suggest import _scalar
 
 CODES = ["CAT_000_Live", "CAT_001_Meat", "CAT_102_Fish"]
 FIXED = ["live", "meat", "fish"]

@@ -17,8 +17,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from auditor.errors import InputFileError, UsageError
-from auditor.lint import selection
-from auditor.lint.registry import SEVERITIES, Rule, default_codes, load_rules
+from auditor.linter import selection
+from auditor.linter.registry import SEVERITIES, Rule, default_codes, load_rules
 from auditor.paths import resolve_path, shorten
 from auditor.schema.documents import read_source
 
@@ -138,7 +138,7 @@ class Config:
         return out
 
     def lint_options(self):
-        from auditor.lint.engine import LintOptions
+        from auditor.linter.engine import LintOptions
 
         options = LintOptions(select=self.select, ignore=list(self.value("ignore")),
                               per_file_ignores=self.per_file_ignores(),

@@ -7,14 +7,14 @@ import sys
 
 import click
 
-from auditor import __version__
 from auditor.cli.common import color_stdout, fail, split_values, write_output
 from auditor.cli.verify import attach_to_check, model_options
 from auditor.errors import UsageError
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
-from auditor.lint.registry import SEVERITIES, load_rules, severity_rank
-from auditor.lint.selection import find_rule
+from auditor.linter.registry import SEVERITIES, load_rules, severity_rank
+from auditor.linter.selection import find_rule
 from auditor.reporting.outputs import check_outputs, write_error, write_report, write_stdout
+from auditor.version import __version__
 
 SUGGESTION_FORMATS = {"json", "html"}  # outputs that show verified fix suggestions
 DETAIL_FORMATS = {"json", "html"}  # outputs that show finding data (LintOptions.details)
@@ -95,8 +95,8 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_tem
     Exit status: 0 nothing at or above --fail-on (or --exit-zero), 1 findings, 2 usage or input error.
     """
     from auditor.cli.config import load_config
-    from auditor.lint import baseline
-    from auditor.lint.engine import lint, validate_selectors
+    from auditor.linter import baseline
+    from auditor.linter.engine import lint, validate_selectors
     from auditor.reporting import formatters, render_output
     from auditor.tokenizers.loader import load_tokenizers
 
@@ -199,7 +199,7 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_tem
 @cli.command("rules")
 def rules_command():
     """List every rule: code, name, default severity, whether it is on by default, and why."""
-    from auditor.lint.registry import DEFAULT_REASON
+    from auditor.linter.registry import DEFAULT_REASON
 
     rules = load_rules().values()
     for rule in rules:

@@ -176,7 +176,7 @@ def _redacted(engine):
 def static_findings(paths: list[str], engine_name: str, engine) -> dict[str, list]:
     """pcdlint's findings under ``--engine`` per file (lint with the model's tokenizer when the
     model runs here, else the default tokenizer: the refusal rules read counts and fields)."""
-    from auditor.lint.engine import LintOptions, lint
+    from auditor.linter.engine import LintOptions, lint
     from auditor.tokenizers import DEFAULT_TOKENIZER, load_tokenizer
 
     loaded = getattr(engine, "loaded", None)
@@ -213,7 +213,7 @@ def verify_decisions(
     requests = load_requests(paths, context)
     engine_name = decision_opts["engine_name"]
     if engine_name is not None:
-        from auditor.lint.engine import LintOptions
+        from auditor.linter.engine import LintOptions
 
         LintOptions(engines=[engine_name]).engine_names()  # an unknown name: a usage error first
     engine = decision_engine(verify_opts, engine_name, decision_opts["route"], allow_download, progress)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from auditor.lint.suggest import choose, fixed_codes, rewrite
+from auditor.linter.suggest import choose, fixed_codes, rewrite
 
 TEMP_SUFFIX = ".pcdlint-tmp"  # `--in-place` writes `.NAME.pcdlint-tmp` beside NAME, then renames it
 
@@ -186,7 +186,7 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     Exit status: 0 every flagged field has a verified fix, 1 some has none, 2 bad input.
     """
     from auditor.errors import UsageError
-    from auditor.lint.engine import LintOptions, lint
+    from auditor.linter.engine import LintOptions, lint
     from auditor.paths import resolve_path
     from auditor.reporting.escape import strict_json
     from auditor.reporting.outputs import write_error, write_stdout

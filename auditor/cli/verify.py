@@ -20,7 +20,7 @@ from auditor.errors import UsageError
 
 if TYPE_CHECKING:  # `pcdlint check` without --verify loads neither the decoder nor the engine here
     from auditor.decoder.result import VerifyResult
-    from auditor.lint.engine import LintRun
+    from auditor.linter.engine import LintRun
 
 MODEL_OPTIONS = [
     click.option("--model", "model_spec", metavar="SPEC",
@@ -258,7 +258,7 @@ def verify(paths, verify_opts, allow_download, output_format, output, quiet, **d
     from auditor.decoder import DecoderError
     from auditor.decoder.progress import Progress
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
-    from auditor.lint.engine import LintOptions, lint
+    from auditor.linter.engine import LintOptions, lint
     from auditor.reporting.escape import strict_json
     from auditor.reporting.json_format import run_to_dict
     from auditor.reporting.outputs import check_outputs

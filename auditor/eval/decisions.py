@@ -20,7 +20,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor import __version__
 from auditor.decoder.errors import DecoderError
 from auditor.decoder.orderprobe import reordered_body
 from auditor.decoder.systemone import DecisionRefused, question_keys, read_answers
@@ -28,6 +27,7 @@ from auditor.errors import UsageError
 from auditor.eval import metrics
 from auditor.eval.cache import ScoreCache
 from auditor.eval.runner import _method_block
+from auditor.version import __version__
 
 REPORT_KIND = "decisions"
 METHOD = "served"  # the one method: the service's own probabilities

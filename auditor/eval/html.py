@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from auditor import __version__
 from auditor.eval.backends import METHOD_LABELS, METHODS
+from auditor.version import __version__
 
 BAR_WIDTH = 360  # px of the accuracy axis (0..1)
 BAR_ROW = 26

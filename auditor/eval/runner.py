@@ -11,11 +11,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor import __version__
 from auditor.eval import metrics
 from auditor.eval.backends import METHODS, FieldStructure, ScoringBackend
 from auditor.eval.cache import ScoreCache
 from auditor.eval.data import EvalField, Row
+from auditor.version import __version__
 
 REPORT_VERSION = 1
 PERTURBATIONS = ("order",)

@@ -84,7 +84,7 @@ def distinct_names(options: list) -> list:
 
 
 def renaming(options: list, renamed: list, description: str) -> dict:
-    """A suggestion as `pcdlint suggest` reads it (auditor.lint.suggest)."""
+    """A suggestion as `pcdlint suggest` reads it (auditor.linter.suggest)."""
     return {"strategy": "distinct-names", "description": description, "options": renamed,
             "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)]}
 

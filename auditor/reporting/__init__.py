@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from auditor.lint.engine import LintRun
+from auditor.linter.engine import LintRun
 
 
 @dataclass(frozen=True)

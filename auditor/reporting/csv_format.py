@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from auditor.lint.engine import LintRun
+from auditor.linter.engine import LintRun
 from auditor.reporting import formatter
 
 COLUMNS = ("path", "line", "column", "end_line", "end_column", "code", "name", "severity",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from auditor.lint.engine import Finding, LintRun
-from auditor.lint.registry import SEVERITIES, severity_rank
+from auditor.linter.engine import Finding, LintRun
+from auditor.linter.registry import SEVERITIES, severity_rank
 from auditor.schema.documents import Span
 
 

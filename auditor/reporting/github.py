@@ -10,7 +10,7 @@ messages are escaped as the Actions runner expects (`%`, CR, LF; `:` and `,` in 
 
 from __future__ import annotations
 
-from auditor.lint.engine import LintRun
+from auditor.linter.engine import LintRun
 from auditor.reporting import formatter
 from auditor.reporting.escape import workflow_data, workflow_property
 from auditor.reporting.fields import FieldGroup, field_groups, verdict

@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from auditor import __version__
-from auditor.lint.engine import Finding, LintRun
-from auditor.lint.registry import SEVERITIES, load_rules
+from auditor.linter.engine import Finding, LintRun
+from auditor.linter.registry import SEVERITIES, load_rules
 from auditor.pcd.scoring import SLOT_LETTERS, SiteTokens
 from auditor.reporting import formatter
 from auditor.reporting.fields import verdict
 from auditor.reporting.matrix import CLEAN, matrix_dict
+from auditor.version import __version__
 
 BIG_FIELD = 40  # options; above this a card's groups start collapsed
 EXAMPLES = 8  # options per group drawn with token pieces in a big field; the rest as plain text

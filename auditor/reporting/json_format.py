@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from auditor import __version__
-from auditor.lint.context import Finding
-from auditor.lint.engine import LintRun
+from auditor.linter.context import Finding
+from auditor.linter.engine import LintRun
 from auditor.reporting import formatter
 from auditor.reporting.json_text import dumps_strict, dumps_strict_bytes, orjson_bytes
 from auditor.reporting.matrix import matrix_dict
+from auditor.version import __version__
 
 JSON_FORMAT_VERSION = 1
 

@@ -6,7 +6,7 @@ finding under any tokenizer makes that visible at a glance. pandas is imported o
 
 from __future__ import annotations
 
-from auditor.lint.registry import confirming
+from auditor.linter.registry import confirming
 
 CLEAN = "ok"
 

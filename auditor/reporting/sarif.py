@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from auditor import __version__
-from auditor.lint.engine import Finding, LintRun
-from auditor.lint.registry import Rule, load_rules
+from auditor.linter.engine import Finding, LintRun
+from auditor.linter.registry import Rule, load_rules
 from auditor.reporting import formatter
 from auditor.reporting.escape import sarif_text
 from auditor.reporting.json_text import dumps_strict, dumps_strict_bytes
+from auditor.version import __version__
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/pcdlint/pcdlint"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from auditor.lint.engine import LintRun
-from auditor.lint.registry import SEVERITIES, load_rules
+from auditor.linter.engine import LintRun
+from auditor.linter.registry import SEVERITIES, load_rules
 from auditor.reporting import formatter
 from auditor.reporting.fields import FieldGroup, field_groups, verdict
 from auditor.reporting.matrix import matrix_table

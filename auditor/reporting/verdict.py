@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from auditor.lint.registry import CONFIRMS, confirming
+from auditor.linter.registry import CONFIRMS, confirming
 
 if TYPE_CHECKING:  # the decoder (and its HTTP client) is loaded only by a verify run
     from auditor.decoder.result import FieldResult, VerifyResult

@@ -24,7 +24,6 @@ import tempfile
 from functools import lru_cache, partial
 from pathlib import Path
 
-from auditor import __version__
 from auditor.cachedir import cache_dir
 from auditor.errors import InputFileError
 from auditor.schema.documents import (
@@ -38,6 +37,7 @@ from auditor.schema.documents import (
 )
 from auditor.schema.locate import LocatedSchema
 from auditor.schema.sites import DECISION_FIELDS, FileModel, OpenField, SchemaProblem, Site, analyse
+from auditor.version import __version__
 
 CACHE_FORMAT = "pcdlint-analysis"
 # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice; 4 stored the

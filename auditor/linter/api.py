@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import InputFileError, UsageError
-from auditor.lint.engine import LintOptions, LintRun, lint_models, validate_selectors
-from auditor.lint.engine import lint as lint_paths
+from auditor.linter.engine import LintOptions, LintRun, lint_models, validate_selectors
+from auditor.linter.engine import lint as lint_paths
 from auditor.paths import path_problem, shorten
 from auditor.schema.documents import parse_document, run_deep
 from auditor.schema.python_source import is_python_ref, load_python_object

@@ -52,8 +52,8 @@ class Rule:
     # whether the check reads the tokenizer; a rule that does not runs once per site, its
     # findings naming no tokenizer
     needs_tokenizer: bool = True
-    # whether its findings carry `data.suggestions` renamings that `pcdlint suggest` offers
-    # (beyond the first-token rules suggest.FIXED_CODES names)
+    # whether its findings carry `data.suggestions` renamings that `pcdlint suggest` offers (a
+    # suggestion must clear them when the field is re-linted)
     suggests: bool = False
     # On in the default rule set (like ruff's): the rules whose findings can change which option
     # a PCD engine returns, or make the schema unusable. An opt-in rule says why it is off.

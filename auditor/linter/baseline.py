@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from auditor.errors import InputFileError, UsageError
-from auditor.lint.engine import LintRun
+from auditor.linter.engine import LintRun
 from auditor.paths import resolve_path, shorten
 from auditor.schema.documents import read_source
 

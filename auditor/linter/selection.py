@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from typing import Protocol
 
-from auditor.lint.registry import Rule, load_rules
+from auditor.linter.registry import Rule, load_rules
 
 _SHORT_PREFIX = re.compile(r"^PCD\d{1,2}$")  # needs a `*` to be a prefix
 

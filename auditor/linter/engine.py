@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 from auditor.errors import InputFileError, UsageError
 from auditor.jsonfloats import writes_apart
-from auditor.lint import selection, suppressions
-from auditor.lint.context import Finding, RuleContext
-from auditor.lint.registry import Rule, default_codes, internal_error_rule, load_rules, severity_rank
-from auditor.lint.suggest import SharedSuggestions, prefetch_suggestions, verified_suggestions
+from auditor.linter import selection, suppressions
+from auditor.linter.context import Finding, RuleContext
+from auditor.linter.registry import Rule, default_codes, internal_error_rule, load_rules, severity_rank
+from auditor.linter.suggest import SharedSuggestions, prefetch_suggestions, verified_suggestions
 from auditor.pcd.cost import run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, default_decision_row
@@ -46,7 +46,7 @@ class LintOptions:
     # engines; none named: gather for a schema's fields, the System One specification for a
     # decision request's questions
     engines: list[str] = field(default_factory=list)
-    # worker processes over files (auditor.lint.pool): None = one per core from 16 files on
+    # worker processes over files (auditor.linter.pool): None = one per core from 16 files on
     jobs: int | None = None
     # `--chat-template FILE`: the template decision engines render questions in (None: each
     # tokenizer's own, where it ships one; auditor.tokenizers.templates)
@@ -239,7 +239,7 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
     jobs = options.jobs if options else None
     workers = 1
     if len(inputs) > 1 or jobs is not None:  # (one file never forks: no pool module to import)
-        from auditor.lint.pool import pool_size
+        from auditor.linter.pool import pool_size
 
         workers = pool_size(len(inputs), jobs)
     run = None
@@ -256,7 +256,7 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
 def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], options: LintOptions | None,
             use_cache: bool, max_bytes: int | None, max_depth: int | None) -> LintRun | None:
     """The run linted by `workers` forked processes; None when a worker died."""
-    from auditor.lint.pool import map_chunks
+    from auditor.linter.pool import map_chunks
 
     # what each worker would otherwise build for itself is built once, before the fork
     for tokenizer in tokenizers:

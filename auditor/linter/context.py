@@ -14,7 +14,7 @@ from functools import partial
 
 from auditor.jsonfloats import writer_options
 from auditor.lazy import Deferred
-from auditor.lint.registry import Rule
+from auditor.linter.registry import Rule
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
 from auditor.pcd.engines.table import EngineRow
 from auditor.pcd.scoring import SiteTokens

@@ -17,8 +17,8 @@ from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
-from auditor.lint.context import RuleContext
-from auditor.lint.registry import codes_where, load_rules, severity_rank
+from auditor.linter.context import RuleContext
+from auditor.linter.registry import codes_where, load_rules, severity_rank
 from auditor.pcd.engines import DEFAULT_ENGINE, get_engine
 from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from auditor.lint import selection
-from auditor.lint.registry import Rule
+from auditor.linter import selection
+from auditor.linter.registry import Rule
 from auditor.schema.documents import resolve_pointer
 from auditor.schema.sites import SUPPRESS_KEY, FileModel
 
