@@ -24,11 +24,12 @@ import sys
 import typing
 from pathlib import Path
 
+from auditor.distribution import install_hint
 from auditor.errors import InputFileError, UsageError
 from auditor.schema.documents import Document, Span, escape_token, parse_document
 
 PYTHON_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-EXTRA_HINT = "pip install 'pcdlint[pydantic]'"
+EXTRA_HINT = install_hint("pydantic")
 _LIBRARY_MODULES = {"typing", "typing_extensions", "pydantic", "pydantic_core", "builtins", "enum",
                     "abc", "dataclasses", "auditor"}
 
