@@ -4,8 +4,9 @@ A ```console block preceded by the line `<!-- example: run -->` is checked: each
 runs through bash in a scratch directory that holds a copy of the repository's fixtures/ and
 this venv as .venv/ (so `.venv/bin/pcdlint` and plain `pcdlint` both work), one shell for the
 whole block (a file a command writes is there for the next), and its stdout and stderr together
-must be the lines printed under it. An expected line that ends in ` …` matches any line that
-starts with the text before it; a block of `<!-- example: run, config=FILE -->` first writes the
+must be the lines printed under it, with the scratch directory's path written `/repo`. An
+expected line that ends in ` …` matches any line that starts with the text before it, and a line
+`…` alone any run of lines; a block of `<!-- example: run, config=FILE -->` first writes the
 nearest ```toml block above it to FILE in the scratch directory.
 """
 
@@ -55,15 +56,18 @@ def steps(body: str) -> list[tuple[str, list[str]]]:
 
 
 def matches(expected: list[str], got: list[str]) -> bool:
-    if len(expected) != len(got):
+    """Line by line; an expected line ` …`-terminated matches by prefix, a line `…` alone matches
+    any run of lines (none included)."""
+    if not expected:
+        return not got
+    want, rest = expected[0], expected[1:]
+    if want == "…":
+        return any(matches(rest, got[i:]) for i in range(len(got) + 1))
+    if not got:
         return False
-    for want, line in zip(expected, got):
-        if want.endswith(" …"):
-            if not line.startswith(want[:-2]):
-                return False
-        elif want != line:
-            return False
-    return True
+    line = got[0]
+    same = line.startswith(want[:-2]) if want.endswith(" …") else want == line
+    return same and matches(rest, got[1:])
 
 
 EXAMPLES = examples()
@@ -110,7 +114,7 @@ def test_console_example(name, body, config_name, config, tmp_path):
             assert expected == [str(rc)], f"{name}: exit code of the step before: {rc}, not {expected}"
             continue
         output, rc = runs.pop(0)
-        got = output.splitlines()
+        got = output.replace(str(tmp_path), "/repo").splitlines()
         assert matches(expected, got), (
             f"{name}: $ {command}\n--- expected\n" + "\n".join(expected) + "\n--- got\n" + "\n".join(got)
         )
