@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export HF_HUB_OFFLINE ?= 1
 
-.PHONY: demo test test-fast lint setup setup-test bench
+.PHONY: demo test test-fast lint docs setup setup-test bench
 
 $(BIN)/pcdlint: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ test-fast: setup-test
 lint: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+# The documentation site (rule and engine pages generated from the code) into site/.
+docs: setup-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d site
 
 bench: setup-test
 	$(BIN)/python benchmarks/lint_corpus.py

@@ -36,6 +36,15 @@ def corpus_files() -> list[Path]:
         return []
     return sorted(p for p in CORPUS.rglob("*") if p.suffix in (".json", ".yaml", ".yml"))
 
+def slow_corpus(paths: list[Path]) -> list:
+    """`paths` as pytest parameters, each file of the shared corpus marked `slow` (the fast loop,
+    `make test-fast`, keeps the bundled fixtures and leaves the whole-corpus cases to `make test`)."""
+    import pytest
+
+    return [pytest.param(p, marks=pytest.mark.slow, id=p.name) if p.is_relative_to(CORPUS)
+            else pytest.param(p, id=p.name) for p in paths]
+
+
 def run_rule(rule: Rule, schema, tokenizer, tmp_path: Path, options: dict | None = None,
              suffix: str = ".json", engine: str | None = None):
     path = tmp_path / f"case{suffix}"

@@ -251,7 +251,7 @@ def test_missing_pydantic_names_the_extra(app_dir):
     done = subprocess.run([sys.executable, "-m", "auditor", "check", "app.models:Category"],
                           cwd=app_dir, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == EXIT_USAGE
-    assert done.stderr.strip().splitlines()[-1].endswith("pip install 'pcdlint[pydantic]'")
+    assert done.stderr.strip().splitlines()[-1].endswith("pip install 'pcdlint-audit[pydantic]'")
     assert "Traceback" not in done.stderr
 
 

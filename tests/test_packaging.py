@@ -19,7 +19,7 @@ def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                     str(REPO), "-w", str(out)], check=True, timeout=600)
-    (path,) = out.glob("pcdlint-*.whl")
+    (path,) = out.glob("pcdlint_audit-*.whl")
     return zipfile.ZipFile(path).namelist()
 
 

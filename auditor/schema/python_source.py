@@ -25,6 +25,7 @@ import sys
 import typing
 from pathlib import Path
 
+from auditor.distribution import install_hint
 from auditor.errors import InputFileError, UsageError
 from auditor.paths import shorten
 from auditor.schema.documents import Document, Span, escape_token, parse_document
@@ -32,7 +33,7 @@ from auditor.schema.documents import Document, Span, escape_token, parse_documen
 PYTHON_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 # `path/to/any-file.py:Class`: a file named by its path, whatever its name
 PYTHON_FILE_REF = re.compile(r"^(?P<file>.+\.py):(?P<name>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)$")
-EXTRA_HINT = "pip install 'pcdlint[pydantic]'"
+EXTRA_HINT = install_hint("pydantic")
 _LIBRARY_MODULES = {"typing", "typing_extensions", "pydantic", "pydantic_core", "builtins", "enum",
                     "abc", "dataclasses", "auditor"}
 

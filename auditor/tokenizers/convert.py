@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
+from auditor.distribution import install_hint
 from auditor.errors import TokenizerError
 
 # ---------------------------------------------------------------- pre-tokenizer regexes
@@ -321,7 +322,7 @@ def _sentencepiece_proto():
         from sentencepiece import sentencepiece_model_pb2
     except ImportError as exc:
         raise TokenizerError("reading a SentencePiece vocabulary needs the 'sentencepiece' and "
-                             "'protobuf' packages: pip install 'pcdlint[tokenizers]'") from exc
+                             f"'protobuf' packages: {install_hint('tokenizers')}") from exc
     return sentencepiece_model_pb2.ModelProto()
 
 

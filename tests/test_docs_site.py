@@ -1,0 +1,61 @@
+"""The documentation site builds with `mkdocs build --strict`, has a page per rule and engine, and
+every SARIF helpUri resolves to a page the build wrote."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from auditor.lint.registry import load_rules
+from auditor.pcd.engines import ENGINES
+from auditor.reporting.sarif import DOCS_URL, rule_descriptor
+from support import REPO
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    mkdocs = Path(sys.executable).parent / "mkdocs"
+    proc = subprocess.run(
+        [str(mkdocs), "build", "--strict", "-q", "-d", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": str(mkdocs.parent)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_every_rule_has_a_page_with_its_documented_sections(site):
+    rules = {code: r for code, r in load_rules().items() if not r.internal}
+    assert rules
+    for code, rule in rules.items():
+        page = (site / "rules" / code / "index.html").read_text(encoding="utf-8")
+        assert rule.name in page
+        for heading in ("What it does", "Why is this bad?", "Example", "Use instead", "Options"):
+            assert heading in page, (code, heading)
+
+
+def test_every_engine_has_a_page(site):
+    for name in ENGINES:
+        assert (site / "engines" / name / "index.html").is_file(), name
+
+
+def test_sarif_help_uris_resolve_to_built_pages(site):
+    for rule in load_rules().values():
+        if rule.internal:
+            continue
+        uri = rule_descriptor(rule)["helpUri"]
+        assert uri.startswith(DOCS_URL)
+        page = site / uri.removeprefix(DOCS_URL) / "index.html"
+        assert page.is_file(), uri
+
+
+def test_the_docs_base_url_is_configurable(monkeypatch):
+    monkeypatch.setenv("PCDLINT_DOCS_URL", "https://docs.example.test/pcdlint")
+    rule = load_rules()["PCD001"]
+    assert rule_descriptor(rule)["helpUri"] == "https://docs.example.test/pcdlint/rules/PCD001/"
