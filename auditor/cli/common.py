@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 from auditor.exitcodes import EXIT_USAGE
 from auditor.reporting.outputs import write_error, write_report, write_stdout
@@ -29,6 +30,6 @@ def color_stdout() -> bool:
     return sys.stdout is not None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     write_error(f"pcdlint: error: {message}")
     sys.exit(EXIT_USAGE)

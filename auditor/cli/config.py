@@ -146,13 +146,13 @@ class Config:
         for code, values in self.rule_settings.items():
             for key, setting in values.items():
                 if key == "severity":
-                    options.severities[code] = setting.value
+                    options.severities[code] = str(setting.value)  # validated as a severity
                 else:
                     options.rule_options.setdefault(code, {})[key] = setting.value
         for key in SHARED_RULE_OPTIONS:  # one value set on one rule: every rule taking it uses it
-            values = {v[key].value for v in self.rule_settings.values() if key in v and v[key].value}
-            if len(values) == 1:
-                shared = values.pop()
+            given = {v[key].value for v in self.rule_settings.values() if key in v and v[key].value}
+            if len(given) == 1:
+                shared = given.pop()
                 for rule in load_rules().values():
                     if key not in self.rule_settings.get(rule.code, {}):  # (suggestions read it too)
                         options.rule_options.setdefault(rule.code, {})[key] = shared

@@ -140,9 +140,9 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_tem
             from auditor.tokenizers.templates import read_chat_template
 
             options.chat_template = read_chat_template(chat_template)
-            for source in (options.chat_template.source, options.chat_template.systemone or ""):
+            for template in (options.chat_template.source, options.chat_template.systemone or ""):
                 try:
-                    check_template(source)
+                    check_template(template)
                 except ChatTemplateError as error:
                     raise UsageError(f"--chat-template {chat_template}: {error}") from None
         validate_selectors(split_values(select), "--select")

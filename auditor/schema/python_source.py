@@ -278,7 +278,7 @@ class _Origins:
         for node in tree.body if tree else []:
             targets = (node.targets if isinstance(node, ast.Assign) else
                        [node.target] if isinstance(node, ast.AnnAssign) else
-                       [node.name] if type(node).__name__ == "TypeAlias" else [])
+                       [getattr(node, "name", None)] if type(node).__name__ == "TypeAlias" else [])
             if any(isinstance(t, ast.Name) and t.id == self.name for t in targets):
                 return node
         return None

@@ -323,7 +323,7 @@ def _sentencepiece_proto():
     except ImportError as exc:
         raise TokenizerError("reading a SentencePiece vocabulary needs the 'sentencepiece' and "
                              f"'protobuf' packages: {install_hint('tokenizers')}") from exc
-    return sentencepiece_model_pb2.ModelProto()
+    return sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]  # generated protobuf
 
 
 def tokenizer_from_sentencepiece(path: Path) -> Tokenizer:
