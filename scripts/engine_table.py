@@ -1,7 +1,8 @@
-"""Write the README's engine table from auditor/pcd/engines/engines.toml (between its markers).
+"""Write the docs' engine table (docs/decision-requests.md, between its markers) from
+auditor/pcd/engines/engines.toml.
 
 Run `python scripts/engine_table.py` after editing the data file; tests/decisions/
-test_engine_table.py fails while the README's table differs from the generated one.
+test_engine_table.py fails while the page's table differs from the generated one.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from auditor.pcd.engines.table import TABLE_BEGIN, TABLE_END, markdown_table
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "decision-requests.md"
 
 
 def updated(text: str) -> str:

@@ -7,11 +7,13 @@ the site, `pcdlint explain`, SARIF's rule metadata and the HTML help cannot drif
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Iterator
 
-from auditor.lint.registry import Rule, load_rules
+from auditor.linter.registry import Rule, load_rules
 from auditor.pcd.engines import DEFAULT_ENGINE, ENGINES
+from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, Limit
 
 RULES_DIR = "rules"
 ENGINES_DIR = "engines"
@@ -69,20 +71,42 @@ def rule_pages() -> Iterator[tuple[str, str]]:
         yield rule_page_path(code), rule_page(rule)
 
 
+def _engine_page(row: EngineRow) -> str:
+    facts = [f"- **Kind**: {row.kind} (scores {row.scores})", f"- **Source read**: {row.source}"]
+    skip = {"name", "kind", "scores", "summary", "source"}
+    for column in dataclasses.fields(row):
+        key, value = column.name, getattr(row, column.name)
+        if key in skip or key == "default" or value in ("", (), None, False, {}):
+            continue
+        if row.kind == "pcd" and key not in ("scorer",):  # the decision columns' defaults
+            continue
+        if isinstance(value, Limit):
+            value = value.phrase()
+        elif isinstance(value, tuple):
+            value = ", ".join(f"`{v}`" for v in value)
+        facts.append(f"- **{key.replace('_', ' ')}**: {value}")
+    body = [f"# {row.name}", "", row.summary, "", *facts, ""]
+    profile = ENGINES.get(row.name)
+    module = sys.modules.get(type(profile).__module__) if profile is not None else None
+    if module is not None and module.__doc__:
+        body += ["## How pcdlint models it", "", module.__doc__.strip(), ""]
+    return "\n".join(body)
+
+
 def engine_pages() -> Iterator[tuple[str, str]]:
+    """One page per row of the engine table (auditor/pcd/engines/engines.toml), and an index."""
     rows = [
         "# Engines",
         "",
-        "Name one with `--engine NAME` (repeatable).",
+        "Name one with `--engine NAME` (repeatable; config `engine`). Each is",
+        "a row of `auditor/pcd/engines/engines.toml`, read from the upstream source it cites.",
         "",
-        "| engine | summary |",
-        "| --- | --- |",
+        "| engine | kind | summary |",
+        "| --- | --- | --- |",
     ]
-    for name, profile in ENGINES.items():
-        default = " (default)" if name == DEFAULT_ENGINE else ""
-        rows.append(f"| [{name}]({name}.md){default} | {profile.summary} |")
-        facts = "\n".join(f"- **{key}**: {value}" for key, value in profile.describe().items())
-        module = sys.modules.get(type(profile).__module__)
-        doc = ((module.__doc__ if module else "") or "").strip()
-        yield f"{ENGINES_DIR}/{name}.md", f"# {name}\n\n{profile.summary}\n\n{facts}\n\n{doc}\n"
+    for name, row in ENGINE_ROWS.items():
+        default = " (default for schemas)" if name == DEFAULT_ENGINE else ""
+        default = " (default for decision requests)" if row.default else default
+        rows.append(f"| [{name}]({name}.md){default} | {row.kind} | {row.summary} |")
+        yield f"{ENGINES_DIR}/{name}.md", _engine_page(row)
     yield f"{ENGINES_DIR}/index.md", "\n".join(rows) + "\n"
