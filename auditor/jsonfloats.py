@@ -28,7 +28,7 @@ def writes_apart(value, checked: frozenset[int] | set[int] = frozenset()) -> boo
     stack: list = [[value]]
     while stack:
         node = stack.pop()
-        for item in (node.values() if isinstance(node, dict) else node):
+        for item in node.values() if isinstance(node, dict) else node:
             kind = type(item)
             if kind is str or kind is int or kind is bool or item is None:
                 continue

@@ -40,7 +40,9 @@ def main() -> None:
     run = lint(paths, [tokenizer], options)
     sites = sum(len(r.model.sites) for r in run.files)
     print(f"{args.tokenizer}: {len(run.files)} files, {sites} fields")
-    print(f"{'engine':<14} {'fields w/ findings':>18} {'fields w/ losses':>16} {'unreachable':>11}  by reason")
+    print(
+        f"{'engine':<14} {'fields w/ findings':>18} {'fields w/ losses':>16} {'unreachable':>11}  by reason"
+    )
     listed, refused = [], []
     for engine in ENGINES.values():
         flagged = {(f.path, f.site_pointer) for f in run.findings if f.engine == engine.name}
@@ -51,8 +53,9 @@ def main() -> None:
                 fields_lost += bool(losses)
                 reasons.update(loss.reason for loss in losses)
                 if engine.name == "rlcd-mlx":
-                    listed += [(result.model.path, site.field, loss) for loss in losses
-                               if loss.reason in FALLBACK]
+                    listed += [
+                        (result.model.path, site.field, loss) for loss in losses if loss.reason in FALLBACK
+                    ]
                     capped = [loss for loss in losses if loss.reason == "option-cap"]
                     if capped:
                         refused.append((result.model.path, site.field, len(capped)))
@@ -61,8 +64,10 @@ def main() -> None:
     print(f"\nrlcd-mlx: options lost to the greedy fallback ({len(listed)}):")
     for path, field, loss in listed:
         print(f"  {Path(path).name} {field}: {loss.option!r} → {loss.returned_option!r} ({loss.reason})")
-    print(f"rlcd-mlx: fields refused for more than 255 options ({len(refused)}, "
-          f"{sum(n for *_, n in refused)} options):")
+    print(
+        f"rlcd-mlx: fields refused for more than 255 options ({len(refused)}, "
+        f"{sum(n for *_, n in refused)} options):"
+    )
     for path, field, n in refused:
         print(f"  {Path(path).name} {field}: {n} options")
 

@@ -42,17 +42,20 @@ def main() -> int:
     runner = CliRunner()
     counts = {"examples": 0, "exit 0": 0, "exit 1": 0, "exit 2": 0}
 
-    @settings(max_examples=args.examples, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=args.examples, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(document=documents())
     def run(document):
         counts["examples"] += 1
-        code = check_property(document, runner, cli,
-                              json_report=counts["examples"] % args.json_every == 0)
+        code = check_property(document, runner, cli, json_report=counts["examples"] % args.json_every == 0)
         counts[f"exit {code}"] += 1
         if counts["examples"] % 500 == 0:
-            print(f"  … {counts['examples']} examples, 0 failures so far "
-                  f"({time.perf_counter() - started:.0f} s)", flush=True)
+            print(
+                f"  … {counts['examples']} examples, 0 failures so far "
+                f"({time.perf_counter() - started:.0f} s)",
+                flush=True,
+            )
 
     if args.seed is not None:
         run = seed(args.seed)(run)
@@ -64,8 +67,10 @@ def main() -> int:
         failures = 1
         print(f"FAILURE: {type(exc).__name__}: {str(exc)[:2000]}")
     elapsed = time.perf_counter() - started
-    print(f"fuzz_long: {counts['examples']} examples in {elapsed:.0f} s, {failures} failures "
-          f"(exit 0: {counts['exit 0']}, exit 1: {counts['exit 1']}, exit 2: {counts['exit 2']})")
+    print(
+        f"fuzz_long: {counts['examples']} examples in {elapsed:.0f} s, {failures} failures "
+        f"(exit 0: {counts['exit 0']}, exit 1: {counts['exit 1']}, exit 2: {counts['exit 2']})"
+    )
     return 1 if failures else 0
 
 

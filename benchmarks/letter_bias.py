@@ -58,20 +58,27 @@ def main(argv=None) -> int:
             print(f"{name}: no letter-viable field")
             continue
         sizes = sorted({len(f.options) for f in result.fields if f.letter_pick is not None})
-        print(f"{name}: {bias['fields']} letter fields (sizes {sizes}); picks by letter {bias['letters']}, "
-              f"reversed legend {bias['letters_reversed_legend']}; last letter picked {bias['last_letter']}x; "
-              f"{bias['flips_when_reversed']} flip when reversed, {bias['same_letter_both_orders']} keep the same letter; "
-              f"{bias['agree_with_full_sequence']} agree with full-sequence")
+        print(
+            f"{name}: {bias['fields']} letter fields (sizes {sizes}); picks by letter {bias['letters']}, "
+            f"reversed legend {bias['letters_reversed_legend']}; last letter picked {bias['last_letter']}x; "
+            f"{bias['flips_when_reversed']} flip when reversed, {bias['same_letter_both_orders']} keep the same letter; "
+            f"{bias['agree_with_full_sequence']} agree with full-sequence"
+        )
         for f in result.fields:
             if f.letter_pick is not None:
-                print(f"  {f.name} ({len(f.options)}): letter {chr(65 + f.letter_pick)}={f.options[f.letter_pick]!r} "
-                      f"p={max(f.letter_probs):.2f}; reversed -> {f.options[f.letter_pick_reversed]!r}; "
-                      f"full-sequence {f.options[f.full_sequence_pick]!r}")
+                print(
+                    f"  {f.name} ({len(f.options)}): letter {chr(65 + f.letter_pick)}={f.options[f.letter_pick]!r} "
+                    f"p={max(f.letter_probs):.2f}; reversed -> {f.options[f.letter_pick_reversed]!r}; "
+                    f"full-sequence {f.options[f.full_sequence_pick]!r}"
+                )
         priors = letter_priors(loaded, fields, context)
         top = sorted(priors.items(), key=lambda kv: -kv[1])[:6]
-        print("  letter prior without a legend (mean p after '\"field\": \"'): "
-              + ", ".join(f"{k} {v:.3f}" for k, v in top) + "; A-E: "
-              + ", ".join(f"{k} {priors[k]:.3f}" for k in "ABCDE"))
+        print(
+            '  letter prior without a legend (mean p after \'"field": "\'): '
+            + ", ".join(f"{k} {v:.3f}" for k, v in top)
+            + "; A-E: "
+            + ", ".join(f"{k} {priors[k]:.3f}" for k in "ABCDE")
+        )
         total["fields"] += bias["fields"]
         total["flips"] += bias["flips_when_reversed"]
         total["same_letter"] += bias["same_letter_both_orders"]
@@ -79,9 +86,11 @@ def main(argv=None) -> int:
         total["last"] += bias["last_letter"]
         for letter, count in bias["letters"].items():
             total["by_letter"][letter] = total["by_letter"].get(letter, 0) + count
-    print(f"\nall: {total['fields']} fields; by letter {dict(sorted(total['by_letter'].items()))}; "
-          f"last letter {total['last']}; {total['flips']} flip with the legend reversed; "
-          f"{total['same_letter']} keep the same letter; {total['agree']} agree with full-sequence")
+    print(
+        f"\nall: {total['fields']} fields; by letter {dict(sorted(total['by_letter'].items()))}; "
+        f"last letter {total['last']}; {total['flips']} flip with the legend reversed; "
+        f"{total['same_letter']} keep the same letter; {total['agree']} agree with full-sequence"
+    )
     return 0
 
 

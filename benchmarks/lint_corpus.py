@@ -99,8 +99,9 @@ def main() -> None:
     def fresh_lint(options=None, **kwargs):
         return lint(files, [tok], options, **kwargs)
 
-    lint_nocache = statistics.median(best_of(1, lambda: fresh_lint(use_cache=False), "nocache")
-                                    for _ in range(3))
+    lint_nocache = statistics.median(
+        best_of(1, lambda: fresh_lint(use_cache=False), "nocache") for _ in range(3)
+    )
     lint_time = statistics.median(best_of(1, fresh_lint, "json") for _ in range(3))
     # what `--format json` adds: the bytes of the run's JSON document, as the CLI writes them
     # (json_format.render_bytes; where absent, in an older commit, the text it wrote)
@@ -112,15 +113,22 @@ def main() -> None:
     # what `pcdlint check` does for text output: no verified fix suggestions (JSON/HTML only)
     text_like = LintOptions(suggestions=False, details=False)  # what the CLI turns off for text
     lint_text = statistics.median(best_of(1, lambda: fresh_lint(options=text_like), "text") for _ in range(5))
-    core = LintOptions(select=["PCD000", "PCD001", "PCD002", "PCD003", "PCD004"], suggestions=False,
-                       details=False)
+    core = LintOptions(
+        select=["PCD000", "PCD001", "PCD002", "PCD003", "PCD004"], suggestions=False, details=False
+    )
     lint_core = statistics.median(best_of(1, lambda: fresh_lint(options=core), "core") for _ in range(5))
     # the same without the process pool (one core): what the pool buys on this machine
     serial_text = statistics.median(
-        best_of(1, lambda: fresh_lint(options=LintOptions(suggestions=False, details=False, jobs=1)),
-                "serial_text") for _ in range(5))
-    serial_json = statistics.median(best_of(1, lambda: fresh_lint(options=LintOptions(jobs=1)), "serial_json")
-                                    for _ in range(3))
+        best_of(
+            1,
+            lambda: fresh_lint(options=LintOptions(suggestions=False, details=False, jobs=1)),
+            "serial_text",
+        )
+        for _ in range(5)
+    )
+    serial_json = statistics.median(
+        best_of(1, lambda: fresh_lint(options=LintOptions(jobs=1)), "serial_json") for _ in range(3)
+    )
     floor = lambda: tok.hf.encode_batch(options, add_special_tokens=False)  # noqa: E731
     # the lint times above are medians of their runs: the floor's too (its least as well)
     floor_runs = [best_of(1, floor, "floor") for _ in range(5)]
@@ -145,27 +153,37 @@ def main() -> None:
 
     # -- 3. start-up of a one-file check with a warm cache
     one = corpus / "pcd-presets" / "support_triage.json"
-    one_options = [json_text(o) for r in lint([str(one)], [tok]).files for s in r.model.sites
-                   for o in s.options]
+    one_options = [
+        json_text(o) for r in lint([str(one)], [tok]).files for s in r.model.sites for o in s.options
+    ]
     # like an installed pcdlint: compiled modules (written by the first, unmeasured run)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["HF_HUB_OFFLINE"] = "1"
     check_command = [sys.executable, "-m", "auditor", "check", "-q", str(one)]
     subprocess.run(check_command, env=env, capture_output=True, cwd=REPO)
-    bare_code = ("import sys; from tokenizers import Tokenizer; "
-                 f"t = Tokenizer.from_file({str(cached)!r}); "
-                 f"t.encode_batch({one_options!r}, add_special_tokens=False)")
+    bare_code = (
+        "import sys; from tokenizers import Tokenizer; "
+        f"t = Tokenizer.from_file({str(cached)!r}); "
+        f"t.encode_batch({one_options!r}, add_special_tokens=False)"
+    )
     # alternating (bare, check) pairs, as for the paired ratios above: each process takes over a
     # second, and the machine's speed moves by more than the difference between the two
     checks, bares = [], []
     for _ in range(7):
-        bares.append(best_of(1, lambda: subprocess.run([sys.executable, "-c", bare_code], env=env,
-                                                       capture_output=True)))
-        checks.append(best_of(1, lambda: subprocess.run(check_command, env=env, capture_output=True, cwd=REPO)))
+        bares.append(
+            best_of(
+                1, lambda: subprocess.run([sys.executable, "-c", bare_code], env=env, capture_output=True)
+            )
+        )
+        checks.append(
+            best_of(1, lambda: subprocess.run(check_command, env=env, capture_output=True, cwd=REPO))
+        )
     check, bare = statistics.median(checks), statistics.median(bares)
 
-    print(f"corpus: {len(files)} files, {sum(len(r.model.sites) for r in run.files)} fields, "
-          f"{len(options)} options, {len(run.findings)} findings")
+    print(
+        f"corpus: {len(files)} files, {sum(len(r.model.sites) for r in run.files)} fields, "
+        f"{len(options)} options, {len(run.findings)} findings"
+    )
     print(f"lint corpus, warm      {lint_time:8.3f} s   (analysis cache hit; suggestions, as for JSON)")
     print(f"lint corpus, text      {lint_text:8.3f} s   (warm, no suggestions: text/github/csv)")
     print(f"lint corpus, cold      {lint_cold:8.3f} s   (first run: parse, crawl, meta-schema)")
@@ -176,31 +194,52 @@ def main() -> None:
     print(f"lint corpus, text -j 1 {serial_text:8.3f} s   (no pool: one process, one core)")
     print(f"lint corpus, warm -j 1 {serial_json:8.3f} s   (no pool, suggestions)")
     print(f"  ratio lint/encode    {lint_time / encode_time:8.1f} x   warm, all rules, JSON (no report)")
-    print(f"  ratio lint/encode    {(lint_time + report_time) / encode_time:8.1f} x   "
-          f"warm, all rules, JSON report written (target <= 5)")
+    print(
+        f"  ratio lint/encode    {(lint_time + report_time) / encode_time:8.1f} x   "
+        f"warm, all rules, JSON report written (target <= 5)"
+    )
     print(f"  ratio lint/encode    {lint_text / encode_time:8.1f} x   warm, all rules, text (target <= 3)")
     print(f"  ratio lint/encode    {lint_core / encode_time:8.1f} x   warm, core rules (target <= 2)")
-    print(f"  ratio lint/encode    {lint_nocache / encode_time:8.1f} x   --no-cache, all rules, JSON (target <= 6)")
+    print(
+        f"  ratio lint/encode    {lint_nocache / encode_time:8.1f} x   --no-cache, all rules, JSON (target <= 6)"
+    )
     print("paired (the floor measured beside each run; medians of the runs and of their floors):")
-    for key, label, target in (("core", "warm, core rules", 2), ("text", "warm, all rules, text", 3),
-                               ("json", "warm, all rules, JSON report written", 5),
-                               ("nocache", "--no-cache, all rules, JSON", 6)):
+    for key, label, target in (
+        ("core", "warm, core rules", 2),
+        ("text", "warm, all rules, text", 3),
+        ("json", "warm, all rules, JSON report written", 5),
+        ("nocache", "--no-cache, all rules, JSON", 6),
+    ):
         run_time, floor_time = paired_runs[key]
-        print(f"  ratio lint/encode    {run_time / floor_time:8.1f} x   {label} "
-              f"({run_time:.3f} s / {floor_time:.3f} s; target <= {target})")
+        print(
+            f"  ratio lint/encode    {run_time / floor_time:8.1f} x   {label} "
+            f"({run_time:.3f} s / {floor_time:.3f} s; target <= {target})"
+        )
     floor_cpu = CPU["floor"]
-    print(f"encode floor, CPU      {floor_cpu:8.3f} s   (CPU time, both cores and the pool's workers counted)")
-    for key, label in (("json", "warm, all rules, JSON"), ("text", "warm, all rules, text"),
-                       ("core", "warm, core rules"), ("nocache", "--no-cache, all rules, JSON")):
+    print(
+        f"encode floor, CPU      {floor_cpu:8.3f} s   (CPU time, both cores and the pool's workers counted)"
+    )
+    for key, label in (
+        ("json", "warm, all rules, JSON"),
+        ("text", "warm, all rules, text"),
+        ("core", "warm, core rules"),
+        ("nocache", "--no-cache, all rules, JSON"),
+    ):
         print(f"  CPU ratio            {CPU[key] / floor_cpu:8.1f} x   {label}")
-    print(f"  CPU ratio            {(CPU['json'] + CPU['report']) / floor_cpu:8.1f} x   "
-          "warm, all rules, JSON report written")
+    print(
+        f"  CPU ratio            {(CPU['json'] + CPU['report']) / floor_cpu:8.1f} x   "
+        "warm, all rules, JSON report written"
+    )
     print(f"tokenizer load cold    {cold:8.3f} s   (conversion into an empty cache)")
     print(f"tokenizer load warm    {warm:8.3f} s")
     print(f"plain from_file        {plain:8.3f} s")
     print(f"  ratio warm/plain     {warm / plain:8.2f} x   (target <= 3)")
-    print(f"one-file check process {check:8.3f} s   ({one.name}, warm cache; median of 7, least {min(checks):.3f} s)")
-    print(f"bare tokenizers process{bare:8.3f} s   (median of 7, alternating with the check; least {min(bares):.3f} s)")
+    print(
+        f"one-file check process {check:8.3f} s   ({one.name}, warm cache; median of 7, least {min(checks):.3f} s)"
+    )
+    print(
+        f"bare tokenizers process{bare:8.3f} s   (median of 7, alternating with the check; least {min(bares):.3f} s)"
+    )
     print(f"  ratio check/bare     {check / bare:8.2f} x   (target <= 1.3)")
 
 

@@ -29,14 +29,21 @@ def measure(args: list[str], cwd: Path) -> tuple[float, float, int]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(cwd / "cache")}
     env.pop("GITHUB_ACTIONS", None)
     started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "auditor", *args], cwd=cwd, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "auditor", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode not in (0, 1):
-        raise SystemExit(f"pcdlint {' '.join(args)} exited {child.returncode}: "
-                         f"{child.stderr.read().decode()[-500:] if child.stderr else ''}")
+        raise SystemExit(
+            f"pcdlint {' '.join(args)} exited {child.returncode}: "
+            f"{child.stderr.read().decode()[-500:] if child.stderr else ''}"
+        )
     return elapsed, usage.ru_maxrss / 1024, child.returncode
 
 
@@ -53,7 +60,8 @@ def schema_dir(folder: Path, files: int) -> Path:
     for i in range(files):
         properties = {f"field_{j}": {"enum": [f"value_{i}_{j}_{k}" for k in range(6)]} for j in range(5)}
         (directory / f"schema_{i:04d}.json").write_text(
-            json.dumps({"type": "object", "properties": properties}, indent=2))
+            json.dumps({"type": "object", "properties": properties}, indent=2)
+        )
     return directory
 
 
@@ -62,8 +70,10 @@ def report(title: str, rows: list[tuple[int, float, float]], base_rss: float, un
     first_n, first_t, first_rss = rows[0]
     for n, seconds, rss in rows:
         growth = (rss - base_rss) / max(first_rss - base_rss, 1e-9)
-        print(f"  {n:>7,} {unit}: {seconds:6.2f} s, peak RSS {rss:6.0f} MiB   "
-              f"(size x{n / first_n:.0f}: time x{seconds / first_t:.1f}, RSS above start-up x{growth:.1f})")
+        print(
+            f"  {n:>7,} {unit}: {seconds:6.2f} s, peak RSS {rss:6.0f} MiB   "
+            f"(size x{n / first_n:.0f}: time x{seconds / first_t:.1f}, RSS above start-up x{growth:.1f})"
+        )
 
 
 def main() -> None:
@@ -87,8 +97,9 @@ def main() -> None:
             directory = schema_dir(folder, files)
             seconds, rss, _ = measure(["check", str(directory), "--no-cache", "-o", "/dev/null"], folder)
             rows.append((files, seconds, rss))
-        report("a directory of schema files, 5 fields each (text report, --no-cache):", rows,
-               base_rss, "files")
+        report(
+            "a directory of schema files, 5 fields each (text report, --no-cache):", rows, base_rss, "files"
+        )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,13 @@ def options(n: int, seed: int = 17) -> list[str]:
 
 
 def schema(field_options: dict[str, list]) -> str:
-    return json.dumps({"type": "object", "properties": {
-        name: {"type": "string", "enum": opts} for name, opts in field_options.items()}}, indent=1)
+    return json.dumps(
+        {
+            "type": "object",
+            "properties": {name: {"type": "string", "enum": opts} for name, opts in field_options.items()},
+        },
+        indent=1,
+    )
 
 
 def measure(argv: list[str], env: dict, best: int = 1) -> tuple[float, float, float]:
@@ -63,9 +68,11 @@ def bare_floor(cached: Path, texts: list[str], work: Path, env: dict, best: int 
     """A bare process: load the cached tokenizer.json, batch-encode the option texts."""
     path = work / f"options_{len(texts)}.json"
     path.write_text(json.dumps(texts))
-    bare = ("import json, sys; from tokenizers import Tokenizer; "
-            f"t = Tokenizer.from_file({str(cached)!r}); "
-            f"t.encode_batch(json.load(open({str(path)!r})), add_special_tokens=False)")
+    bare = (
+        "import json, sys; from tokenizers import Tokenizer; "
+        f"t = Tokenizer.from_file({str(cached)!r}); "
+        f"t.encode_batch(json.load(open({str(path)!r})), add_special_tokens=False)"
+    )
     return measure([sys.executable, "-c", bare], env, best)
 
 
@@ -96,8 +103,10 @@ def main() -> None:
         measure([*check, str(path)], env)  # warm the analysis cache
         wall, cpu, rss = measure([*check, str(path)], env)
         fwall, fcpu, frss = bare_floor(cached, option_texts(opts), work, env)
-        print(f"one enum, {n:>7,} options      {wall:7.2f} {cpu:7.2f} {rss:7.0f}   {fcpu:11.2f} {cpu / fcpu:6.2f}"
-              f"   (bare process: {fwall:.2f} s wall, {frss:.0f} MB; targets 100k: ratio <= 3, RSS < 400)")
+        print(
+            f"one enum, {n:>7,} options      {wall:7.2f} {cpu:7.2f} {rss:7.0f}   {fcpu:11.2f} {cpu / fcpu:6.2f}"
+            f"   (bare process: {fwall:.2f} s wall, {frss:.0f} MB; targets 100k: ratio <= 3, RSS < 400)"
+        )
     per_file = []
     for count in (1, 100) if quick else (1, 100, 1_000):
         folder = work / f"files_{count}"
@@ -112,29 +121,37 @@ def main() -> None:
         measure([*check, *target], env)
         if count == 1:  # seven alternating (bare, check) pairs, medians: the machine's speed
             # moves between two runs by more than the difference measured
-            pairs = [(bare_floor(cached, option_texts(values), work, env), measure([*check, *target], env))
-                     for _ in range(7)]
+            pairs = [
+                (bare_floor(cached, option_texts(values), work, env), measure([*check, *target], env))
+                for _ in range(7)
+            ]
             fwall, fcpu, _ = (statistics.median(b[k] for b, _ in pairs) for k in range(3))
             wall, cpu, rss = (statistics.median(c[k] for _, c in pairs) for k in range(3))
         else:
             wall, cpu, rss = measure([*check, *target], env)
         per_file.append((count, wall, cpu))
-        line = (f"{count:>5,} files (3 fields each)    {wall:7.2f} {cpu:7.2f} {rss:7.0f}   ")
+        line = f"{count:>5,} files (3 fields each)    {wall:7.2f} {cpu:7.2f} {rss:7.0f}   "
         if count == 1:
-            line += (f"{fcpu:11.2f} {cpu / fcpu:6.2f}   (start-up: wall {wall / fwall:.2f}x the bare process, "
-                     "medians of 7 pairs; target <= 1.3)")
+            line += (
+                f"{fcpu:11.2f} {cpu / fcpu:6.2f}   (start-up: wall {wall / fwall:.2f}x the bare process, "
+                "medians of 7 pairs; target <= 1.3)"
+            )
         else:
             line += f"{'':11} {'':6}   ({(wall - per_file[0][1]) / (count - 1) * 1000:.1f} ms wall per file beyond start-up)"
         print(line)
         if count == 1_000:
             swall, scpu, srss = measure([*check, "--jobs", "1", *target], env)
-            print(f"{count:>5,} files, --jobs 1 (serial) {swall:7.2f} {scpu:7.2f} {srss:7.0f}   "
-                  f"{'':11} {'':6}   (pool wall = {wall / swall:.2f}x serial)")
+            print(
+                f"{count:>5,} files, --jobs 1 (serial) {swall:7.2f} {scpu:7.2f} {srss:7.0f}   "
+                f"{'':11} {'':6}   (pool wall = {wall / swall:.2f}x serial)"
+            )
     if len(per_file) >= 3:
         (_, w1, _), (_, w100, _), (_, w1000, _) = per_file
         a, b = (w100 - w1) / 99 * 1000, (w1000 - w1) / 999 * 1000
-        print(f"wall per file beyond start-up: 100 files {a:.1f} ms, 1,000 files {b:.1f} ms "
-              f"(ratio {b / a:.2f}; target: flat, <= ~1)")
+        print(
+            f"wall per file beyond start-up: 100 files {a:.1f} ms, 1,000 files {b:.1f} ms "
+            f"(ratio {b / a:.2f}; target: flat, <= ~1)"
+        )
 
 
 if __name__ == "__main__":

@@ -51,8 +51,10 @@ def main() -> None:
         source = builtin.paths()[0]
         cached = source if builtin.build is None else cache_entry(source, builtin.kind or name)
         plain = best_of(3, lambda cached=cached: Tokenizer.from_file(str(cached)))
-        print(f"{name:<15} {cold:>8.2f} {warm:>8.2f} {plain:>8.2f} {warm / plain:>9.2f}x  "
-              f"{builtin.package}:{source.name}")
+        print(
+            f"{name:<15} {cold:>8.2f} {warm:>8.2f} {plain:>8.2f} {warm / plain:>9.2f}x  "
+            f"{builtin.package}:{source.name}"
+        )
 
 
 if __name__ == "__main__":

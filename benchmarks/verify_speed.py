@@ -137,14 +137,21 @@ def prefill_ratios(loaded, preset: Path) -> dict:
         cache = DynamicCache(config=loaded.model.config)
         with torch.inference_mode():
             for start in range(0, len(ids), PREFILL_CHUNK):
-                base(input_ids=torch.tensor([ids[start:start + PREFILL_CHUNK]], device=device), cache=cache,
-                     use_cache=True)
+                base(
+                    input_ids=torch.tensor([ids[start : start + PREFILL_CHUNK]], device=device),
+                    cache=cache,
+                    use_cache=True,
+                )
 
     _, pcdlint = timed(lambda: scorer.prefill(ids, "prefill"))
     _, bare_chunked = timed(chunked)
     _, bare_one_shot = timed(one_shot)
-    return {"prompt_tokens": len(ids), "pcdlint_s": pcdlint, "bare_chunked_s": bare_chunked,
-            "bare_one_shot_s": bare_one_shot}
+    return {
+        "prompt_tokens": len(ids),
+        "pcdlint_s": pcdlint,
+        "bare_chunked_s": bare_chunked,
+        "bare_one_shot_s": bare_one_shot,
+    }
 
 
 def parity_ratios(loaded, preset: Path) -> dict:
@@ -154,8 +161,11 @@ def parity_ratios(loaded, preset: Path) -> dict:
     report = {}
     for mode in ("fast", "full"):
         result = verify_fields(fields, context, model=loaded, progress=False, parity=mode)
-        report[mode] = {"seconds": result.seconds["parity"], "max_abs_diff": result.parity_max_abs_diff,
-                        "total_seconds": sum(result.seconds.values())}
+        report[mode] = {
+            "seconds": result.seconds["parity"],
+            "max_abs_diff": result.parity_max_abs_diff,
+            "total_seconds": sum(result.seconds.values()),
+        }
     return report
 
 
@@ -222,8 +232,11 @@ def pcd_vs_generate(loaded, preset: Path) -> dict:
         },
         "speedup": None if failure else gen_memory.seconds / pcd_seconds,
         # an estimate, not a measurement: the decided object's tokens at the measured ms/token
-        "estimated": {"tokens": needed_tokens, "seconds": needed_tokens * per_token,
-                      "speedup": needed_tokens * per_token / pcd_seconds},
+        "estimated": {
+            "tokens": needed_tokens,
+            "seconds": needed_tokens * per_token,
+            "speedup": needed_tokens * per_token / pcd_seconds,
+        },
         "answers_agree": None if failure else sum(answers[k] == generated.get(k) for k in answers),
     }
 
@@ -238,12 +251,20 @@ def rows_vs_tree(loaded, preset: Path, field_name: str = "customs_category") -> 
     scorer = Scorer(loaded, ledger)
     with ledger.stage("prefill"):
         cache = scorer.prefill(prompt_ids, "prefill")
-    report = {"options": len(plan.options), "prompt_tokens": len(prompt_ids), "prefill_seconds": ledger.seconds["prefill"]}
+    report = {
+        "options": len(plan.options),
+        "prompt_tokens": len(prompt_ids),
+        "prefill_seconds": ledger.seconds["prefill"],
+    }
     scores = {}
     for mode in ("rows", "tree"):
         with PeakMemory(loaded.device) as memory:
             scores[mode] = scorer.teacher_forced(cache, len(prompt_ids), [plan], mode, mode=mode)[0]
-        report[mode] = {"seconds": memory.seconds, "passes": ledger.passes[mode], "peak_bytes": memory.peak_bytes}
+        report[mode] = {
+            "seconds": memory.seconds,
+            "passes": ledger.passes[mode],
+            "peak_bytes": memory.peak_bytes,
+        }
     report["max_abs_diff"] = max(abs(a - b) for a, b in zip(scores["rows"].sums, scores["tree"].sums))
     report["tree_speedup"] = report["rows"]["seconds"] / report["tree"]["seconds"]
     return report
@@ -256,30 +277,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--dtype", default="auto")
     parser.add_argument("--json", type=Path, help="also write the measurements here")
-    parser.add_argument("--skip-load", action="store_true", help="skip the load comparison (transformers' GGUF path is slow)")
+    parser.add_argument(
+        "--skip-load", action="store_true", help="skip the load comparison (transformers' GGUF path is slow)"
+    )
     args = parser.parse_args(argv)
 
     loaded = load_model(args.model, device=args.device, dtype=args.dtype, progress=False)
-    print(f"model {loaded.name} | device {loaded.device} | dtype {loaded.dtype} | load {loaded.load_seconds:.1f}s")
+    print(
+        f"model {loaded.name} | device {loaded.device} | dtype {loaded.dtype} | load {loaded.load_seconds:.1f}s"
+    )
     ratios = {}
     if args.model is None and not args.skip_load:
         load = ratios["load"] = load_ratios(loaded.model.dtype)
-        line = (f"\nload: cached conversion {load['cached_conversion_s']:.2f}s, transformers GGUF path "
-                f"{load['transformers_gguf_s']:.2f}s ({load['transformers_gguf_s'] / load['cached_conversion_s']:.1f}x slower)")
+        line = (
+            f"\nload: cached conversion {load['cached_conversion_s']:.2f}s, transformers GGUF path "
+            f"{load['transformers_gguf_s']:.2f}s ({load['transformers_gguf_s'] / load['cached_conversion_s']:.1f}x slower)"
+        )
         if load["llama_cpp_s"] is not None:
-            line += (f", llama.cpp mmap {load['llama_cpp_s']:.2f}s "
-                     f"(cached conversion = {load['cached_conversion_s'] / load['llama_cpp_s']:.1f}x llama.cpp)")
+            line += (
+                f", llama.cpp mmap {load['llama_cpp_s']:.2f}s "
+                f"(cached conversion = {load['cached_conversion_s'] / load['llama_cpp_s']:.1f}x llama.cpp)"
+            )
         print(line)
     prefill = ratios["prefill"] = prefill_ratios(loaded, args.presets / "high_cardinality_255.json")
-    print(f"prefill ({prefill['prompt_tokens']} tokens): pcdlint {prefill['pcdlint_s']:.2f}s, bare forward in "
-          f"512-token chunks {prefill['bare_chunked_s']:.2f}s, bare one-shot {prefill['bare_one_shot_s']:.2f}s; "
-          f"pcdlint / chunked = {prefill['pcdlint_s'] / prefill['bare_chunked_s']:.2f}, "
-          f"pcdlint / one-shot = {prefill['pcdlint_s'] / prefill['bare_one_shot_s']:.2f}")
+    print(
+        f"prefill ({prefill['prompt_tokens']} tokens): pcdlint {prefill['pcdlint_s']:.2f}s, bare forward in "
+        f"512-token chunks {prefill['bare_chunked_s']:.2f}s, bare one-shot {prefill['bare_one_shot_s']:.2f}s; "
+        f"pcdlint / chunked = {prefill['pcdlint_s'] / prefill['bare_chunked_s']:.2f}, "
+        f"pcdlint / one-shot = {prefill['pcdlint_s'] / prefill['bare_one_shot_s']:.2f}"
+    )
     parity = ratios["parity"] = parity_ratios(loaded, args.presets / "support_triage.json")
-    print(f"parity (support_triage): fast {parity['fast']['seconds']:.2f}s (max |Δ| {parity['fast']['max_abs_diff']:.1e}), "
-          f"full {parity['full']['seconds']:.2f}s (max |Δ| {parity['full']['max_abs_diff']:.1e}); "
-          f"full / fast = {parity['full']['seconds'] / parity['fast']['seconds']:.1f}x; "
-          f"whole verify_fields with fast parity {parity['fast']['total_seconds']:.2f}s")
+    print(
+        f"parity (support_triage): fast {parity['fast']['seconds']:.2f}s (max |Δ| {parity['fast']['max_abs_diff']:.1e}), "
+        f"full {parity['full']['seconds']:.2f}s (max |Δ| {parity['full']['max_abs_diff']:.1e}); "
+        f"full / fast = {parity['full']['seconds'] / parity['fast']['seconds']:.1f}x; "
+        f"whole verify_fields with fast parity {parity['fast']['total_seconds']:.2f}s"
+    )
     triage = pcd_vs_generate(loaded, args.presets / "support_triage.json")
     pcd, gen = triage["pcd"], triage["generate"]
     print(f"\nsupport_triage: {triage['fields']} fields, prompt {triage['prompt_tokens']} tokens")
@@ -294,22 +327,43 @@ def main(argv: list[str] | None = None) -> int:
         f"  peak +{gib(gen['peak_bytes'])}  {outcome}"
     )
     if triage["speedup"] is not None:
-        print(f"  PCD is {triage['speedup']:.1f}x faster; answers agree on {triage['answers_agree']}/{triage['fields']} fields")
+        print(
+            f"  PCD is {triage['speedup']:.1f}x faster; answers agree on {triage['answers_agree']}/{triage['fields']} fields"
+        )
     else:
         print("  no measured speed ratio: generation failed")
     est = triage["estimated"]
-    print(f"  estimate (not measured): greedy writing of the decided {est['tokens']}-token object at the "
-          f"measured ms/token = {est['seconds']:.2f}s, {est['speedup']:.1f}x the PCD path")
+    print(
+        f"  estimate (not measured): greedy writing of the decided {est['tokens']}-token object at the "
+        f"measured ms/token = {est['seconds']:.2f}s, {est['speedup']:.1f}x the PCD path"
+    )
 
     cardinal = rows_vs_tree(loaded, args.presets / "high_cardinality_255.json")
-    print(f"\ncustoms_category: {cardinal['options']} options full-sequence, prompt {cardinal['prompt_tokens']} tokens")
+    print(
+        f"\ncustoms_category: {cardinal['options']} options full-sequence, prompt {cardinal['prompt_tokens']} tokens"
+    )
     for mode in ("rows", "tree"):
         entry = cardinal[mode]
-        print(f"  {mode:4} {entry['seconds']:.2f}s  passes {entry['passes']}  peak +{gib(entry['peak_bytes'])}")
-    print(f"  tree is {cardinal['tree_speedup']:.2f}x faster; max |Δ logprob| rows vs tree {cardinal['max_abs_diff']:.1e}")
+        print(
+            f"  {mode:4} {entry['seconds']:.2f}s  passes {entry['passes']}  peak +{gib(entry['peak_bytes'])}"
+        )
+    print(
+        f"  tree is {cardinal['tree_speedup']:.2f}x faster; max |Δ logprob| rows vs tree {cardinal['max_abs_diff']:.1e}"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"model": loaded.name, "device": loaded.device, "dtype": loaded.dtype,
-                                         "support_triage": triage, "customs_category": cardinal, **ratios}, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "model": loaded.name,
+                    "device": loaded.device,
+                    "dtype": loaded.dtype,
+                    "support_triage": triage,
+                    "customs_category": cardinal,
+                    **ratios,
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

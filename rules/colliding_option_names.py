@@ -69,7 +69,12 @@ def check(site, ctx: RuleContext) -> Iterator[Finding]:
                 option=index,
                 related=[j],
                 severity=severity,
-                data={"engine": row.name, "option": option, "repeats": site.options[j], **_suggestions(site, ctx)},
+                data={
+                    "engine": row.name,
+                    "option": option,
+                    "repeats": site.options[j],
+                    **_suggestions(site, ctx),
+                },
             )
         else:
             first[key] = index
@@ -80,4 +85,8 @@ def _suggestions(site, ctx: RuleContext) -> dict:
     if not ctx.suggestions:
         return {}
     renamed = distinct_names(site.options)
-    return {"suggestions": [renaming(site.options, renamed, "names made distinct after trimming and case folding")]}
+    return {
+        "suggestions": [
+            renaming(site.options, renamed, "names made distinct after trimming and case folding")
+        ]
+    }

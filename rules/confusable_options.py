@@ -67,11 +67,19 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
             j, others = next(iter(duplicates.items()))
             shown = ", ".join(f"{options[k]!r}×{len(v) + 1}" for k, v in list(duplicates.items())[:5])
             more = f" and {len(duplicates) - 5} more" if len(duplicates) > 5 else ""
-            yield local.finding(f"duplicate options get identical scores: {shown}{more}",
-                                option=others[0], related=[j, *others[1:]], severity="error",
-                                data={"duplicates": [{"option": options[k], "count": len(v) + 1}
-                                                     for k, v in list(duplicates.items())[:MAX_LISTED]],
-                                      "count": len(duplicates)})
+            yield local.finding(
+                f"duplicate options get identical scores: {shown}{more}",
+                option=others[0],
+                related=[j, *others[1:]],
+                severity="error",
+                data={
+                    "duplicates": [
+                        {"option": options[k], "count": len(v) + 1}
+                        for k, v in list(duplicates.items())[:MAX_LISTED]
+                    ],
+                    "count": len(duplicates),
+                },
+            )
         if first is None:  # (every option a distinct string)
             kept = list(enumerate(options))
         else:
@@ -86,21 +94,28 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
             if len(indexes) < 2:
                 continue
             values = [options[i] for i in indexes]
-            how = [name for name, f in TRANSFORMS
-                   if len({f(v) for v in values}) < len(values)] or ["combined normalisation"]
+            how = [name for name, f in TRANSFORMS if len({f(v) for v in values}) < len(values)] or [
+                "combined normalisation"
+            ]
             confusable.append((indexes, values, how))
         if confusable:
             indexes, values, how = confusable[0]
             more = f" ({len(confusable)} such groups in this field)" if len(confusable) > 1 else ""
             yield local.finding(
                 f"{', '.join(repr(v) for v in values)} are equal after {', '.join(how)}{more}",
-                option=indexes[1], related=[indexes[0], *indexes[2:]],
-                data={"groups": [{"options": v, "equal_after": h} for _, v, h in confusable[:MAX_LISTED]],
-                      "count": len(confusable)})
+                option=indexes[1],
+                related=[indexes[0], *indexes[2:]],
+                data={
+                    "groups": [{"options": v, "equal_after": h} for _, v, h in confusable[:MAX_LISTED]],
+                    "count": len(confusable),
+                },
+            )
         padded = [i for i, v in enumerate(options) if isinstance(v, str) and v and v != v.strip()]
         if padded:
             more = f" (and {len(padded) - 1} more options)" if len(padded) > 1 else ""
-            yield local.finding(f"{options[padded[0]]!r} has leading or trailing whitespace{more}",
-                                option=padded[0], related=padded[1:MAX_LISTED],
-                                data={"options": [options[i] for i in padded[:MAX_LISTED]],
-                                      "count": len(padded)})
+            yield local.finding(
+                f"{options[padded[0]]!r} has leading or trailing whitespace{more}",
+                option=padded[0],
+                related=padded[1:MAX_LISTED],
+                data={"options": [options[i] for i in padded[:MAX_LISTED]], "count": len(padded)},
+            )

@@ -59,13 +59,21 @@ def check(site, ctx: RuleContext) -> Iterator[Finding]:
         undocumented = (
             "" if kind != "score" or row.levels_documented else " (its level limits are undocumented)"
         )
-        data = {"engine": row.name, "count": n, "what": noun, "min": limit.low, "max": limit.high,
-                "status": row.invalid_status()}
+        data = {
+            "engine": row.name,
+            "count": n,
+            "what": noun,
+            "min": limit.low,
+            "max": limit.high,
+            "status": row.invalid_status(),
+        }
         split = ""
         if kind == "choice" and limit.high is not None and n > limit.high:
             data["split"] = passes = split_passes(n, limit.high)
-            split = (f"; split it into two passes: a choice among {len(passes)} groups of at most "
-                     f"{max(p['options'] for p in passes)} options, then a choice within the group")
+            split = (
+                f"; split it into two passes: a choice among {len(passes)} groups of at most "
+                f"{max(p['options'] for p in passes)} options, then a choice within the group"
+            )
         yield ctx.finding(
             f"{n} {noun}: {row.name} takes {limit.phrase()} {noun} per {kind} question{undocumented}; "
             f"{refusal(row)}{split}",

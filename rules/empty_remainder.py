@@ -69,12 +69,20 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     shown = ", ".join(repr(p) for p in merged)
     for option in empty:
         if merged:
-            message = (f"{option.text!r} equals the common prefix {prefix!r}: it is scored by the bare "
-                       f"closing quote '\"', but {tokens.tokenizer.id} writes the quote after a value as "
-                       f"{shown}: the option is under-scored (pcdlint verify measures by how much)")
+            message = (
+                f"{option.text!r} equals the common prefix {prefix!r}: it is scored by the bare "
+                f"closing quote '\"', but {tokens.tokenizer.id} writes the quote after a value as "
+                f"{shown}: the option is under-scored (pcdlint verify measures by how much)"
+            )
         else:
-            message = (f"{option.text!r} equals the common prefix {prefix!r}: it is scored by the "
-                       f"closing-quote token, i.e. the model's wish to stop after {prefix!r}")
+            message = (
+                f"{option.text!r} equals the common prefix {prefix!r}: it is scored by the "
+                f"closing-quote token, i.e. the model's wish to stop after {prefix!r}"
+            )
         severity = ctx.severity if merged or ctx.severity != ctx.rule.severity else "info"
-        yield ctx.finding(message, option=option.index, severity=severity,
-                          data={"option": option.value, "prefix": prefix, "quote_tokens": merged})
+        yield ctx.finding(
+            message,
+            option=option.index,
+            severity=severity,
+            data={"option": option.value, "prefix": prefix, "quote_tokens": merged},
+        )

@@ -63,15 +63,25 @@ def consequence(engine, plan, losses, recovered: int) -> str:
     if plan.refused is not None:
         return f"under {engine.name}: {plan.refused}, so none of its options can be returned"
     if not losses:
-        return (f"under {engine.name}: every option is still returned (its fallback recovers "
-                f"the {recovered} tied options, at {engine.limits.get('fallback')} per field)")
+        return (
+            f"under {engine.name}: every option is still returned (its fallback recovers "
+            f"the {recovered} tied options, at {engine.limits.get('fallback')} per field)"
+        )
     shown = "; ".join(loss.phrase() for loss in losses[:MAX_LISTED])
     more = f"; and {len(losses) - MAX_LISTED} more" if len(losses) > MAX_LISTED else ""
     return f"under {engine.name}: {shown}{more}"
 
 
-@rule(code="PCD001", name="first-token-collision", severity="error", per_engine=True,
-      options={"letters": ""}, letter_slots=True, suggests=True, confirms="collision")
+@rule(
+    code="PCD001",
+    name="first-token-collision",
+    severity="error",
+    per_engine=True,
+    options={"letters": ""},
+    letter_slots=True,
+    suggests=True,
+    confirms="collision",
+)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     engine = ctx.engine
     if not engine.first_token:
@@ -82,16 +92,20 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
         return
     piece = tokens.tokenizer.piece
     options = tokens.site.options
-    buckets = [
-        {
-            "token_id": token_id,
-            "token": piece(token_id),
-            "size": len(indexes),
-            "options": [options[i] for i in indexes],
-            "tie_winner": options[indexes[0]],
-        }
-        for token_id, indexes in plan.buckets.items()
-    ] if ctx.details else None
+    buckets = (
+        [
+            {
+                "token_id": token_id,
+                "token": piece(token_id),
+                "size": len(indexes),
+                "options": [options[i] for i in indexes],
+                "tie_winner": options[indexes[0]],
+            }
+            for token_id, indexes in plan.buckets.items()
+        ]
+        if ctx.details
+        else None
+    )
     n, distinct = len(options), len(plan.buckets)
     colliding = sum(len(idx) for _, idx in collisions)
     prefix = "" if plan.letters else tokens.prefix
@@ -130,5 +144,10 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     if not losses and ctx.severity == ctx.rule.severity:
         severity = "warning"  # recovered by the engine's fallback: it costs passes, not answers
     first_bucket = collisions[0][1]
-    yield ctx.finding(message, data=data, option=first_bucket[0],
-                      related=first_bucket[1:MAX_RELATED + 1], severity=severity)
+    yield ctx.finding(
+        message,
+        data=data,
+        option=first_bucket[0],
+        related=first_bucket[1 : MAX_RELATED + 1],
+        severity=severity,
+    )

@@ -43,5 +43,6 @@ from auditor.linter import FileModel, Finding, RuleContext, rule
 @rule(code="PCD000", name="invalid-schema", severity="error", scope="file")
 def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
     for problem in file.schema_problems:
-        yield ctx.finding(f"invalid schema: {problem.message}", pointer=problem.pointer,
-                          data={"format": file.format})
+        yield ctx.finding(
+            f"invalid schema: {problem.message}", pointer=problem.pointer, data={"format": file.format}
+        )

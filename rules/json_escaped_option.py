@@ -37,11 +37,19 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
             continue
         raw_pieces = [tokenizer.piece(t) for t in tokenizer.encode(str(option.value))]
         escaped_pieces = [tokenizer.piece(t) for t in tokenizer.encode(option.text)]
-        message = (f"option {option.value!r} is typed as {option.text} inside JSON; scored tokens "
-                   f"come from the escaped form ({' + '.join(map(repr, escaped_pieces))}), not the raw "
-                   f"option ({' + '.join(map(repr, raw_pieces))})")
-        yield ctx.finding(message, option=option.index, data={
-            "option": option.value, "escaped": option.text,
-            "raw_pieces": raw_pieces, "escaped_pieces": escaped_pieces,
-            "scored_pieces": tokens.pieces(option),
-        })
+        message = (
+            f"option {option.value!r} is typed as {option.text} inside JSON; scored tokens "
+            f"come from the escaped form ({' + '.join(map(repr, escaped_pieces))}), not the raw "
+            f"option ({' + '.join(map(repr, raw_pieces))})"
+        )
+        yield ctx.finding(
+            message,
+            option=option.index,
+            data={
+                "option": option.value,
+                "escaped": option.text,
+                "raw_pieces": raw_pieces,
+                "escaped_pieces": escaped_pieces,
+                "scored_pieces": tokens.pieces(option),
+            },
+        )

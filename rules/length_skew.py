@@ -31,9 +31,15 @@ from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
 
-@rule(code="PCD011", name="length-skew", severity="info", options={"ratio": 3}, default=False,
-       opt_in_reason="concerns full-sequence scoring, not the first-token scoring PCD engines do",
-       reads=("lengths",))
+@rule(
+    code="PCD011",
+    name="length-skew",
+    severity="info",
+    options={"ratio": 3},
+    default=False,
+    opt_in_reason="concerns full-sequence scoring, not the first-token scoring PCD engines do",
+    reads=("lengths",),
+)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     lengths = tokens.option_lengths
     if len(lengths) < 2 or min(lengths) < 1:
@@ -44,10 +50,18 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     if lengths[long] < ratio * lengths[short]:
         return
     options = tokens.site.options
-    message = (f"longest option {options[long]!r} is {lengths[long]} tokens, shortest "
-               f"{options[short]!r} is {lengths[short]}: a summed log-probability ranks by length; "
-               f"use length-normalised scores")
-    yield ctx.finding(message, option=long, related=[short],
-                      data={"longest": {"option": options[long], "tokens": lengths[long]},
-                            "shortest": {"option": options[short], "tokens": lengths[short]},
-                            "ratio": round(lengths[long] / lengths[short], 2)})
+    message = (
+        f"longest option {options[long]!r} is {lengths[long]} tokens, shortest "
+        f"{options[short]!r} is {lengths[short]}: a summed log-probability ranks by length; "
+        f"use length-normalised scores"
+    )
+    yield ctx.finding(
+        message,
+        option=long,
+        related=[short],
+        data={
+            "longest": {"option": options[long], "tokens": lengths[long]},
+            "shortest": {"option": options[short], "tokens": lengths[short]},
+            "ratio": round(lengths[long] / lengths[short], 2),
+        },
+    )

@@ -41,8 +41,14 @@ from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
 
-@rule(code="PCD004", name="letter-remap-not-viable", severity="warning", per_engine=True,
-      options={"letters": ""}, letter_slots=True)
+@rule(
+    code="PCD004",
+    name="letter-remap-not-viable",
+    severity="warning",
+    per_engine=True,
+    options={"letters": ""},
+    letter_slots=True,
+)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     if not ctx.engine.first_token:
         return
@@ -59,6 +65,14 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
         failing = {c: slots.failures[c] for c in letters[:n] if c in slots.failures}
         reason = "; ".join(f"{c} {why}" for c, why in list(failing.items())[:4])
     message = f"a single-letter remap cannot fix this field: {reason}"
-    yield ctx.finding(message, data={"needed": n, "viable_letters": len(slots.letters),
-                                     "letters": letters, "engine": ctx.engine.name,
-                                     "failures": slots.failures, "reason": reason})
+    yield ctx.finding(
+        message,
+        data={
+            "needed": n,
+            "viable_letters": len(slots.letters),
+            "letters": letters,
+            "engine": ctx.engine.name,
+            "failures": slots.failures,
+            "reason": reason,
+        },
+    )

@@ -51,8 +51,11 @@ def _pieces(tokenizer, ids_lists: Sequence[Sequence[int]]) -> dict[int, tuple[bo
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     tokenizer = tokens.tokenizer
     # (the options the tokenizer surely round-trips have nothing to find)
-    strings = [o for o in tokens.options
-               if isinstance(o.value, str) and o.value and not tokenizer.round_trips(o.value)]
+    strings = [
+        o
+        for o in tokens.options
+        if isinstance(o.value, str) and o.value and not tokenizer.round_trips(o.value)
+    ]
     normal = [unicodedata.normalize("NFC", str(o.value)) for o in strings]
     encoded = tokenizer.ids_many(normal)
     table = _pieces(tokenizer, encoded)
@@ -70,6 +73,14 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
             problems.append(f"needs {len(byte_pieces)} byte pieces of {len(ids)} tokens")
         if not problems:
             continue
-        yield ctx.finding(f"option {option.value!r} {'; '.join(problems)}", option=option.index,
-                          data={"option": option.value, "decoded": decoded, "token_ids": list(ids),
-                                "byte_pieces": len(byte_pieces), "problems": problems})
+        yield ctx.finding(
+            f"option {option.value!r} {'; '.join(problems)}",
+            option=option.index,
+            data={
+                "option": option.value,
+                "decoded": decoded,
+                "token_ids": list(ids),
+                "byte_pieces": len(byte_pieces),
+                "problems": problems,
+            },
+        )

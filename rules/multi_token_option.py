@@ -66,17 +66,29 @@ def disagreement_risks(tokens: SiteTokens) -> list[str]:
                 break
             k = order[at]
             # (an option scored by the same token is in a collision bucket: PCD001 says that)
-            if (k != position and rest != scored and strings[k].scored_id != option.scored_id
-                    and (other is None or k < other)):
+            if (
+                k != position
+                and rest != scored
+                and strings[k].scored_id != option.scored_id
+                and (other is None or k < other)
+            ):
                 other = k
         if other is not None:
-            risks.append(f"{option.text!r} is scored by {scored!r}, which also begins {strings[other].text!r}")
+            risks.append(
+                f"{option.text!r} is scored by {scored!r}, which also begins {strings[other].text!r}"
+            )
             break
     return risks
 
 
-@rule(code="PCD002", name="multi-token-option", severity="warning", folds_into="PCD001", suggests=True,
-      confirms="agreement")
+@rule(
+    code="PCD002",
+    name="multi-token-option",
+    severity="warning",
+    folds_into="PCD001",
+    suggests=True,
+    confirms="agreement",
+)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     multi = tokens.multi_token
     if not multi:
@@ -85,10 +97,13 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     first = multi[0]
     pieces = tokens.pieces(first)
     # (a literal — number, boolean, null — is scored after the bare suffix: no prefix before it)
-    shown = first.text if not tokens.prefix or not first.is_string else f"{first.text} (after prefix {tokens.prefix!r})"
+    shown = (
+        first.text
+        if not tokens.prefix or not first.is_string
+        else f"{first.text} (after prefix {tokens.prefix!r})"
+    )
     example = (
-        f"{shown} is {len(pieces)} tokens, {' + '.join(pieces)}: "
-        f"first-token scoring reads only {pieces[0]!r}"
+        f"{shown} is {len(pieces)} tokens, {' + '.join(pieces)}: first-token scoring reads only {pieces[0]!r}"
     )
     count = f"{len(multi)} of {len(tokens.options)} options span" if len(multi) > 1 else "1 option spans"
     message = f"{count} more than one token; {example}"

@@ -61,21 +61,22 @@ def boundary_problem(tokens: SiteTokens, index: int) -> dict | None:
 
 @rule(code="PCD005", name="non-canonical-boundary", severity="warning", reads=("canonical",), suggests=True)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
-    problems = [(i, p) for i in tokens.noncanonical_options
-                if (p := boundary_problem(tokens, i)) is not None]
+    problems = [(i, p) for i in tokens.noncanonical_options if (p := boundary_problem(tokens, i)) is not None]
     if not problems:
         return
     first_index, first = problems[0]
-    count = (f"{len(problems)} of {len(tokens.options)} options are"
-             if len(problems) > 1 else "1 option is")
+    count = f"{len(problems)} of {len(tokens.options)} options are" if len(problems) > 1 else "1 option is"
     message = (
         f"{count} scored on a non-canonical token path; {first['option']!r} is scored as "
         f"{' | '.join(first['scored_pieces'])} but the tokenizer writes "
         f"{' | '.join(first['canonical_pieces'])}"
     )
-    data = {"prefix": tokens.prefix, "suffix": tokens.suffix,
-            "options": [p for _, p in problems[:MAX_LISTED]], "count": len(problems)}
+    data = {
+        "prefix": tokens.prefix,
+        "suffix": tokens.suffix,
+        "options": [p for _, p in problems[:MAX_LISTED]],
+        "count": len(problems),
+    }
     if ctx.suggestions:
         data["suggestions"] = ctx.suggest(tokens)
-    yield ctx.finding(message, data=data, option=first_index,
-                      related=[i for i, _ in problems[1:MAX_LISTED]])
+    yield ctx.finding(message, data=data, option=first_index, related=[i for i, _ in problems[1:MAX_LISTED]])

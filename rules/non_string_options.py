@@ -42,9 +42,15 @@ def _kind(value) -> str:
     return "object" if isinstance(value, dict) else type(value).__name__
 
 
-@rule(code="PCD012", name="non-string-options", severity="info", scope="file", default=False,
-       opt_in_reason="advisory: literal options are scored as reliably as strings; "
-                     "their collisions are PCD001's")
+@rule(
+    code="PCD012",
+    name="non-string-options",
+    severity="info",
+    scope="file",
+    default=False,
+    opt_in_reason="advisory: literal options are scored as reliably as strings; "
+    "their collisions are PCD001's",
+)
 def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
     for site in ctx.sites:
         literal = [i for i, o in enumerate(site.options) if not isinstance(o, str)]
@@ -58,8 +64,14 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
             yield local.finding(
                 f"mixes {strings} string and {len(literal)} {'/'.join(kinds)} options: no single "
                 f"suffix can score both (strings need the opening quote, literals must not have it)",
-                option=literal[0], severity="warning", data=data)
+                option=literal[0],
+                severity="warning",
+                data=data,
+            )
         else:
-            yield local.finding(f"{len(literal)} {'/'.join(kinds)} options are scored as JSON "
-                                f"literals after the field's colon, not inside a string",
-                                option=literal[0], data=data)
+            yield local.finding(
+                f"{len(literal)} {'/'.join(kinds)} options are scored as JSON "
+                f"literals after the field's colon, not inside a string",
+                option=literal[0],
+                data=data,
+            )

@@ -35,7 +35,10 @@ def _specials(tokenizer) -> tuple[dict[str, int], re.Pattern | None]:
     key = "PCD009 specials"
     if key not in tokenizer.derived:
         specials = {text: idx for text, idx in tokenizer.special_tokens.items() if text.strip()}
-        tokenizer.derived[key] = specials, re.compile("|".join(map(re.escape, specials))) if specials else None
+        tokenizer.derived[key] = (
+            specials,
+            re.compile("|".join(map(re.escape, specials))) if specials else None,
+        )
     return tokenizer.derived[key]
 
 
@@ -51,7 +54,9 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
         if not found:
             continue
         shown = ", ".join(f"{t} (id {i})" for t, i in found.items())
-        yield ctx.finding(f"option {option.value!r} contains special-token text {shown}, which the "
-                          f"encoder maps to the special id", option=option.index,
-                          data={"option": option.value,
-                                "special_tokens": [{"text": t, "id": i} for t, i in found.items()]})
+        yield ctx.finding(
+            f"option {option.value!r} contains special-token text {shown}, which the "
+            f"encoder maps to the special id",
+            option=option.index,
+            data={"option": option.value, "special_tokens": [{"text": t, "id": i} for t, i in found.items()]},
+        )

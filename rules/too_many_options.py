@@ -38,8 +38,14 @@ from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens, option_windows, scored_ids, window_sites
 
 
-@rule(code="PCD003", name="too-many-options", severity="error", options={"max-options": 255},
-      example_options={"max-options": 16}, option_limit="max-options")
+@rule(
+    code="PCD003",
+    name="too-many-options",
+    severity="error",
+    options={"max-options": 255},
+    example_options={"max-options": 16},
+    option_limit="max-options",
+)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     limit = int(ctx.options["max-options"])
     site = tokens.site
@@ -52,14 +58,16 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     for (start, _), part in zip(option_windows(n, limit), window_sites(site, limit)):
         prefix, scored = scored_ids(part, tokens.tokenizer)  # the window's own prefix hoisted
         sizes = Counter(scored).values()
-        windows.append({
-            "first": start,
-            "last": start + len(part.options) - 1,
-            "options": len(part.options),
-            "prefix": prefix,
-            "distinct_tokens": len(sizes),
-            "colliding_options": sum(size for size in sizes if size > 1),
-        })
+        windows.append(
+            {
+                "first": start,
+                "last": start + len(part.options) - 1,
+                "options": len(part.options),
+                "prefix": prefix,
+                "distinct_tokens": len(sizes),
+                "colliding_options": sum(size for size in sizes if size > 1),
+            }
+        )
     passes = 1 + math.ceil(math.log(count, limit)) if count > 1 else 1
     clean = sum(1 for w in windows if not w["colliding_options"])
     message = (
@@ -67,5 +75,4 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
         f"<= {size} options decided in {passes} passes ({clean} of {len(windows)} windows "
         f"free of first-token collisions)"
     )
-    yield ctx.finding(message, data={"limit": limit, "options": n, "passes": passes,
-                                     "windows": windows})
+    yield ctx.finding(message, data={"limit": limit, "options": n, "passes": passes, "windows": windows})

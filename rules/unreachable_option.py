@@ -40,8 +40,7 @@ MAX_LISTED = 3
 MAX_RELATED = 50
 
 
-@rule(code="PCD013", name="unreachable-option", severity="error", per_engine=True,
-      example_engine="rlcd-mlx")
+@rule(code="PCD013", name="unreachable-option", severity="error", per_engine=True, example_engine="rlcd-mlx")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     engine = ctx.engine
     losses = [loss for loss in engine.losses(tokens) if loss.reason != TIE]
@@ -58,5 +57,9 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     shown = "; ".join(loss.phrase() for loss in losses[:MAX_LISTED])
     more = f"; and {len(losses) - MAX_LISTED} more" if len(losses) > MAX_LISTED else ""
     message = f"under {engine.name}: {shown}{more}"
-    yield ctx.finding(message, data=data, option=losses[0].index,
-                      related=[loss.index for loss in losses[1:MAX_RELATED + 1]])
+    yield ctx.finding(
+        message,
+        data=data,
+        option=losses[0].index,
+        related=[loss.index for loss in losses[1 : MAX_RELATED + 1]],
+    )

@@ -38,8 +38,16 @@ def check(usage: SuppressionUsage, ctx: RuleContext) -> Iterator[Finding]:
         elif entry.rule.code == ctx.rule.code or entry.used:
             continue
         else:
-            message = (f"x-pcdlint-ignore entry {entry.entry!r} at {where} is unused: "
-                       f"{entry.rule.code} {entry.rule.name} reports nothing there")
-        yield ctx.finding(message, pointer=entry.pointer,
-                          data={"entry": entry.entry, "holder": entry.holder,
-                                "rule": entry.rule.code if entry.rule else None})
+            message = (
+                f"x-pcdlint-ignore entry {entry.entry!r} at {where} is unused: "
+                f"{entry.rule.code} {entry.rule.name} reports nothing there"
+            )
+        yield ctx.finding(
+            message,
+            pointer=entry.pointer,
+            data={
+                "entry": entry.entry,
+                "holder": entry.holder,
+                "rule": entry.rule.code if entry.rule else None,
+            },
+        )

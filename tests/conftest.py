@@ -11,8 +11,9 @@ import pytest
 # Under pytest-xdist (make test runs `-n auto`) the workers share the cores: each worker's torch
 # gets its share of threads instead of all of them, so two model tests never oversubscribe.
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") != "1":
-    os.environ.setdefault("OMP_NUM_THREADS",
-                          str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+    os.environ.setdefault(
+        "OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    )
 
 from support import get_tokenizer
 

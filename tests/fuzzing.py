@@ -22,17 +22,51 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-HOSTILE = ["\n::error::x", "\r", "\x1b[2J", "\x07", "\u202e", "\u2066", "\u200b", "\ufeff",
-           "%0A", "<script>", "[a](javascript:x)", "|", "`", "{{ 7*7 }}", "~1", "/", "~0", "#",
-           "\\", '"', "'", "\u0000", "\x85", "\u2028", "CAT_", " ", "\t"]
+HOSTILE = [
+    "\n::error::x",
+    "\r",
+    "\x1b[2J",
+    "\x07",
+    "\u202e",
+    "\u2066",
+    "\u200b",
+    "\ufeff",
+    "%0A",
+    "<script>",
+    "[a](javascript:x)",
+    "|",
+    "`",
+    "{{ 7*7 }}",
+    "~1",
+    "/",
+    "~0",
+    "#",
+    "\\",
+    '"',
+    "'",
+    "\u0000",
+    "\x85",
+    "\u2028",
+    "CAT_",
+    " ",
+    "\t",
+]
 CATEGORIES = ["Cc", "Cf", "Zs", "Zl", "Zp", "Cs", "Co", "Mn", "Lu", "Ll", "Nd", "Po", "Sm", "So"]
 
 chars = st.characters(categories=CATEGORIES)
-fragments = st.one_of(st.text(chars, max_size=6), st.sampled_from(HOSTILE),
-                      st.text("abcdefgh_ABCDE0123", min_size=1, max_size=8))
+fragments = st.one_of(
+    st.text(chars, max_size=6),
+    st.sampled_from(HOSTILE),
+    st.text("abcdefgh_ABCDE0123", min_size=1, max_size=8),
+)
 texts = st.lists(fragments, max_size=4).map("".join)
-scalars = st.one_of(texts, st.integers(-(10 ** 30), 10 ** 30), st.booleans(), st.none(),
-                    st.floats(allow_nan=True, allow_infinity=True))
+scalars = st.one_of(
+    texts,
+    st.integers(-(10**30), 10**30),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=True, allow_infinity=True),
+)
 options = st.lists(st.one_of(texts, texts, texts, scalars), min_size=0, max_size=12)
 
 
@@ -41,38 +75,76 @@ leaves = st.one_of(
     st.builds(lambda o: {"type": "string", "enum": o, "description": "d"}, options),
     st.builds(lambda o, kw: {kw: [{"const": v} for v in o]}, options, st.sampled_from(["oneOf", "anyOf"])),
     st.just({"type": "boolean"}),
-    st.builds(lambda r: {"$ref": r}, st.sampled_from(["#/$defs/a", "#/$defs/b", "#", "#/nope",
-                                                      "https://example.com/x.json", "other.json#/x"])),
-    st.builds(lambda s: {"$schema": s, "enum": ["a", "b"]},
-              st.one_of(st.integers(), texts, st.sampled_from([
-                  "https://json-schema.org/draft/2020-12/schema",
-                  "http://json-schema.org/draft-07/schema#"]))),
+    st.builds(
+        lambda r: {"$ref": r},
+        st.sampled_from(
+            ["#/$defs/a", "#/$defs/b", "#", "#/nope", "https://example.com/x.json", "other.json#/x"]
+        ),
+    ),
+    st.builds(
+        lambda s: {"$schema": s, "enum": ["a", "b"]},
+        st.one_of(
+            st.integers(),
+            texts,
+            st.sampled_from(
+                ["https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#"]
+            ),
+        ),
+    ),
     st.dictionaries(texts, scalars, max_size=3),
 )
 
 
 def _schema(children):
     return st.one_of(
-        st.builds(lambda p: {"type": "object", "properties": p}, st.dictionaries(texts, children, max_size=4)),
+        st.builds(
+            lambda p: {"type": "object", "properties": p}, st.dictionaries(texts, children, max_size=4)
+        ),
         st.builds(lambda i: {"type": "array", "items": i}, children),
-        st.builds(lambda kw, xs: {kw: xs}, st.sampled_from(["allOf", "anyOf", "oneOf", "prefixItems"]),
-                  st.lists(children, max_size=3)),
-        st.builds(lambda d, r: {"$defs": d, **r}, st.dictionaries(st.sampled_from(["a", "b", "c"]), children,
-                                                                 max_size=3), children.filter(lambda c: isinstance(c, dict))),
-        st.builds(lambda c, ign: {**c, "x-pcdlint-ignore": ign} if isinstance(c, dict) else c, children,
-                  st.one_of(st.sampled_from(["PCD001", "PCD999", "nothing"]), st.lists(texts, max_size=2))),
+        st.builds(
+            lambda kw, xs: {kw: xs},
+            st.sampled_from(["allOf", "anyOf", "oneOf", "prefixItems"]),
+            st.lists(children, max_size=3),
+        ),
+        st.builds(
+            lambda d, r: {"$defs": d, **r},
+            st.dictionaries(st.sampled_from(["a", "b", "c"]), children, max_size=3),
+            children.filter(lambda c: isinstance(c, dict)),
+        ),
+        st.builds(
+            lambda c, ign: {**c, "x-pcdlint-ignore": ign} if isinstance(c, dict) else c,
+            children,
+            st.one_of(st.sampled_from(["PCD001", "PCD999", "nothing"]), st.lists(texts, max_size=2)),
+        ),
     )
 
 
 schemas = st.recursive(leaves, _schema, max_leaves=12)
 presets = st.one_of(
-    st.builds(lambda f: {"schema": f}, st.dictionaries(texts, st.builds(
-        lambda o, t: {"type": t, "choices": o}, options, st.sampled_from(["enum", "multi", "boolean"])),
-        min_size=1, max_size=4)),
-    st.builds(lambda fs: {"fields": fs}, st.lists(st.builds(
-        lambda n, o: {"name": n, "choices": o}, texts, options), min_size=1, max_size=4)),
-    st.builds(lambda q: {"questions": q}, st.dictionaries(texts, st.builds(
-        lambda c: {"type": "single", "criteria": c}, st.dictionaries(texts, texts, max_size=5)), min_size=1, max_size=3)),
+    st.builds(
+        lambda f: {"schema": f},
+        st.dictionaries(
+            texts,
+            st.builds(
+                lambda o, t: {"type": t, "choices": o}, options, st.sampled_from(["enum", "multi", "boolean"])
+            ),
+            min_size=1,
+            max_size=4,
+        ),
+    ),
+    st.builds(
+        lambda fs: {"fields": fs},
+        st.lists(st.builds(lambda n, o: {"name": n, "choices": o}, texts, options), min_size=1, max_size=4),
+    ),
+    st.builds(
+        lambda q: {"questions": q},
+        st.dictionaries(
+            texts,
+            st.builds(lambda c: {"type": "single", "criteria": c}, st.dictionaries(texts, texts, max_size=5)),
+            min_size=1,
+            max_size=3,
+        ),
+    ),
 )
 
 
@@ -86,8 +158,12 @@ def _deep(depth: int, keyword: str, inner) -> str:
     return opening * depth + json.dumps(inner) + closing * depth
 
 
-deep = st.builds(_deep, st.integers(1, 1_400), st.sampled_from(["properties", "items", "allOf", "array"]),
-                 st.builds(lambda o: {"enum": o}, options))
+deep = st.builds(
+    _deep,
+    st.integers(1, 1_400),
+    st.sampled_from(["properties", "items", "allOf", "array"]),
+    st.builds(lambda o: {"enum": o}, options),
+)
 
 
 def _yaml_with_aliases(value) -> str:
@@ -116,8 +192,16 @@ def documents(draw) -> tuple[str, str]:
 
 def _has_surrogate(value) -> bool:
     text = json.dumps(value)
-    return "\\ud8" in text or "\\ud9" in text or "\\uda" in text or "\\udb" in text \
-        or "\\udc" in text or "\\udd" in text or "\\ude" in text or "\\udf" in text
+    return (
+        "\\ud8" in text
+        or "\\ud9" in text
+        or "\\uda" in text
+        or "\\udb" in text
+        or "\\udc" in text
+        or "\\udd" in text
+        or "\\ude" in text
+        or "\\udf" in text
+    )
 
 
 def _resolves(data, pointer: str) -> bool:
@@ -146,11 +230,13 @@ def check_property(document: tuple[str, str], runner, cli, extra_args=(), json_r
         fmt = "json" if json_report else "sarif"
         result = runner.invoke(cli, ["check", str(path), "-f", fmt, *extra_args])
         assert result.exception is None or isinstance(result.exception, SystemExit), (
-            f"raised {result.exception!r} on {text[:300]!r}")
+            f"raised {result.exception!r} on {text[:300]!r}"
+        )
         assert result.exit_code in (0, 1, 2), (result.exit_code, result.stderr)
         assert "internal error" not in result.stderr, (result.stderr, text[:300])
         assert hashlib.sha256(path.read_bytes()).hexdigest() == before, "the input changed"
         if result.exit_code != 2:
+
             def refuse(constant):
                 raise AssertionError(f"non-standard JSON constant {constant}")
 
@@ -159,8 +245,10 @@ def check_property(document: tuple[str, str], runner, cli, extra_args=(), json_r
             if json_report:
                 pointers = [(f["pointer"], f["site"]) for f in report["findings"]]
             else:
-                pointers = [(r["properties"]["pointer"], r["properties"]["fieldPointer"])
-                            for r in report["runs"][0]["results"]]
+                pointers = [
+                    (r["properties"]["pointer"], r["properties"]["fieldPointer"])
+                    for r in report["runs"][0]["results"]
+                ]
             for pair in pointers:
                 for pointer in pair:
                     assert _resolves(data, pointer), (pointer, text[:300])
@@ -170,15 +258,33 @@ def check_property(document: tuple[str, str], runner, cli, extra_args=(), json_r
 # -- server answers (issue 36): what a hostile or broken server may send back -------------------
 # Any JSON value, hostile numbers included (huge integers, NaN/inf, -0.0, booleans where numbers
 # belong), and raw bytes that are not JSON or not UTF-8.
-json_leaves = st.one_of(st.none(), st.booleans(), st.integers(-(10 ** 60), 10 ** 60),
-                        st.floats(allow_nan=True, allow_infinity=True), texts,
-                        st.sampled_from(["-0.5", "NaN", "", "0", "1e400"]))
-json_values = st.recursive(json_leaves, lambda children: st.one_of(
-    st.lists(children, max_size=4), st.dictionaries(texts, children, max_size=4)), max_leaves=10)
+json_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**60), 10**60),
+    st.floats(allow_nan=True, allow_infinity=True),
+    texts,
+    st.sampled_from(["-0.5", "NaN", "", "0", "1e400"]),
+)
+json_values = st.recursive(
+    json_leaves,
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(texts, children, max_size=4)),
+    max_leaves=10,
+)
 raw_answers = st.one_of(
     st.binary(max_size=80),
-    st.sampled_from([b"[" * 3000 + b"]" * 3000, b'{"n": ' + b"9" * 5000 + b"}", b'{"a": NaN}', b'{"a": -Infinity}',
-                     b'{"choices": "\xff\xfe"}', b"null", b"[]", b'{"answers": []}']),
+    st.sampled_from(
+        [
+            b"[" * 3000 + b"]" * 3000,
+            b'{"n": ' + b"9" * 5000 + b"}",
+            b'{"a": NaN}',
+            b'{"a": -Infinity}',
+            b'{"choices": "\xff\xfe"}',
+            b"null",
+            b"[]",
+            b'{"answers": []}',
+        ]
+    ),
 )
 
 
@@ -188,7 +294,10 @@ def _mutate(value, draw, depth: int = 0):
         return value
     if isinstance(value, dict) and value:
         key = draw(st.sampled_from(sorted(value)))
-        return {**value, key: _mutate(value[key], draw, depth + 1) if draw(st.booleans()) else draw(json_values)}
+        return {
+            **value,
+            key: _mutate(value[key], draw, depth + 1) if draw(st.booleans()) else draw(json_values),
+        }
     if isinstance(value, list) and value:
         index = draw(st.integers(0, len(value) - 1))
         copy = list(value)
@@ -210,10 +319,19 @@ def completions_answers(draw) -> tuple[int, bytes]:
     choices = []
     for index in range(draw(st.sampled_from([count, count, count, count + 1]))):
         tokens = draw(st.lists(texts, min_size=1, max_size=5))
-        logprobs = [None] + draw(st.lists(st.floats(max_value=0.0, allow_nan=False), min_size=len(tokens) - 1,
-                                          max_size=len(tokens) - 1))
-        choices.append({"index": index, "text": "".join(tokens), "finish_reason": "length",
-                        "logprobs": {"tokens": tokens, "token_logprobs": logprobs, "top_logprobs": None}})
+        logprobs = [None] + draw(
+            st.lists(
+                st.floats(max_value=0.0, allow_nan=False), min_size=len(tokens) - 1, max_size=len(tokens) - 1
+            )
+        )
+        choices.append(
+            {
+                "index": index,
+                "text": "".join(tokens),
+                "finish_reason": "length",
+                "logprobs": {"tokens": tokens, "token_logprobs": logprobs, "top_logprobs": None},
+            }
+        )
     answer = {"id": "cmpl", "object": "text_completion", "created": 0, "model": "m", "choices": choices}
     return count, _encode(_mutate(answer, draw))
 
@@ -226,16 +344,21 @@ def system_one_answers(draw) -> tuple[dict, bytes]:
         qid = f"q{number}"
         kind = draw(st.sampled_from(["choice", "score", "noul"]))
         if kind == "choice":
-            keys = draw(st.lists(st.sampled_from(["A", "B", "tea", "coffee", "x_1"]), min_size=2, max_size=4,
-                                 unique=True))
+            keys = draw(
+                st.lists(
+                    st.sampled_from(["A", "B", "tea", "coffee", "x_1"]), min_size=2, max_size=4, unique=True
+                )
+            )
             questions[qid] = {"type": "choice", "instructions": "pick", "criteria": dict.fromkeys(keys)}
             probs = {key: draw(st.floats(0, 1)) for key in keys}
             answers[qid] = {"choice": keys[0], "probabilities": probs}
         elif kind == "score":
             levels = draw(st.integers(2, 5))
             questions[qid] = {"type": "score", "instructions": "rate", "criteria": ["level"] * levels}
-            answers[qid] = {"score": draw(st.floats(0, levels)),
-                            "probabilities": {str(i): draw(st.floats(0, 1)) for i in range(levels)}}
+            answers[qid] = {
+                "score": draw(st.floats(0, levels)),
+                "probabilities": {str(i): draw(st.floats(0, 1)) for i in range(levels)},
+            }
         else:
             questions[qid] = {"type": "noul", "instructions": "yes?"}
             answers[qid] = {"noul": draw(st.floats(0, 1))}

@@ -36,17 +36,29 @@ def corpus_files() -> list[Path]:
         return []
     return sorted(p for p in CORPUS.rglob("*") if p.suffix in (".json", ".yaml", ".yml"))
 
+
 def slow_corpus(paths: list[Path]) -> list:
     """`paths` as pytest parameters, each file of the shared corpus marked `slow` (the fast loop,
     `make test-fast`, keeps the bundled fixtures and leaves the whole-corpus cases to `make test`)."""
     import pytest
 
-    return [pytest.param(p, marks=pytest.mark.slow, id=p.name) if p.is_relative_to(CORPUS)
-            else pytest.param(p, id=p.name) for p in paths]
+    return [
+        pytest.param(p, marks=pytest.mark.slow, id=p.name)
+        if p.is_relative_to(CORPUS)
+        else pytest.param(p, id=p.name)
+        for p in paths
+    ]
 
 
-def run_rule(rule: Rule, schema, tokenizer, tmp_path: Path, options: dict | None = None,
-             suffix: str = ".json", engine: str | None = None):
+def run_rule(
+    rule: Rule,
+    schema,
+    tokenizer,
+    tmp_path: Path,
+    options: dict | None = None,
+    suffix: str = ".json",
+    engine: str | None = None,
+):
     path = tmp_path / f"case{suffix}"
     if isinstance(schema, str):
         path.write_text(schema, encoding="utf-8")
@@ -66,8 +78,11 @@ def subset(expected, actual) -> bool:
             k in actual and subset(v, actual[k]) for k, v in expected.items()
         )
     if isinstance(expected, list):
-        return (isinstance(actual, list) and len(expected) == len(actual)
-                and all(subset(e, a) for e, a in zip(expected, actual)))
+        return (
+            isinstance(actual, list)
+            and len(expected) == len(actual)
+            and all(subset(e, a) for e, a in zip(expected, actual))
+        )
     return expected == actual
 
 
@@ -90,8 +105,7 @@ def text_findings(stdout: str) -> list[tuple[str, str]]:
     return found
 
 
-def run_cli_bytes(*args, cwd: Path | None = None, env: dict | None = None,
-                  input: str | bytes | None = None):
+def run_cli_bytes(*args, cwd: Path | None = None, env: dict | None = None, input: str | bytes | None = None):
     """Run `pcdlint ARGS` in this process (click's runner) as a subprocess.CompletedProcess with
     bytes streams; an uncaught exception is written to stderr as the traceback a real process
     would print. `env`: variables to set (None: unset) while it runs."""
@@ -107,14 +121,20 @@ def run_cli_bytes(*args, cwd: Path | None = None, env: dict | None = None,
     if cwd is not None:
         os.chdir(cwd)
     try:
-        result = CliRunner().invoke(cli, [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args],
-                                    input=input, env=env, catch_exceptions=True)
+        result = CliRunner().invoke(
+            cli,
+            [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args],
+            input=input,
+            env=env,
+            catch_exceptions=True,
+        )
     finally:
         os.chdir(previous)
     stderr = result.stderr_bytes or b""
     if result.exception is not None and not isinstance(result.exception, SystemExit):
-        stderr += ("Traceback (most recent call last):\n"
-                   + "".join(traceback.format_exception(result.exception))).encode()
+        stderr += (
+            "Traceback (most recent call last):\n" + "".join(traceback.format_exception(result.exception))
+        ).encode()
     return subprocess.CompletedProcess(args, result.exit_code, result.stdout_bytes, stderr)
 
 
@@ -157,9 +177,12 @@ def seed_cache(cache: Path) -> Path:
         seed = Path(tempfile.mkdtemp(prefix="pcdlint-seed-cache-"))
         schema = seed / "seed.json"
         schema.write_text('{"properties": {"a": {"enum": ["x", "y"]}}}', encoding="utf-8")
-        subprocess.run([sys.executable, "-m", "auditor", "check", "--no-cache", str(schema)], check=False,
-                       capture_output=True, env={**os.environ, "HF_HUB_OFFLINE": "1",
-                                                 "PCDLINT_CACHE_DIR": str(seed / "cache")})
+        subprocess.run(
+            [sys.executable, "-m", "auditor", "check", "--no-cache", str(schema)],
+            check=False,
+            capture_output=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed / "cache")},
+        )
         _seed.append(seed / "cache")
     if not cache.exists():  # hard links: the same files, so this process parses them once
         shutil.copytree(_seed[0], cache, ignore=shutil.ignore_patterns("analysis"), copy_function=_link)

@@ -30,7 +30,8 @@ def _sarif_available() -> bool:
 needs_sarif = pytest.mark.skipif(
     not _sarif_available(),
     reason="the action runs `pcdlint check --format github --output-sarif`; "
-           "the sarif/github formatters (reports issue) are not in this branch yet")
+    "the sarif/github formatters (reports issue) are not in this branch yet",
+)
 
 
 def _step(uses_prefix: str | None = None, step_id: str | None = None) -> dict:
@@ -63,8 +64,12 @@ def test_lint_step_passes_every_input_through_env():
     assert step["run"].strip() == 'bash "$GITHUB_ACTION_PATH/action/run.sh"'
     assert (REPO / "action" / "run.sh").is_file()
     env = step["env"]
-    for name, value in {"PCDLINT_PATHS": "paths", "PCDLINT_TOKENIZERS": "tokenizers",
-                        "PCDLINT_FAIL_ON": "fail-on", "PCDLINT_SARIF_FILE": "sarif-file"}.items():
+    for name, value in {
+        "PCDLINT_PATHS": "paths",
+        "PCDLINT_TOKENIZERS": "tokenizers",
+        "PCDLINT_FAIL_ON": "fail-on",
+        "PCDLINT_SARIF_FILE": "sarif-file",
+    }.items():
         assert env[name] == f"${{{{ inputs.{value} }}}}"
     install = next(s for s in STEPS if "pip install" in s.get("run", ""))
     assert install["env"]["PCDLINT_SOURCE"] == "${{ github.action_path }}"
@@ -107,8 +112,9 @@ def _outputs(text: str) -> dict[str, list[str]]:
     return found
 
 
-def _run_step(tmp_path: Path, files: dict[str, str] | None = None,
-              **inputs: str) -> tuple[subprocess.CompletedProcess, str, str]:
+def _run_step(
+    tmp_path: Path, files: dict[str, str] | None = None, **inputs: str
+) -> tuple[subprocess.CompletedProcess, str, str]:
     for name, text in (files or {}).items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
@@ -116,20 +122,33 @@ def _run_step(tmp_path: Path, files: dict[str, str] | None = None,
     (tmp_path / "clean.json").write_text(CLEAN, encoding="utf-8")
     (tmp_path / ".pcdlint.toml").write_text("", encoding="utf-8")
     summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
-    env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(summary),
-               GITHUB_OUTPUT=str(outputs), HF_HUB_OFFLINE="1",
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-               PCDLINT_PYTHON=sys.executable, **inputs)
-    done = subprocess.run(["bash", str(REPO / "action" / "run.sh")], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        GITHUB_ACTIONS="true",
+        GITHUB_STEP_SUMMARY=str(summary),
+        GITHUB_OUTPUT=str(outputs),
+        HF_HUB_OFFLINE="1",
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        PCDLINT_PYTHON=sys.executable,
+        **inputs,
+    )
+    done = subprocess.run(
+        ["bash", str(REPO / "action" / "run.sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     read = lambda p: p.read_text(encoding="utf-8") if p.exists() else ""  # noqa: E731
     return done, read(summary), read(outputs)
 
 
 @needs_sarif
 def test_step_annotates_and_summarises_findings(tmp_path):
-    done, summary, outputs = _run_step(tmp_path, PCDLINT_PATHS="bad.json clean.json",
-                                       PCDLINT_SARIF_FILE="out/pcdlint.sarif")
+    done, summary, outputs = _run_step(
+        tmp_path, PCDLINT_PATHS="bad.json clean.json", PCDLINT_SARIF_FILE="out/pcdlint.sarif"
+    )
     assert done.returncode == 1, done.stderr
     annotations = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
     assert any("bad.json" in line and "PCD001" in line for line in annotations), done.stdout
@@ -137,15 +156,17 @@ def test_step_annotates_and_summarises_findings(tmp_path):
     assert _outputs(outputs) == {"exit-code": ["1"], "sarif-file": ["out/pcdlint.sarif"]}
     assert "failed (findings at or above `error`)" in summary
     assert "### 1 field with errors" in summary, summary
-    assert re.search(r"^\| \w+ \| `bad\.json:1:\d+` \| qwen2\.5 \| PCD001 error[^|]* \| [^|]*share",
-                     summary, re.MULTILINE), summary
+    assert re.search(
+        r"^\| \w+ \| `bad\.json:1:\d+` \| qwen2\.5 \| PCD001 error[^|]* \| [^|]*share", summary, re.MULTILINE
+    ), summary
     assert "clean.json" not in summary
 
 
 @needs_sarif
 def test_step_passes_on_clean_files(tmp_path):
-    done, summary, outputs = _run_step(tmp_path, PCDLINT_PATHS="clean.json",
-                                       PCDLINT_TOKENIZERS="qwen2.5, smollm2")
+    done, summary, outputs = _run_step(
+        tmp_path, PCDLINT_PATHS="clean.json", PCDLINT_TOKENIZERS="qwen2.5, smollm2"
+    )
     assert done.returncode == 0, done.stderr
     assert "::error" not in done.stdout
     assert _outputs(outputs)["exit-code"] == ["0"]
@@ -154,29 +175,54 @@ def test_step_passes_on_clean_files(tmp_path):
 
 @needs_sarif
 def test_step_reports_usage_error(tmp_path):
-    done, summary, outputs = _run_step(tmp_path, PCDLINT_PATHS="clean.json",
-                                       PCDLINT_TOKENIZERS="no-such-tokenizer")
+    done, summary, outputs = _run_step(
+        tmp_path, PCDLINT_PATHS="clean.json", PCDLINT_TOKENIZERS="no-such-tokenizer"
+    )
     assert done.returncode == 2
     assert _outputs(outputs) == {"exit-code": ["2"]}
     assert "did not produce a report (exit code 2)" in summary
 
 
 def test_inputs_are_not_evaluated_by_the_shell(tmp_path):
-    done, _, outputs = _run_step(tmp_path, PCDLINT_PATHS="$(touch pwned) `touch pwned2` *.json",
-                                 PCDLINT_TOKENIZERS="qwen2.5;touch pwned3")
+    done, _, outputs = _run_step(
+        tmp_path,
+        PCDLINT_PATHS="$(touch pwned) `touch pwned2` *.json",
+        PCDLINT_TOKENIZERS="qwen2.5;touch pwned3",
+    )
     assert done.returncode == 2
     assert not any((tmp_path / name).exists() for name in ("pwned", "pwned2", "pwned3"))
     assert _outputs(outputs)["exit-code"] == ["2"]
 
 
 def test_summary_escapes_and_caps_rows():
-    results = [{"ruleId": "PCD002", "level": "warning", "message": {"text": f"a | b\nc {i}"},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": "s.json"},
-                                                    "region": {"startLine": i + 1, "startColumn": 3}}}],
-                "properties": {"tokenizer": "qwen2.5", "field": f"f{i}", "fieldPointer": f"/properties/f{i}"}}
-               for i in range(MAX_ROWS + 5)]
-    sarif = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "pcdlint", "rules": [
-        {"id": "PCD002", "name": "multi-token-option"}]}}, "results": results}]}
+    results = [
+        {
+            "ruleId": "PCD002",
+            "level": "warning",
+            "message": {"text": f"a | b\nc {i}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": "s.json"},
+                        "region": {"startLine": i + 1, "startColumn": 3},
+                    }
+                }
+            ],
+            "properties": {"tokenizer": "qwen2.5", "field": f"f{i}", "fieldPointer": f"/properties/f{i}"},
+        }
+        for i in range(MAX_ROWS + 5)
+    ]
+    sarif = {
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {"name": "pcdlint", "rules": [{"id": "PCD002", "name": "multi-token-option"}]}
+                },
+                "results": results,
+            }
+        ],
+    }
     text = render(sarif, exit_code=0, fail_on="error")
     assert f"**{MAX_ROWS + 5} findings** ({MAX_ROWS + 5} warning) — passed" in text
     assert "| PCD002 multi-token-option | 55 |" in text
@@ -189,18 +235,38 @@ def test_summary_escapes_and_caps_rows():
 
 def test_summary_one_row_per_field_with_errors_first():
     def result(level, code, field, line, text):
-        return {"ruleId": code, "level": level, "message": {"text": f"{field}: {text}"},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": "s.json"},
-                                                    "region": {"startLine": line, "startColumn": 9}}}],
-                "properties": {"tokenizer": "qwen2.5", "field": field, "fieldPointer": f"/properties/{field}"}}
+        return {
+            "ruleId": code,
+            "level": level,
+            "message": {"text": f"{field}: {text}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": "s.json"},
+                        "region": {"startLine": line, "startColumn": 9},
+                    }
+                }
+            ],
+            "properties": {"tokenizer": "qwen2.5", "field": field, "fieldPointer": f"/properties/{field}"},
+        }
 
-    sarif = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "pcdlint", "rules": []}}, "results": [
-        result("warning", "PCD002", "queue", 4, "multi"), result("error", "PCD001", "queue", 4, "collide"),
-        result("warning", "PCD002", "mood", 9, "prefix")]}]}
+    sarif = {
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "pcdlint", "rules": []}},
+                "results": [
+                    result("warning", "PCD002", "queue", 4, "multi"),
+                    result("error", "PCD001", "queue", 4, "collide"),
+                    result("warning", "PCD002", "mood", 9, "prefix"),
+                ],
+            }
+        ],
+    }
     text = render(sarif, exit_code=1)
-    errors = text[text.index("### 1 field with errors"):text.index("<details>")]
+    errors = text[text.index("### 1 field with errors") : text.index("<details>")]
     assert errors.count("| queue |") == 1 and "| PCD001 error, PCD002 warning | collide |" in errors
-    assert "mood" not in errors and "| mood |" in text[text.index("<details>"):]
+    assert "mood" not in errors and "| mood |" in text[text.index("<details>") :]
 
 
 def test_install_and_summary_never_import_from_the_workspace():
@@ -219,8 +285,21 @@ PLANTED = "import pathlib\npathlib.Path(__file__).resolve().parent.joinpath('PWN
 def test_step_runs_nothing_from_the_workspace(tmp_path):
     """A repository holding modules named like the standard library, click or auditor itself
     (each writes a marker when imported) is linted, never imported."""
-    planted = dict.fromkeys(("argparse.py", "click.py", "csv.py", "fnmatch.py", "orjson.py", "tomllib.py",
-                             "json.py", "re.py", "auditor/__init__.py", "auditor/reporting/__init__.py"), PLANTED)
+    planted = dict.fromkeys(
+        (
+            "argparse.py",
+            "click.py",
+            "csv.py",
+            "fnmatch.py",
+            "orjson.py",
+            "tomllib.py",
+            "json.py",
+            "re.py",
+            "auditor/__init__.py",
+            "auditor/reporting/__init__.py",
+        ),
+        PLANTED,
+    )
     done, summary, _ = _run_step(tmp_path, files=planted, PCDLINT_PATHS="bad.json")
     assert done.returncode == 1, done.stderr
     assert "### 1 field with errors" in summary
@@ -234,16 +313,18 @@ def test_inputs_split_on_newlines_too(tmp_path):
     done, summary, _ = _run_step(tmp_path / "a", PCDLINT_PATHS="clean.json\n  bad.json\n")
     assert done.returncode == 1, done.stderr
     assert "bad.json" in summary
-    done, _, outputs = _run_step(tmp_path / "b", PCDLINT_PATHS="clean.json",
-                                 PCDLINT_TOKENIZERS="qwen2.5\nno-such-tokenizer")
+    done, _, outputs = _run_step(
+        tmp_path / "b", PCDLINT_PATHS="clean.json", PCDLINT_TOKENIZERS="qwen2.5\nno-such-tokenizer"
+    )
     assert done.returncode == 2 and "no-such-tokenizer" in done.stderr
     assert _outputs(outputs)["exit-code"] == ["2"]
 
 
 @needs_sarif
 def test_sarif_file_with_a_newline_cannot_inject_an_output(tmp_path):
-    done, _, outputs = _run_step(tmp_path, PCDLINT_PATHS="bad.json",
-                                 PCDLINT_SARIF_FILE="x.sarif\nexit-code=0")
+    done, _, outputs = _run_step(
+        tmp_path, PCDLINT_PATHS="bad.json", PCDLINT_SARIF_FILE="x.sarif\nexit-code=0"
+    )
     assert done.returncode == 1, done.stderr
     assert _outputs(outputs) == {"exit-code": ["1"], "sarif-file": ["x.sarif\nexit-code=0"]}
 
@@ -262,8 +343,12 @@ def test_sarif_file_equal_to_a_linted_file_is_refused_and_kept(tmp_path, paths):
 
 def test_stale_sarif_is_not_reported_after_a_usage_error(tmp_path):
     (tmp_path / "old.sarif").write_text('{"version": "2.1.0", "runs": []}', encoding="utf-8")
-    done, summary, outputs = _run_step(tmp_path, PCDLINT_PATHS="clean.json", PCDLINT_SARIF_FILE="old.sarif",
-                                       PCDLINT_TOKENIZERS="no-such-tokenizer")
+    done, summary, outputs = _run_step(
+        tmp_path,
+        PCDLINT_PATHS="clean.json",
+        PCDLINT_SARIF_FILE="old.sarif",
+        PCDLINT_TOKENIZERS="no-such-tokenizer",
+    )
     assert done.returncode == 2
     assert _outputs(outputs) == {"exit-code": ["2"]}
     assert "did not produce a report" in summary
@@ -278,8 +363,12 @@ def test_cache_key_is_built_from_sanitised_tokenizers(tmp_path):
     def key(tokenizers: str) -> str:
         outputs = tmp_path / "out.txt"
         outputs.unlink(missing_ok=True)
-        subprocess.run(["bash", str(REPO / "action" / "cache-key.sh")], check=True, timeout=60,
-                       env=dict(os.environ, PCDLINT_TOKENIZERS=tokenizers, GITHUB_OUTPUT=str(outputs)))
+        subprocess.run(
+            ["bash", str(REPO / "action" / "cache-key.sh")],
+            check=True,
+            timeout=60,
+            env=dict(os.environ, PCDLINT_TOKENIZERS=tokenizers, GITHUB_OUTPUT=str(outputs)),
+        )
         return _outputs(outputs.read_text(encoding="utf-8"))["key"][0]
 
     assert key("qwen2.5,smollm2") == "qwen2.5-smollm2"

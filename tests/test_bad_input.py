@@ -33,22 +33,41 @@ BAD = {"type": "object", "properties": {"code": {"enum": ["CAT_001", "CAT_002", 
 INJECT = "\n::error file=x.json::forged\r\x1b[2J\x07\u202eevil"
 
 
-def run(args, cwd: Path, env: dict | None = None, stdout=subprocess.PIPE, timeout: int = 120,
-        **kwargs) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed_cache(cwd / ".cache")),
-                **(env or {})}
+def run(
+    args, cwd: Path, env: dict | None = None, stdout=subprocess.PIPE, timeout: int = 120, **kwargs
+) -> subprocess.CompletedProcess:
+    full_env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "PCDLINT_CACHE_DIR": str(seed_cache(cwd / ".cache")),
+        **(env or {}),
+    }
     full_env.pop("GITHUB_ACTIONS", None)
     full_env.pop("PCDLINT_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "auditor", *map(os.fsdecode, args)], cwd=cwd,
-                          env=full_env, stdout=stdout, stderr=subprocess.PIPE, timeout=timeout,
-                          **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "auditor", *map(os.fsdecode, args)],
+        cwd=cwd,
+        env=full_env,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        timeout=timeout,
+        **kwargs,
+    )
 
 
 def run_in_process(args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     """`run` without the subprocess: the CLI called through click's runner in `cwd`."""
-    return run_cli_bytes(*args, cwd=cwd, env={
-        "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed_cache(cwd / ".cache")),
-        "GITHUB_ACTIONS": None, "PCDLINT_DEBUG": None, **(env or {})})
+    return run_cli_bytes(
+        *args,
+        cwd=cwd,
+        env={
+            "HF_HUB_OFFLINE": "1",
+            "PCDLINT_CACHE_DIR": str(seed_cache(cwd / ".cache")),
+            "GITHUB_ACTIONS": None,
+            "PCDLINT_DEBUG": None,
+            **(env or {}),
+        },
+    )
 
 
 def digest(path: Path) -> str:
@@ -56,8 +75,9 @@ def digest(path: Path) -> str:
 
 
 def write(path: Path, value) -> Path:
-    path.write_text(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False),
-                    encoding="utf-8")
+    path.write_text(
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), encoding="utf-8"
+    )
     return path
 
 
@@ -105,6 +125,7 @@ def caches_pickle_never_executed(tmp):
         assert json.loads(result.stdout)["findings"] == json.loads(first.stdout)["findings"]
         header = json.loads(entries[0].read_bytes().splitlines()[0])  # rebuilt, as data
         assert header["format"] == "pcdlint-analysis"
+
     return Case(["check", schema, "-f", "json"], 1, None, [schema], check)
 
 
@@ -117,8 +138,7 @@ def cache_corrupt_or_tampered(tmp):
     data = json.loads(payload)
     data["sites"] = []
     entry.write_bytes(header + b"\n" + json.dumps(data).encode())
-    return Case(["check", schema], 1, None, [schema],
-                lambda r, t: " PCD001 " in r.stdout.decode())
+    return Case(["check", schema], 1, None, [schema], lambda r, t: " PCD001 " in r.stdout.decode())
 
 
 def cache_truncated(tmp):
@@ -137,29 +157,51 @@ def _needs_writable(path: str):
 def out_dev_null(tmp):
     _needs_writable("/dev/null")
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", schema, "-o", "/dev/null", "--output-html", "/dev/null"], 0, None, [schema],
-                lambda r, t: stat.S_ISCHR(os.stat("/dev/null").st_mode))
+    return Case(
+        ["check", schema, "-o", "/dev/null", "--output-html", "/dev/null"],
+        0,
+        None,
+        [schema],
+        lambda r, t: stat.S_ISCHR(os.stat("/dev/null").st_mode),
+    )
 
 
 def out_dev_full(tmp):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", schema, "-o", "/dev/full"], 2, "--output /dev/full: cannot write", [schema],
-                lambda r, t: stat.S_ISCHR(os.stat("/dev/full").st_mode))
+    return Case(
+        ["check", schema, "-o", "/dev/full"],
+        2,
+        "--output /dev/full: cannot write",
+        [schema],
+        lambda r, t: stat.S_ISCHR(os.stat("/dev/full").st_mode),
+    )
 
 
 def out_dev_stdout(tmp):
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", schema, "-o", "/dev/stdout"], 0, None, [schema],
-                lambda r, t: os.path.islink("/dev/stdout") or (not os.path.isfile("/dev/stdout")
-                and b"0 findings" in r.stdout), process=True)
+    return Case(
+        ["check", schema, "-o", "/dev/stdout"],
+        0,
+        None,
+        [schema],
+        lambda r, t: (
+            os.path.islink("/dev/stdout") or (not os.path.isfile("/dev/stdout") and b"0 findings" in r.stdout)
+        ),
+        process=True,
+    )
 
 
 def out_dash_is_stdout(tmp):
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", schema, "-o", "-", "-f", "json"], 0, None, [schema],
-                lambda r, t: not (t / "-").exists() and json.loads(r.stdout)["version"] == 1)
+    return Case(
+        ["check", schema, "-o", "-", "-f", "json"],
+        0,
+        None,
+        [schema],
+        lambda r, t: not (t / "-").exists() and json.loads(r.stdout)["version"] == 1,
+    )
 
 
 def out_fifo_written_through(tmp):
@@ -178,6 +220,7 @@ def out_fifo_written_through(tmp):
     def check(result, tmp):
         thread.join(10)
         return stat.S_ISFIFO(os.lstat(fifo).st_mode) and b"0 findings" in received[0]
+
     return Case(["check", schema, "-o", fifo], 0, None, [schema], check, process=True)
 
 
@@ -185,17 +228,26 @@ def out_symlink_keeps_link(tmp):
     schema = write(tmp / "s.json", CLEAN)
     (tmp / "real.txt").write_text("old")
     (tmp / "link.txt").symlink_to("real.txt")
-    return Case(["check", schema, "-o", "link.txt"], 0, None, [schema],
-                lambda r, t: (t / "link.txt").is_symlink()
-                and "0 findings" in (t / "real.txt").read_text())
+    return Case(
+        ["check", schema, "-o", "link.txt"],
+        0,
+        None,
+        [schema],
+        lambda r, t: (t / "link.txt").is_symlink() and "0 findings" in (t / "real.txt").read_text(),
+    )
 
 
 def out_planted_temp_symlink(tmp):
     schema = write(tmp / "s.json", CLEAN)
     victim = write(tmp / "victim.json", {"keep": "me"})
     (tmp / ".report.txt.tmp").symlink_to(victim)  # the old predictable temp name
-    return Case(["check", schema, "-o", "report.txt"], 0, None, [schema, victim],
-                lambda r, t: "0 findings" in (t / "report.txt").read_text())
+    return Case(
+        ["check", schema, "-o", "report.txt"],
+        0,
+        None,
+        [schema, victim],
+        lambda r, t: "0 findings" in (t / "report.txt").read_text(),
+    )
 
 
 def out_is_input(tmp):
@@ -221,23 +273,39 @@ def out_is_input_inside_directory(tmp):
 
 def out_same_path_twice(tmp):
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", schema, "-o", "r.html", "--output-html", "r.html"], 2,
-                "--output-html r.html: same file as --output", [schema],
-                lambda r, t: not (t / "r.html").exists())
+    return Case(
+        ["check", schema, "-o", "r.html", "--output-html", "r.html"],
+        2,
+        "--output-html r.html: same file as --output",
+        [schema],
+        lambda r, t: not (t / "r.html").exists(),
+    )
 
 
 def stdout_full(tmp):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", schema], 2, "standard output: cannot write", [schema],
-                stdout=open("/dev/full", "wb"), process=True)
+    return Case(
+        ["check", schema],
+        2,
+        "standard output: cannot write",
+        [schema],
+        stdout=open("/dev/full", "wb"),
+        process=True,
+    )
 
 
 def stdout_read_only(tmp):
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", schema], 2, "standard output: cannot write", [schema],
-                stdout=open(os.devnull, "rb"), process=True)
+    return Case(
+        ["check", schema],
+        2,
+        "standard output: cannot write",
+        [schema],
+        stdout=open(os.devnull, "rb"),
+        process=True,
+    )
 
 
 def yaml_alias_bomb(tmp):
@@ -258,8 +326,14 @@ def fifo_in_directory_skipped(tmp):
     (tmp / "d").mkdir()
     schema = write(tmp / "d" / "a.json", CLEAN)
     os.mkfifo(tmp / "d" / "b.json")
-    return Case(["check", "d"], 0, "b.json: note: not a regular file; skipped", [schema],
-                lambda r, t: "1 file" in r.stdout.decode(), process=True)
+    return Case(
+        ["check", "d"],
+        0,
+        "b.json: note: not a regular file; skipped",
+        [schema],
+        lambda r, t: "1 file" in r.stdout.decode(),
+        process=True,
+    )
 
 
 def symlink_leaving_directory(tmp):
@@ -279,12 +353,12 @@ def symlink_leaving_directory(tmp):
         assert "findings in" not in result.stdout.decode() and "decided wrongly" not in result.stdout.decode()
         assert err.count("symlink leaves the linted directory; refused") == 3, err
         assert " PCD001 " not in result.stdout.decode()
+
     return Case(["check", "d"], 2, None, [schema, outside], check)
 
 
 def dev_zero_input(tmp):
-    return Case(["check", "/dev/zero"], 2, "/dev/zero: not a regular file (a character device)",
-                process=True)
+    return Case(["check", "/dev/zero"], 2, "/dev/zero: not a regular file (a character device)", process=True)
 
 
 def file_too_big(tmp):
@@ -293,8 +367,7 @@ def file_too_big(tmp):
         handle.write(b'{"enum": ["a", "b"], "pad": "')
         handle.write(b"x" * 21_000_000)
         handle.write(b'"}')
-    return Case(["check", big], 2, "big.json: file is 21,000,031 bytes, over the limit of 20,000,000",
-                [big])
+    return Case(["check", big], 2, "big.json: file is 21,000,031 bytes, over the limit of 20,000,000", [big])
 
 
 def file_over_configured_limit(tmp):
@@ -306,8 +379,14 @@ def file_over_configured_limit(tmp):
 def deep_json(tmp):
     deep = write(tmp / "deep.json", "[" * 5000 + "]" * 5000)
     other = write(tmp / "other.json", BAD)  # still linted: the failure is per file
-    return Case(["check", deep, other], 2, "deep.json: nested", [deep, other],
-                lambda r, t: " PCD001 " in r.stdout.decode(), process=True)
+    return Case(
+        ["check", deep, other],
+        2,
+        "deep.json: nested",
+        [deep, other],
+        lambda r, t: " PCD001 " in r.stdout.decode(),
+        process=True,
+    )
 
 
 def deep_yaml(tmp):
@@ -323,8 +402,13 @@ def deep_schema(tmp, keyword="properties"):
 def deep_clean_schema_lints_clean(tmp):
     clean = write(tmp / "clean100.json", _nest(100))
     items = write(tmp / "items300.json", _nest(300, "items"))
-    return Case(["check", clean, items, "--no-cache"], 0, None, [clean, items],
-                lambda r, t: "0 findings in 2 files" in r.stdout.decode())
+    return Case(
+        ["check", clean, items, "--no-cache"],
+        0,
+        None,
+        [clean, items],
+        lambda r, t: "0 findings in 2 files" in r.stdout.decode(),
+    )
 
 
 def lone_surrogate_option(tmp):
@@ -339,12 +423,17 @@ def reversed_surrogate_key(tmp):
 
 def schema_keyword_not_string(tmp):
     bad = write(tmp / "s5.json", {"$schema": 5, "enum": ["alpha", "beta"]})
-    return Case(["check", bad], 1, None, [bad],
-                lambda r, t: "s5.json:1:" in r.stdout.decode() and "PCD000" in r.stdout.decode())
+    return Case(
+        ["check", bad],
+        1,
+        None,
+        [bad],
+        lambda r, t: "s5.json:1:" in r.stdout.decode() and "PCD000" in r.stdout.decode(),
+    )
 
 
 def huge_integer(tmp):
-    bad = write(tmp / "int.json", '{"enum": [' + "9" * 5000 + ', 1]}')
+    bad = write(tmp / "int.json", '{"enum": [' + "9" * 5000 + ", 1]}")
     return Case(["check", bad], 2, "int.json: integer literal with 5,000 digits", [bad])
 
 
@@ -377,6 +466,7 @@ def file_name_not_utf8(tmp):
         out, err = result.stdout.decode(), result.stderr.decode()
         assert "bad\\udcff" in out  # shown escaped, not a crash
         assert not any(line.lstrip().startswith("::") for line in (out + err).splitlines())
+
     return Case(["check", tmp], 1, None, [path], check, process=True)
 
 
@@ -390,8 +480,10 @@ def file_name_not_utf8_in_reports(tmp):
         assert location["artifactLocation"]["uri"].endswith("odd%FF.json")  # its own byte
         report = json.loads((tmp / "r.json").read_bytes())
         assert report["files"][0]["path"].endswith("odd\udcff.json")
-    return Case(["check", path, "-f", "sarif", "--output-json", tmp / "r.json"], 1, None, [path], check,
-                process=True)
+
+    return Case(
+        ["check", path, "-f", "sarif", "--output-json", tmp / "r.json"], 1, None, [path], check, process=True
+    )
 
 
 def file_name_not_utf8_in_baseline(tmp):
@@ -399,6 +491,7 @@ def file_name_not_utf8_in_baseline(tmp):
 
     def check(result, tmp):
         assert json.loads((tmp / "b.json").read_bytes())["findings"]
+
     return Case(["check", path, "--write-baseline", tmp / "b.json"], 0, None, [path], check, process=True)
 
 
@@ -427,15 +520,21 @@ def fake_gguf_model(tmp):
     schema = write(tmp / "s.json", CLEAN)
     fake = tmp / "fake.gguf"
     fake.write_bytes(b"GGUF" + b"\0" * 60)
-    return Case(["verify", "--model", fake, schema], 2, "fake.gguf: not a loadable GGUF model",
-                [schema, fake], process=True)
+    return Case(
+        ["verify", "--model", fake, schema],
+        2,
+        "fake.gguf: not a loadable GGUF model",
+        [schema, fake],
+        process=True,
+    )
 
 
 def max_options_zero(tmp):
     schema = write(tmp / "s.json", CLEAN)
     (tmp / ".pcdlint.toml").write_text("[rules.too-many-options]\nmax-options = 0\n")
-    return Case(["check", schema], 2, "rules.too-many-options.max-options: must be a positive number",
-                [schema])
+    return Case(
+        ["check", schema], 2, "rules.too-many-options.max-options: must be a positive number", [schema]
+    )
 
 
 def ratio_negative(tmp):
@@ -445,8 +544,10 @@ def ratio_negative(tmp):
 
 
 def injection_in_text(tmp):
-    bad = write(tmp / "inj.json", {"type": "object", "properties": {
-        f"key{INJECT}": {"enum": [f"Cat{INJECT}", "Dog"]}}})
+    bad = write(
+        tmp / "inj.json",
+        {"type": "object", "properties": {f"key{INJECT}": {"enum": [f"Cat{INJECT}", "Dog"]}}},
+    )
 
     def check(result, tmp):
         out, err = result.stdout.decode(), result.stderr.decode()
@@ -455,44 +556,67 @@ def injection_in_text(tmp):
         for raw in ("\x1b", "\x07", "\r", "\u202e"):
             assert raw not in out + err
         assert "\\u202e" in out
+
     return Case(["check", bad], 0, None, [bad], check)
 
 
 def injection_in_suggest(tmp):
-    bad = write(tmp / "inj.json", {"type": "object", "properties": {
-        f"k{INJECT}": {"enum": [f"CAT_001{INJECT}", "CAT_002", "CAT_103"]}}})
+    bad = write(
+        tmp / "inj.json",
+        {
+            "type": "object",
+            "properties": {f"k{INJECT}": {"enum": [f"CAT_001{INJECT}", "CAT_002", "CAT_103"]}},
+        },
+    )
 
     def check(result, tmp):
         out = result.stdout.decode()
         assert out and not any(line.lstrip().startswith("::") for line in out.splitlines())
         assert "\x1b" not in out and "\u202e" not in out
+
     return Case(["suggest", bad], 0, None, [bad], check)
 
 
 def injection_in_github_format(tmp):
-    bad = write(tmp / "inj.json", {"type": "object", "properties": {
-        f"k{INJECT}": {"enum": [f"CAT_001{INJECT}", "CAT_002", "CAT_103"]}}})
+    bad = write(
+        tmp / "inj.json",
+        {
+            "type": "object",
+            "properties": {f"k{INJECT}": {"enum": [f"CAT_001{INJECT}", "CAT_002", "CAT_103"]}},
+        },
+    )
 
     def check(result, tmp):
         lines = result.stdout.decode().splitlines()
         commands = [line for line in lines if line.startswith("::")]
         assert len(commands) == len(lines) - 2  # one per field, then the summary and next step
-        assert all(line.startswith(("::error file=", "::warning file=", "::notice file="))
-                   for line in commands)
+        assert all(
+            line.startswith(("::error file=", "::warning file=", "::notice file=")) for line in commands
+        )
         assert "%0A" in result.stdout.decode() and "\x1b" not in result.stdout.decode()
+
     return Case(["check", bad, "-f", "github"], 1, None, [bad], check)
 
 
 def injection_in_job_summary(tmp):
-    hostile = ('<script>alert(1)</script><img src=x onerror=alert(1)><svg onload=alert(1)>'
-               '[click](javascript:alert(1)) ![i](https://evil/x.png) | cell')
-    bad = write(tmp / "inj.json", {"type": "object", "properties": {
-        hostile: {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}})
+    hostile = (
+        "<script>alert(1)</script><img src=x onerror=alert(1)><svg onload=alert(1)>"
+        "[click](javascript:alert(1)) ![i](https://evil/x.png) | cell"
+    )
+    bad = write(
+        tmp / "inj.json",
+        {"type": "object", "properties": {hostile: {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}},
+    )
     sarif = tmp / "out.sarif"
 
     def check(result, tmp):
-        summary = subprocess.run([sys.executable, "-m", "auditor.reporting.action_summary", "--exit-code", "1",
-                                  sarif], capture_output=True, text=True, cwd=tmp, timeout=60)
+        summary = subprocess.run(
+            [sys.executable, "-m", "auditor.reporting.action_summary", "--exit-code", "1", sarif],
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+            timeout=60,
+        )
         text = summary.stdout
         assert summary.returncode == 0 and "PCD001" in text
         for raw in ("<script", "<img", "<svg"):
@@ -502,6 +626,7 @@ def injection_in_job_summary(tmp):
         results = json.loads(sarif.read_text())["runs"][0]["results"]
         assert all("[click](" not in r["message"]["text"] for r in results)
         assert any("\\[click\\](javascript" in r["message"]["text"] for r in results)
+
     return Case(["check", bad, "--output-sarif", sarif], 1, None, [bad], check)
 
 
@@ -511,16 +636,23 @@ def non_finite_numbers_strict_json(tmp):
     def check(result, tmp):
         def refuse(constant):
             raise AssertionError(f"non-standard JSON constant {constant}")
+
         report = json.loads(result.stdout, parse_constant=refuse)
         assert '"Infinity"' in result.stdout.decode() or report["findings"]
+
     return Case(["check", bad, "-f", "json"], 1, None, [bad], check)
 
 
 def html_template_text_in_file_name(tmp):
     name = write(tmp / "{{ 7*7 }}.json", "{not json")
     out = tmp / "r.html"
-    return Case(["check", name, "--output-html", out], 2, "{{ 7*7 }}.json:1:2: invalid JSON", [name],
-                lambda r, t: "{{ 7*7 }}" in out.read_text() and ">49<" not in out.read_text())
+    return Case(
+        ["check", name, "--output-html", out],
+        2,
+        "{{ 7*7 }}.json:1:2: invalid JSON",
+        [name],
+        lambda r, t: "{{ 7*7 }}" in out.read_text() and ">49<" not in out.read_text(),
+    )
 
 
 LONG = "a" * 5000
@@ -529,8 +661,13 @@ LONG_NAME = "b" * 300 + ".json"
 
 def path_too_long(tmp):
     schema = write(tmp / "s.json", BAD)
-    return Case(["check", LONG, schema], 2, "path too long (5,000 bytes; the limit is 4,095)", [schema],
-                lambda r, t: " PCD001 " in r.stdout.decode() and LONG not in r.stderr.decode())
+    return Case(
+        ["check", LONG, schema],
+        2,
+        "path too long (5,000 bytes; the limit is 4,095)",
+        [schema],
+        lambda r, t: " PCD001 " in r.stdout.decode() and LONG not in r.stderr.decode(),
+    )
 
 
 def name_component_too_long(tmp):
@@ -538,51 +675,81 @@ def name_component_too_long(tmp):
 
 
 def unknown_user_home(tmp):
-    return Case(["check", "~nosuchuser36/x.json"], 2,
-                "~nosuchuser36/x.json: no home directory known for user 'nosuchuser36'")
+    return Case(
+        ["check", "~nosuchuser36/x.json"],
+        2,
+        "~nosuchuser36/x.json: no home directory known for user 'nosuchuser36'",
+    )
 
 
 def tokenizer_path_too_long(tmp):
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", "-t", LONG, schema], 2, "tokenizer aaaa", [schema],
-                lambda r, t: "path too long" in r.stderr.decode() and LONG not in r.stderr.decode())
+    return Case(
+        ["check", "-t", LONG, schema],
+        2,
+        "tokenizer aaaa",
+        [schema],
+        lambda r, t: "path too long" in r.stderr.decode() and LONG not in r.stderr.decode(),
+    )
 
 
 def tokenizer_unknown_user(tmp):
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", "-t", "~nosuchuser36/tokenizer.json", schema], 2,
-                "tokenizer ~nosuchuser36/tokenizer.json: no home directory known", [schema])
+    return Case(
+        ["check", "-t", "~nosuchuser36/tokenizer.json", schema],
+        2,
+        "tokenizer ~nosuchuser36/tokenizer.json: no home directory known",
+        [schema],
+    )
 
 
 def config_path_too_long(tmp):
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", "--config", "d/" * 3000, schema], 2, "--config d/d/", [schema],
-                lambda r, t: "path too long" in r.stderr.decode())
+    return Case(
+        ["check", "--config", "d/" * 3000, schema],
+        2,
+        "--config d/d/",
+        [schema],
+        lambda r, t: "path too long" in r.stderr.decode(),
+    )
 
 
 def config_unknown_user(tmp):
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", "--config", "~nosuchuser36/c.toml", schema], 2,
-                "--config ~nosuchuser36/c.toml: no home directory known", [schema])
+    return Case(
+        ["check", "--config", "~nosuchuser36/c.toml", schema],
+        2,
+        "--config ~nosuchuser36/c.toml: no home directory known",
+        [schema],
+    )
 
 
 def config_tokenizer_unknown_user(tmp):
     schema = write(tmp / "s.json", CLEAN)
     config = tmp / ".pcdlint.toml"
     config.write_text('tokenizers = ["~nosuchuser36/t.json"]\n')
-    return Case(["check", schema], 2, "tokenizer ~nosuchuser36/t.json: no home directory known",
-                [schema, config])
+    return Case(
+        ["check", schema], 2, "tokenizer ~nosuchuser36/t.json: no home directory known", [schema, config]
+    )
 
 
 def suggest_name_too_long(tmp):
-    return Case(["suggest", "--write", "fixed.json", LONG_NAME], 2, "file name too long",
-                check=lambda r, t: not (t / "fixed.json").exists())
+    return Case(
+        ["suggest", "--write", "fixed.json", LONG_NAME],
+        2,
+        "file name too long",
+        check=lambda r, t: not (t / "fixed.json").exists(),
+    )
 
 
 def verify_model_unknown_user(tmp):
     schema = write(tmp / "s.json", BAD)
-    return Case(["verify", "--model", "~nosuchuser36/model", schema], 2,
-                "--model ~nosuchuser36/model: no home directory known", [schema])
+    return Case(
+        ["verify", "--model", "~nosuchuser36/model", schema],
+        2,
+        "--model ~nosuchuser36/model: no home directory known",
+        [schema],
+    )
 
 
 def max_depth_over_the_stack_cap(tmp):
@@ -591,8 +758,13 @@ def max_depth_over_the_stack_cap(tmp):
     deep = write(tmp / "deep.json", _nest(10_000))
     config = tmp / ".pcdlint.toml"
     config.write_text("max-depth = 50000\n")
-    return Case(["check", deep], 2, "over the limit of 8000 (config key max-depth, capped at 8000", [deep, config],
-                process=True)
+    return Case(
+        ["check", deep],
+        2,
+        "over the limit of 8000 (config key max-depth, capped at 8000",
+        [deep, config],
+        process=True,
+    )
 
 
 def out_fifo_without_reader(tmp):
@@ -600,53 +772,80 @@ def out_fifo_without_reader(tmp):
     schema = write(tmp / "s.json", CLEAN)
     fifo = tmp / "report.fifo"
     os.mkfifo(fifo)
-    return Case(["check", schema, "-o", fifo], 2, "--output", [schema],
-                lambda r, t: "a FIFO with no reader" in r.stderr.decode() and stat.S_ISFIFO(os.lstat(fifo).st_mode),
-                process=True)
+    return Case(
+        ["check", schema, "-o", fifo],
+        2,
+        "--output",
+        [schema],
+        lambda r, t: "a FIFO with no reader" in r.stderr.decode() and stat.S_ISFIFO(os.lstat(fifo).st_mode),
+        process=True,
+    )
 
 
 def baseline_dev_zero(tmp):
     schema = write(tmp / "s.json", CLEAN)
-    return Case(["check", schema, "--baseline", "/dev/zero"], 2,
-                "--baseline /dev/zero: not a regular file (a character device)", [schema], process=True)
+    return Case(
+        ["check", schema, "--baseline", "/dev/zero"],
+        2,
+        "--baseline /dev/zero: not a regular file (a character device)",
+        [schema],
+        process=True,
+    )
 
 
 def baseline_fifo(tmp):
     schema = write(tmp / "s.json", CLEAN)
     os.mkfifo(tmp / "b.fifo")
-    return Case(["check", schema, "--baseline", tmp / "b.fifo"], 2, "b.fifo: not a regular file (a FIFO)",
-                [schema], process=True)
+    return Case(
+        ["check", schema, "--baseline", tmp / "b.fifo"],
+        2,
+        "b.fifo: not a regular file (a FIFO)",
+        [schema],
+        process=True,
+    )
 
 
 def baseline_nested_too_deep(tmp):
     schema = write(tmp / "s.json", CLEAN)
     baseline = write(tmp / "b.json", "[" * 100_000 + "]" * 100_000)
-    return Case(["check", schema, "--baseline", baseline], 2, "b.json: not a pcdlint baseline",
-                [schema, baseline], process=True)
+    return Case(
+        ["check", schema, "--baseline", baseline],
+        2,
+        "b.json: not a pcdlint baseline",
+        [schema, baseline],
+        process=True,
+    )
 
 
 def config_nested_inline_tables(tmp):
     schema = write(tmp / "s.json", CLEAN)
     config = tmp / ".pcdlint.toml"
     config.write_text("x = " + "{a=" * 3000 + "1" + "}" * 3000 + "\n")
-    return Case(["check", schema], 2, ".pcdlint.toml: invalid TOML: nested too deeply", [schema, config],
-                process=True)
+    return Case(
+        ["check", schema], 2, ".pcdlint.toml: invalid TOML: nested too deeply", [schema, config], process=True
+    )
 
 
 def config_huge_integer(tmp):
     schema = write(tmp / "s.json", CLEAN)
     config = tmp / ".pcdlint.toml"
     config.write_text("max-depth = " + "9" * 5000 + "\n")
-    return Case(["check", schema], 2, ".pcdlint.toml: invalid TOML:", [schema, config],
-                lambda r, t: "9" * 200 not in r.stderr.decode())
+    return Case(
+        ["check", schema],
+        2,
+        ".pcdlint.toml: invalid TOML:",
+        [schema, config],
+        lambda r, t: "9" * 200 not in r.stderr.decode(),
+    )
 
 
 def config_is_a_fifo(tmp):
     """A FIFO named .pcdlint.toml is not a config file: never opened (no hang), not used."""
     schema = write(tmp / "s.json", CLEAN)
     os.mkfifo(tmp / ".pcdlint.toml")
-    return Case(["check", schema], 0, None, [schema], lambda r, t: "0 findings" in r.stdout.decode(),
-                process=True)
+    return Case(
+        ["check", schema], 0, None, [schema], lambda r, t: "0 findings" in r.stdout.decode(), process=True
+    )
 
 
 def python_ref_prints_on_import(tmp):
@@ -654,12 +853,14 @@ def python_ref_prints_on_import(tmp):
     stderr: stdout stays one clean JSON document."""
     (tmp / "noisy36.py").write_text(
         "import os\nprint('{not json')\nos.system('echo child-output')\nfrom enum import Enum\n"
-        "class Code(str, Enum):\n    A = 'CAT_001'\n    B = 'CAT_002'\n    C = 'CAT_103'\n")
+        "class Code(str, Enum):\n    A = 'CAT_001'\n    B = 'CAT_002'\n    C = 'CAT_103'\n"
+    )
 
     def check(result, tmp):
         report = json.loads(result.stdout)
         assert report["version"] == 1 and report["findings"]
         assert "{not json" in result.stderr.decode() and "child-output" in result.stderr.decode()
+
     return Case(["check", "-f", "json", "noisy36:Code"], 1, None, [tmp / "noisy36.py"], check, process=True)
 
 
@@ -683,30 +884,87 @@ def python_m_auditor_ignores_planted_modules(tmp):
     planted = []
     for name in ("click", "csv", "fnmatch", "orjson", "tomllib"):
         planted.append(write(tmp / f"{name}.py", f"open({str(tmp / ('PWNED_' + name))!r}, 'w').close()\n"))
-    return Case(["check", schema], 1, None, [schema, *planted],
-                lambda r, t: " PCD001 " in r.stdout.decode() and not list(t.glob("PWNED_*")), process=True)
+    return Case(
+        ["check", schema],
+        1,
+        None,
+        [schema, *planted],
+        lambda r, t: " PCD001 " in r.stdout.decode() and not list(t.glob("PWNED_*")),
+        process=True,
+    )
 
 
 ROWS = [
-    caches_pickle_never_executed, cache_corrupt_or_tampered, cache_truncated,
-    out_dev_null, out_dev_full, out_dev_stdout, out_dash_is_stdout, out_fifo_written_through,
-    out_symlink_keeps_link, out_planted_temp_symlink, out_is_input, out_html_is_input,
-    baseline_is_input, out_is_input_inside_directory, out_same_path_twice, stdout_full,
-    stdout_read_only, yaml_alias_bomb, fifo_input_named, fifo_in_directory_skipped,
-    symlink_leaving_directory, dev_zero_input, file_too_big, file_over_configured_limit,
-    deep_json, deep_yaml, deep_schema, deep_clean_schema_lints_clean, lone_surrogate_option,
-    reversed_surrogate_key, schema_keyword_not_string, huge_integer, huge_integer_yaml,
-    config_not_utf8, file_name_not_utf8, file_name_not_utf8_in_reports, file_name_not_utf8_in_baseline,
-    file_name_injection_on_stderr, fake_tiktoken,
-    fake_gguf_tokenizer, fake_gguf_model, max_options_zero, ratio_negative, injection_in_text,
-    injection_in_suggest, injection_in_github_format, injection_in_job_summary,
-    non_finite_numbers_strict_json, html_template_text_in_file_name,
-    path_too_long, name_component_too_long, unknown_user_home, tokenizer_path_too_long,
-    tokenizer_unknown_user, config_path_too_long, config_unknown_user, config_tokenizer_unknown_user,
-    suggest_name_too_long, verify_model_unknown_user, max_depth_over_the_stack_cap,
-    out_fifo_without_reader, baseline_dev_zero, baseline_fifo, baseline_nested_too_deep,
-    config_nested_inline_tables, config_huge_integer, config_is_a_fifo, python_ref_prints_on_import,
-    tokenizer_cache_memo_damaged, python_m_auditor_ignores_planted_modules,
+    caches_pickle_never_executed,
+    cache_corrupt_or_tampered,
+    cache_truncated,
+    out_dev_null,
+    out_dev_full,
+    out_dev_stdout,
+    out_dash_is_stdout,
+    out_fifo_written_through,
+    out_symlink_keeps_link,
+    out_planted_temp_symlink,
+    out_is_input,
+    out_html_is_input,
+    baseline_is_input,
+    out_is_input_inside_directory,
+    out_same_path_twice,
+    stdout_full,
+    stdout_read_only,
+    yaml_alias_bomb,
+    fifo_input_named,
+    fifo_in_directory_skipped,
+    symlink_leaving_directory,
+    dev_zero_input,
+    file_too_big,
+    file_over_configured_limit,
+    deep_json,
+    deep_yaml,
+    deep_schema,
+    deep_clean_schema_lints_clean,
+    lone_surrogate_option,
+    reversed_surrogate_key,
+    schema_keyword_not_string,
+    huge_integer,
+    huge_integer_yaml,
+    config_not_utf8,
+    file_name_not_utf8,
+    file_name_not_utf8_in_reports,
+    file_name_not_utf8_in_baseline,
+    file_name_injection_on_stderr,
+    fake_tiktoken,
+    fake_gguf_tokenizer,
+    fake_gguf_model,
+    max_options_zero,
+    ratio_negative,
+    injection_in_text,
+    injection_in_suggest,
+    injection_in_github_format,
+    injection_in_job_summary,
+    non_finite_numbers_strict_json,
+    html_template_text_in_file_name,
+    path_too_long,
+    name_component_too_long,
+    unknown_user_home,
+    tokenizer_path_too_long,
+    tokenizer_unknown_user,
+    config_path_too_long,
+    config_unknown_user,
+    config_tokenizer_unknown_user,
+    suggest_name_too_long,
+    verify_model_unknown_user,
+    max_depth_over_the_stack_cap,
+    out_fifo_without_reader,
+    baseline_dev_zero,
+    baseline_fifo,
+    baseline_nested_too_deep,
+    config_nested_inline_tables,
+    config_huge_integer,
+    config_is_a_fifo,
+    python_ref_prints_on_import,
+    tokenizer_cache_memo_damaged,
+    python_m_auditor_ignores_planted_modules,
 ]
 
 

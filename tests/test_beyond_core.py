@@ -70,8 +70,13 @@ def test_suggest_support_triage_prints_suggestions_that_relint_clean(tmp_path):
             renamed = tmp_path / f"renamed_{checked}.json"
             renamed.write_text(json.dumps(document, indent=2), encoding="utf-8")
             run = lint([str(renamed)], [tokenizer], LintOptions())
-            at_field = [f for f in run.findings if f.site_pointer == entry["pointer"]
-                        and f.severity in ("warning", "error") and f.tokenizer == "qwen2.5"]
+            at_field = [
+                f
+                for f in run.findings
+                if f.site_pointer == entry["pointer"]
+                and f.severity in ("warning", "error")
+                and f.tokenizer == "qwen2.5"
+            ]
             assert not at_field, (suggestion["strategy"], [f.message for f in at_field])
             assert suggestion["options"] != [m["from"] for m in suggestion["mapping"]]
             checked += 1
@@ -116,8 +121,9 @@ def _model(write_schema, properties):
 def test_cost_fallback_steps_follow_each_engine(write_schema, qwen):
     from auditor.pcd.engines import ENGINES
 
-    model = _model(write_schema, {"tier": {"enum": ["TIER_1", "TIER_2", "DIRECTOR"]},
-                                  "risk": {"enum": ["low", "high"]}})
+    model = _model(
+        write_schema, {"tier": {"enum": ["TIER_1", "TIER_2", "DIRECTOR"]}, "risk": {"enum": ["low", "high"]}}
+    )
     cost = file_cost(model.sites, qwen, engines=list(ENGINES.values()))
     assert qwen.encode("TIER_1")[0] == qwen.encode("TIER_2")[0]  # the tier field collides
     # derive every engine's steps independently from the tokenizer
@@ -133,12 +139,25 @@ def test_cost_fallback_steps_follow_each_engine(write_schema, qwen):
     got = {name: e["pcd"]["fallback_steps"] for name, e in cost["engines"].items()}
     assert got == expected
     assert cost["engines"]["rlcd-mlx"]["pcd"]["worst_field"] == "tier"
-    assert cost["pcd"] == {"prefill": 1, "suffix_pass": 1, "fallback_steps": 0,
-                           "worst_field": None, "passes": 2, "engine": "gather"}
-    longest = json.dumps({"tier": "DIRECTOR" if len(qwen.encode('  "tier": "DIRECTOR"')) >=
-                          len(qwen.encode('  "tier": "TIER_1"')) else "TIER_1",
-                          "risk": "high" if len(qwen.encode('  "risk": "high"')) >=
-                          len(qwen.encode('  "risk": "low"')) else "low"}, indent=2)
+    assert cost["pcd"] == {
+        "prefill": 1,
+        "suffix_pass": 1,
+        "fallback_steps": 0,
+        "worst_field": None,
+        "passes": 2,
+        "engine": "gather",
+    }
+    longest = json.dumps(
+        {
+            "tier": "DIRECTOR"
+            if len(qwen.encode('  "tier": "DIRECTOR"')) >= len(qwen.encode('  "tier": "TIER_1"'))
+            else "TIER_1",
+            "risk": "high"
+            if len(qwen.encode('  "risk": "high"')) >= len(qwen.encode('  "risk": "low"'))
+            else "low",
+        },
+        indent=2,
+    )
     assert cost["naive"]["passes_longest"] == len(qwen.encode(longest))
     assert cost["naive"]["passes_mean"] <= cost["naive"]["passes_longest"]
 
@@ -158,8 +177,9 @@ def test_cost_in_json_and_text_per_tokenizer(write_schema):
     text = _invoke("check", "-t", "qwen2.5", "--cost", str(path)).output
     assert "cost [qwen2.5]" in text and "PCD 2 passes under gather" in text
     assert "cost [" not in _invoke("check", "-t", "qwen2.5", str(path)).output  # only with --cost
-    data = json.loads(_invoke("check", "-f", "json", "--engine", "gather", "--engine", "rlcd-mlx",
-                              str(path)).output)
+    data = json.loads(
+        _invoke("check", "-f", "json", "--engine", "gather", "--engine", "rlcd-mlx", str(path)).output
+    )
     run = data["summary"]["cost"]["qwen2.5"]["run"]
     assert set(run["engines"]) == {"gather", "rlcd-mlx"} and run["engine"] == "gather"
 
@@ -168,10 +188,14 @@ def test_cost_in_json_and_text_per_tokenizer(write_schema):
 
 
 def test_matrix_shows_a_field_clean_for_one_tokenizer_and_broken_for_another(write_schema):
-    path = write_schema({"type": "object", "properties": {
-        "marker": {"enum": ["a<file_sep>b", "done"]}, "risk": {"enum": ["low", "high"]}}})
+    path = write_schema(
+        {
+            "type": "object",
+            "properties": {"marker": {"enum": ["a<file_sep>b", "done"]}, "risk": {"enum": ["low", "high"]}},
+        }
+    )
     out = _invoke("check", "--select", "PCD009", "-t", "qwen2.5", "-t", "smollm2", str(path)).output
-    table = out[out.index("tokenizer matrix"):].splitlines()
+    table = out[out.index("tokenizer matrix") :].splitlines()
     row = next(line for line in table if line.startswith("marker"))
     assert row.split()[1:] == ["ok", "PCD009"]
     assert not any(line.startswith("risk") for line in table)
@@ -194,10 +218,15 @@ def test_csv_one_row_per_finding(write_schema):
 @pytest.mark.slow  # a whole-corpus run
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 def test_whole_corpus_json_has_no_traceback():
-    dirs = [str(CORPUS / d) for d in ("pcd-presets", "pcd-presets-other", "json-schema")
-            if (CORPUS / d).is_dir()]
-    proc = subprocess.run([sys.executable, "-m", "auditor", "check", "--format", "json", *dirs],
-                          capture_output=True, text=True, env={**os.environ, "PCDLINT_DEBUG": "1"})
+    dirs = [
+        str(CORPUS / d) for d in ("pcd-presets", "pcd-presets-other", "json-schema") if (CORPUS / d).is_dir()
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "auditor", "check", "--format", "json", *dirs],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PCDLINT_DEBUG": "1"},
+    )
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode == 1
     data = json.loads(proc.stdout)

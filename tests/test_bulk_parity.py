@@ -29,8 +29,10 @@ from auditor.tokenizers.loader import LoadedTokenizer
 from support import CORPUS, FIXTURES, get_tokenizer
 
 DIGESTS = FIXTURES / "corpus_findings_digest.json"
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present (PCDLINT_CORPUS)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present (PCDLINT_CORPUS)"),
+]
 
 CONFIGS = {
     "default": (("qwen2.5",), {}),
@@ -81,8 +83,9 @@ def test_corpus_json_equals_recorded_digest(config, monkeypatch):
     changed = sorted(k for k in expected.keys() | got.keys() if expected.get(k) != got.get(k))
     assert not changed, f"output changed for: {changed}"
     # the fast writer (C encoder, numpy re-indentation) writes the bytes json.dumps(indent=2) did
-    reference = json.dumps(strict_json(run_to_dict(run)), indent=2, ensure_ascii=False,
-                           allow_nan=False) + "\n"
+    reference = (
+        json.dumps(strict_json(run_to_dict(run)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    )
     assert json_format.render(run) == reference
 
 

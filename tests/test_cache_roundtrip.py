@@ -75,19 +75,33 @@ def _entry_payload(sites_options: list, **document) -> bytes:
     return json.dumps({"document": document, "sites": [{"options": o} for o in sites_options]}).encode()
 
 
-@pytest.mark.parametrize("payload", [
-    _entry_payload([["a", 1, 2.5, -0.0, 1e300, "x\u00e9\n", None, True]]),
-    _entry_payload([[float("nan"), float("inf"), -float("inf")]]),  # json.dumps writes NaN
-    _entry_payload([[123456789012345678901234567890]]),  # orjson: a float (past 64 bits)
-    _entry_payload([["a"], [-9223372036854775809]]),  # 19 digits, below the int64 range
-    _entry_payload([[18446744073709551615, -9223372036854775808, 1e19]]),
-    _entry_payload([["a"]], data={"n": 123456789012345678901234567890}),  # a YAML file's value
-    _entry_payload([["\ud800", "\ud83d\ude00"]]),  # a lone surrogate round-trips escaped
-    b'{"document": {}, "sites": [{"options": [1]}], "k": 1, "k": 2}',
-    b'{"document": {}, "sites": ' + b"[" * 1100 + b"]" * 1100 + b"}",  # past orjson's nesting limit
-    b'[1, 2]',  # not an entry's shape
-], ids=["plain", "non-finite", "big-int", "below-int64", "int64-edges", "yaml-data", "surrogate",
-        "duplicate-key", "deep", "shape"])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        _entry_payload([["a", 1, 2.5, -0.0, 1e300, "x\u00e9\n", None, True]]),
+        _entry_payload([[float("nan"), float("inf"), -float("inf")]]),  # json.dumps writes NaN
+        _entry_payload([[123456789012345678901234567890]]),  # orjson: a float (past 64 bits)
+        _entry_payload([["a"], [-9223372036854775809]]),  # 19 digits, below the int64 range
+        _entry_payload([[18446744073709551615, -9223372036854775808, 1e19]]),
+        _entry_payload([["a"]], data={"n": 123456789012345678901234567890}),  # a YAML file's value
+        _entry_payload([["\ud800", "\ud83d\ude00"]]),  # a lone surrogate round-trips escaped
+        b'{"document": {}, "sites": [{"options": [1]}], "k": 1, "k": 2}',
+        b'{"document": {}, "sites": ' + b"[" * 1100 + b"]" * 1100 + b"}",  # past orjson's nesting limit
+        b"[1, 2]",  # not an entry's shape
+    ],
+    ids=[
+        "plain",
+        "non-finite",
+        "big-int",
+        "below-int64",
+        "int64-edges",
+        "yaml-data",
+        "surrogate",
+        "duplicate-key",
+        "deep",
+        "shape",
+    ],
+)
 def test_an_entry_payload_reads_as_json_reads_it(payload):
     import sys
 

@@ -14,8 +14,13 @@ import pytest
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from support import CORPUS, FIXTURES, run_cli
 
-BAD = {"type": "object", "properties": {"risk": {"enum": ["LOW", "MEDIUM", "HIGH"]},
-                                         "code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}}
+BAD = {
+    "type": "object",
+    "properties": {
+        "risk": {"enum": ["LOW", "MEDIUM", "HIGH"]},
+        "code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]},
+    },
+}
 FINDING_LINE = re.compile(r"^    \d+:\d+ (PCD\d{3}) (error|warning|info): ")
 HEADER_LINE = re.compile(r"^(\S+):(\d+):(\d+): (\S+)(?: \[([^\]]+)\])? ((?:PCD\d{3} \w+(?:, )?)+)$")
 CLEAN = {"type": "object", "properties": {"sentiment": {"enum": ["positive", "negative"]}}}
@@ -29,8 +34,13 @@ def pcdlint(*args, cwd=None, input=None):
 
 def test_python_m_auditor_is_a_real_process(write_schema):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-m", "auditor", "check", str(write_schema(BAD))],
-                          capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "auditor", "check", str(write_schema(BAD))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == EXIT_FINDINGS and " PCD001 " in done.stdout
 
 
@@ -48,13 +58,19 @@ def test_findings_exit_1_with_text_lines(write_schema):
     match = HEADER_LINE.match(lines[header])
     key_line = next(i for i, row in enumerate(path.read_text().splitlines(), 1) if '"code"' in row)
     assert (match.group(1), int(match.group(2)), match.group(4), match.group(5)) == (
-        str(path), key_line, "code", "qwen2.5")
+        str(path),
+        key_line,
+        "code",
+        "qwen2.5",
+    )
     assert match.group(6).startswith("PCD001 error")
     collision = lines[header + 1]
     line_no = next(i for i, row in enumerate(path.read_text().splitlines(), 1) if '"CAT_001"' in row)
     assert FINDING_LINE.match(collision) and collision.startswith(f"    {line_no}:")
-    assert ("PCD001 error: 3 options collapse into 2 first-token buckets after prefix 'CAT_': "
-            "'CAT_001', 'CAT_002' share '0': 'CAT_001' always wins") in collision
+    assert (
+        "PCD001 error: 3 options collapse into 2 first-token buckets after prefix 'CAT_': "
+        "'CAT_001', 'CAT_002' share '0': 'CAT_001' always wins"
+    ) in collision
     # risk's PCD002 is info under Qwen2.5 (every option has its own scored token): hidden
     assert not any("M + EDIUM" in line for line in lines)
     assert lines[-1] == f"1 field will be decided wrongly. Run pcdlint suggest {path} to see verified fixes."
@@ -71,8 +87,9 @@ def test_errors_first_and_statistics_and_exit_zero(write_schema):
     warn_only = {"properties": {"a": {"enum": ["Java", "JavaScript_x", "Kotlin"]}}}
     path = write_schema({"type": "object", "properties": {**warn_only["properties"], **BAD["properties"]}})
     lines = pcdlint("check", path).stdout.splitlines()
-    severities = [HEADER_LINE.match(line).group(6).split(",")[0].split()[1]
-                  for line in lines if HEADER_LINE.match(line)]
+    severities = [
+        HEADER_LINE.match(line).group(6).split(",")[0].split()[1] for line in lines if HEADER_LINE.match(line)
+    ]
     assert severities == sorted(severities, key=["error", "warning", "info"].index), lines
     stats = pcdlint("check", "--statistics", "--select", "ALL", path)
     assert stats.returncode == EXIT_FINDINGS
@@ -101,8 +118,10 @@ def test_fail_on_threshold(write_schema):
 
 def test_select_and_ignore_by_code_prefix_and_name(write_schema):
     path = write_schema(BAD)
+
     def codes(r):
         return {m.group(1) for m in map(FINDING_LINE.match, r.stdout.splitlines()) if m}
+
     assert codes(pcdlint("check", "--select", "PCD002", path)) == {"PCD002"}
     assert codes(pcdlint("check", "--ignore", "first-token-collision", path)) == {"PCD002"}
     # longest match wins: ignore the family, select one member back
@@ -149,9 +168,20 @@ def test_unknown_tokenizer_exit_2(write_schema):
 
 def test_hub_cache_miss_exit_2(write_schema, tmp_path):
     env_cache = {"HF_HUB_CACHE": str(tmp_path / "hf")}
-    result = subprocess.run([sys.executable, "-m", "auditor", "check", "-t", "Qwen/Qwen2.5-1.5B-Instruct",
-                             str(write_schema(CLEAN))], capture_output=True, text=True,
-                            env={**os.environ, **env_cache, "HF_HUB_OFFLINE": "1"})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "auditor",
+            "check",
+            "-t",
+            "Qwen/Qwen2.5-1.5B-Instruct",
+            str(write_schema(CLEAN)),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env_cache, "HF_HUB_OFFLINE": "1"},
+    )
     assert result.returncode == EXIT_USAGE
     assert "not in the local Hugging Face cache" in result.stderr
     assert_no_traceback(result)
@@ -177,8 +207,9 @@ def test_output_file_and_unknown_format(write_schema, tmp_path):
 def test_directories_walk_json_and_yaml():
     result = pcdlint("check", "-f", "json", FIXTURES / "schemas")
     files = sorted(Path(f["path"]).name for f in json.loads(result.stdout)["files"])
-    assert files == sorted(p.name for p in (FIXTURES / "schemas").iterdir()
-                           if p.suffix in (".json", ".yaml", ".yml"))
+    assert files == sorted(
+        p.name for p in (FIXTURES / "schemas").iterdir() if p.suffix in (".json", ".yaml", ".yml")
+    )
 
 
 def test_multiple_tokenizers_each_finding_names_its_own(write_schema):
@@ -193,12 +224,15 @@ def test_rules_and_explain():
 
     listing = pcdlint("rules").stdout
     assert "PCD001  first-token-collision" in listing
-    rows = {line.split()[0]: line.split()[3] for line in listing.splitlines() if re.match(r"^PCD\d{3}  ", line)}
+    rows = {
+        line.split()[0]: line.split()[3] for line in listing.splitlines() if re.match(r"^PCD\d{3}  ", line)
+    }
     rules = load_rules()
     assert rows == {code: "default" if r.default else "opt-in" for code, r in rules.items()}
     assert {c for c, r in rules.items() if not r.default} >= {"PCD011", "PCD012"}
     assert {"PCD000", "PCD001", "PCD002", "PCD005", "PCD009", "PCD010", "PCD900"} <= {
-        c for c, r in rules.items() if r.default}
+        c for c, r in rules.items() if r.default
+    }
     for code, rule in rules.items():  # every opt-in rule says why it is off
         if not rule.default:
             assert f"opt-in {code}: {rule.opt_in_reason}" in listing
@@ -227,9 +261,12 @@ def test_acceptance_high_cardinality_255():
     assert [b["tie_winner"][:7] for b in buckets] == ["CAT_000", "CAT_100", "CAT_200"]
     assert all(b["tie_winner"] == b["options"][0] for b in buckets)
     # its PCD002 restates the collision: folded into the PCD001 finding, multi-token list kept
-    collision = next(f for f in report["findings"] if f["code"] == "PCD001" and f["field"] == "customs_category")
+    collision = next(
+        f for f in report["findings"] if f["code"] == "PCD001" and f["field"] == "customs_category"
+    )
     assert [(f["code"], bool(f["data"]["multi_token_options"])) for f in collision["data"]["folded"]] == [
-        ("PCD002", True)]
+        ("PCD002", True)
+    ]
 
 
 @pytest.mark.slow  # a whole-corpus run
@@ -244,10 +281,14 @@ def test_acceptance_presets_default_set_grouped_and_next_step():
     worst = [m.group(6).split(",")[0].split()[1] for m in headers]
     assert "error" in worst and worst == sorted(worst, key=["error", "warning", "info"].index)
     collisions = [line for line in lines if FINDING_LINE.match(line) and " PCD001 " in line]
-    assert collisions and all(re.search(r"'[^']+', '[^']+'.* share '[^']+': '[^']+' always wins", line)
-                              for line in collisions)
-    assert re.fullmatch(r"\d+ fields? will be decided wrongly\. Run pcdlint suggest FILE to see "
-                        r"verified fixes\.", lines[-1]), lines[-1]
+    assert collisions and all(
+        re.search(r"'[^']+', '[^']+'.* share '[^']+': '[^']+' always wins", line) for line in collisions
+    )
+    assert re.fullmatch(
+        r"\d+ fields? will be decided wrongly\. Run pcdlint suggest FILE to see "
+        r"verified fixes\.",
+        lines[-1],
+    ), lines[-1]
     everything = pcdlint("check", "--show-info", "--select", "ALL", presets).stdout
     assert "PCD011 info" in everything and "PCD012 info" in everything
     report = json.loads(pcdlint("check", "-f", "json", "--select", "ALL", presets).stdout)

@@ -59,7 +59,8 @@ def test_defaults_without_config(project):
 def test_pyproject_table_found_walking_up(project, monkeypatch):
     (project / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.pcdlint]\nignore = ["PCD001"]\nfail-on = "warning"\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     monkeypatch.chdir(project / "schemas")
     code, out, _ = check("a.json")
     assert "PCD001" not in out
@@ -80,7 +81,9 @@ def test_pcdlint_toml_and_cli_flags_override(project):
 def test_extend_select_and_rule_options_and_severity(project):
     (project / ".pcdlint.toml").write_text(
         'select = ["PCD001"]\nextend-select = ["too-many-options"]\n'
-        '[rules.too-many-options]\nmax-options = 2\nseverity = "info"\n', encoding="utf-8")
+        '[rules.too-many-options]\nmax-options = 2\nseverity = "info"\n',
+        encoding="utf-8",
+    )
     code, out, _ = check("schemas", "--show-info")
     lines = [line for line in out.splitlines() if line.startswith("    ") and "PCD003" in line]
     assert len(lines) == 2 and all(" PCD003 info: " in line for line in lines)
@@ -99,7 +102,9 @@ def test_explicit_config_file(project):
 def test_per_file_ignores_glob_and_pointer_fragment(project):
     (project / ".pcdlint.toml").write_text(
         '[per-file-ignores]\n"schemas/*.json#/properties/risk" = ["multi-token-option"]\n'
-        '"a.json" = ["PCD001"]\n', encoding="utf-8")
+        '"a.json" = ["PCD001"]\n',
+        encoding="utf-8",
+    )
     _, out, _ = check("schemas")
     found = codes(out)
     assert ("PCD002", "risk") not in found  # narrowed to the risk node by the fragment
@@ -110,24 +115,28 @@ def test_per_file_ignores_glob_and_pointer_fragment(project):
 
 def test_per_file_ignores_relative_to_config_dir(project, monkeypatch):
     (project / ".pcdlint.toml").write_text(
-        '[per-file-ignores]\n"schemas/a.json#/properties/category" = ["PCD"]\n', encoding="utf-8")
+        '[per-file-ignores]\n"schemas/a.json#/properties/category" = ["PCD"]\n', encoding="utf-8"
+    )
     monkeypatch.chdir(project / "schemas")
     _, out, _ = check("a.json")
     assert [f for _, f in codes(out)] == ["risk"]
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('selct = ["PCD001"]\n', "selct: unknown key"),
-    ('[rules.no-such-rule]\nseverity = "error"\n', "rules.no-such-rule: unknown rule"),
-    ('[rules.PCD003]\nmax-optons = 5\n', "rules.PCD003.max-optons: unknown option of PCD003"),
-    ('[rules.PCD003]\nmax-options = "5"\n', "rules.PCD003.max-options: must be int"),
-    ('[rules.PCD001]\nseverity = "fatal"\n', "rules.PCD001.severity: must be one of"),
-    ('ignore = ["PCD7"]\n', "ignore: 'PCD7' matches no rule"),
-    ('fail-on = "never"\n', "fail-on: must be one of"),
-    ('format = "xml"\n', "format: unknown format 'xml'"),
-    ('[per-file-ignores]\n"a.json#properties" = ["PCD001"]\n', "must be a JSON Pointer"),
-    ('select = [\n', "invalid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('selct = ["PCD001"]\n', "selct: unknown key"),
+        ('[rules.no-such-rule]\nseverity = "error"\n', "rules.no-such-rule: unknown rule"),
+        ("[rules.PCD003]\nmax-optons = 5\n", "rules.PCD003.max-optons: unknown option of PCD003"),
+        ('[rules.PCD003]\nmax-options = "5"\n', "rules.PCD003.max-options: must be int"),
+        ('[rules.PCD001]\nseverity = "fatal"\n', "rules.PCD001.severity: must be one of"),
+        ('ignore = ["PCD7"]\n', "ignore: 'PCD7' matches no rule"),
+        ('fail-on = "never"\n', "fail-on: must be one of"),
+        ('format = "xml"\n', "format: unknown format 'xml'"),
+        ('[per-file-ignores]\n"a.json#properties" = ["PCD001"]\n', "must be a JSON Pointer"),
+        ("select = [\n", "invalid TOML"),
+    ],
+)
 def test_bad_config_exits_2_naming_key_and_file(project, text, message):
     (project / ".pcdlint.toml").write_text(text, encoding="utf-8")
     code, out, err = check("schemas")
@@ -150,7 +159,8 @@ def test_missing_config_file(project):
 def test_show_config_names_each_source(project):
     (project / "pyproject.toml").write_text(
         '[tool.pcdlint]\nignore = ["PCD004"]\n[tool.pcdlint.rules.too-many-options]\nmax-options = 128\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     code, out, _ = check("--show-config", "--fail-on", "warning")
     assert code == 0
     pyproject = str(project / "pyproject.toml")
@@ -161,6 +171,6 @@ def test_show_config_names_each_source(project):
 
     assert f"select = {json.dumps(default_codes())}  # default" in out
     assert "PCD011" not in json.dumps(default_codes())
-    rules = out[out.index("[rules.PCD003]"):]
+    rules = out[out.index("[rules.PCD003]") :]
     assert f"max-options = 128  # {pyproject}" in rules
     assert 'severity = "error"  # default' in rules

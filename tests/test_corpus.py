@@ -23,9 +23,21 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(not FILES, reason="../shared/
 @pytest.fixture(scope="module")
 def corpus_report():
     result = subprocess.run(
-        [sys.executable, "-m", "auditor", "check", "--format", "json", "--select", "PCD0*",
-         *(str(p) for p in FILES)],
-        capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "auditor",
+            "check",
+            "--format",
+            "json",
+            "--select",
+            "PCD0*",
+            *(str(p) for p in FILES),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        timeout=900,
     )
     assert "Traceback" not in result.stderr
     assert result.returncode == 1, result.stderr
@@ -84,7 +96,7 @@ def independent_buckets(tokenizer, field: str, options: list, array_depth: int =
     groups: dict[int, list] = {}
     for option in options:
         if isinstance(option, str):
-            rest = json.dumps(option, ensure_ascii=False)[1:-1][len(prefix):]
+            rest = json.dumps(option, ensure_ascii=False)[1:-1][len(prefix) :]
             ids = tokenizer.encode(rest, add_special_tokens=False).ids
             first = ids[0] if ids else quote
         else:  # a literal is cut where the canonical tokenization of `"f": <literal>` cuts
@@ -110,8 +122,9 @@ def test_engine_pcd001_equals_independent_computation(corpus_report):
         with open(file["path"], encoding="utf-8") as handle:
             document = json.load(handle)
         for site in file["sites"]:
-            expected = independent_buckets(raw, site["name"], options_of(document, site),
-                                           site.get("array_depth", 0))
+            expected = independent_buckets(
+                raw, site["name"], options_of(document, site), site.get("array_depth", 0)
+            )
             finding = engine.pop((file["path"], site["pointer"]), None)
             checked += 1
             if any(len(members) > 1 for _, members in expected):

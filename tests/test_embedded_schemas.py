@@ -22,75 +22,135 @@ from support import FIXTURES
 INPUTS = FIXTURES / "inputs"
 
 EXPECTED = {
-    "anthropic_messages_request.json": ("anthropic", [
-        ("/tools/0/input_schema/properties/unit", "tool get_weather › unit", 12),
-    ]),
-    "anthropic_tool.json": ("anthropic", [
-        ("/input_schema/properties/severity", "tool classify_ticket › severity", 7),
-    ]),
-    "anthropic_tools_list.json": ("anthropic", [
-        ("/0/input_schema/properties/severity", "tool classify_ticket › severity", 7),
-        ("/1/input_schema/properties/team", "tool assign › team", 16),
-    ]),
-    "benchmark_case.json": ("schema-wrapper", [  # `not`, `propertyNames`, `contains` are no sites
-        ("/schema/properties/route", "ticket routing, 3-way › route", 7),
-    ]),
-    "gemini_generate_content.json": ("gemini", [
-        ("/tools/0/functionDeclarations/0/parameters/properties/color_temp",
-         "tool set_light_values › color_temp", 13),
-        ("/generationConfig/responseSchema/properties/mood", "responseSchema › mood", 26),
-        ("/generationConfig/responseSchema/properties/dimmed", "responseSchema › dimmed", 27),
-    ]),
-    "json_schema_test_suite.json": ("schema-wrapper", [
-        ("/0/schema", "simple enum validation", 4),
-        ("/1/schema/properties/bar", "enums in properties › bar", 20),
-    ]),
-    "mcp_tools_list_result.json": ("mcp", [
-        ("/result/tools/0/inputSchema/properties/units", "tool get_weather_data › units", 14),
-        ("/result/tools/0/outputSchema/properties/conditions",
-         "tool get_weather_data output › conditions", 22),
-    ]),
-    "openai_chat_request.json": ("openai", [
-        ("/tools/0/function/parameters/properties/unit", "tool get_weather › unit", 18),
-        ("/tools/1/function/parameters/properties/category", "tool file_ticket › category", 32),
-        ("/tools/1/function/parameters/properties/urgent", "tool file_ticket › urgent", 33),
-        ("/response_format/json_schema/schema/$defs/Team", "response_format triage › team", 54),
-        ("/response_format/json_schema/schema/properties/tags/items",
-         "response_format triage › tags[]", 50),
-    ]),
-    "openai_function_tool.json": ("openai", [
-        ("/function/parameters/properties/unit", "tool get_weather › unit", 10),
-    ]),
-    "openai_legacy_functions.json": ("openai", [
-        ("/functions/0/parameters/properties/unit", "function get_current_weather › unit", 12),
-    ]),
-    "openai_responses_request.json": ("openai", [
-        ("/tools/0/parameters/properties/level", "tool escalate › level", 15),
-        ("/text/format/schema/properties/sentiment", "text.format review › sentiment", 29),
-        ("/text/format/schema/properties/topic", "text.format review › topic", 30),
-    ]),
-    "openai_tools_list.json": ("openai", [
-        ("/0/function/parameters/properties/priority", "tool set_priority › priority", 8),
-        ("/1/function/parameters/properties/queue", "tool route › queue", 19),
-    ]),
-    "openapi_3_0.json": ("openapi-3.0", [
-        ("/paths/~1orders~1{id}/patch/requestBody/content/application~1json/schema/properties/state",
-         "PATCH /orders/{id} › state", 16),
-        ("/paths/~1orders~1{id}/patch/requestBody/content/application~1json/schema/properties/gift",
-         "PATCH /orders/{id} › gift", 17),
-        ("/components/schemas/Carrier", "Carrier", 29),
-    ]),
-    "openapi_3_1.yaml": ("openapi-3.1", [
-        ("/paths/~1tickets/get/parameters/0/schema", "GET /tickets › status", 12),
-        # reached through `$ref: '#/components/schemas/Ticket'` from the request body first
-        ("/components/schemas/Ticket/properties/priority", "POST /tickets › priority", 43),
-        ("/components/schemas/Channel", "POST /tickets › channel", 48),
-        ("/components/schemas/Pet", "Pet.pet_type", 51),  # a discriminator through $refs
-    ]),
-    "swagger_2.json": ("swagger-2.0", [
-        ("/paths/~1pets/get/parameters/0", "GET /pets › status", 9),
-        ("/definitions/Pet/properties/species", "POST /pets › species", 26),
-    ]),
+    "anthropic_messages_request.json": (
+        "anthropic",
+        [
+            ("/tools/0/input_schema/properties/unit", "tool get_weather › unit", 12),
+        ],
+    ),
+    "anthropic_tool.json": (
+        "anthropic",
+        [
+            ("/input_schema/properties/severity", "tool classify_ticket › severity", 7),
+        ],
+    ),
+    "anthropic_tools_list.json": (
+        "anthropic",
+        [
+            ("/0/input_schema/properties/severity", "tool classify_ticket › severity", 7),
+            ("/1/input_schema/properties/team", "tool assign › team", 16),
+        ],
+    ),
+    "benchmark_case.json": (
+        "schema-wrapper",
+        [  # `not`, `propertyNames`, `contains` are no sites
+            ("/schema/properties/route", "ticket routing, 3-way › route", 7),
+        ],
+    ),
+    "gemini_generate_content.json": (
+        "gemini",
+        [
+            (
+                "/tools/0/functionDeclarations/0/parameters/properties/color_temp",
+                "tool set_light_values › color_temp",
+                13,
+            ),
+            ("/generationConfig/responseSchema/properties/mood", "responseSchema › mood", 26),
+            ("/generationConfig/responseSchema/properties/dimmed", "responseSchema › dimmed", 27),
+        ],
+    ),
+    "json_schema_test_suite.json": (
+        "schema-wrapper",
+        [
+            ("/0/schema", "simple enum validation", 4),
+            ("/1/schema/properties/bar", "enums in properties › bar", 20),
+        ],
+    ),
+    "mcp_tools_list_result.json": (
+        "mcp",
+        [
+            ("/result/tools/0/inputSchema/properties/units", "tool get_weather_data › units", 14),
+            (
+                "/result/tools/0/outputSchema/properties/conditions",
+                "tool get_weather_data output › conditions",
+                22,
+            ),
+        ],
+    ),
+    "openai_chat_request.json": (
+        "openai",
+        [
+            ("/tools/0/function/parameters/properties/unit", "tool get_weather › unit", 18),
+            ("/tools/1/function/parameters/properties/category", "tool file_ticket › category", 32),
+            ("/tools/1/function/parameters/properties/urgent", "tool file_ticket › urgent", 33),
+            ("/response_format/json_schema/schema/$defs/Team", "response_format triage › team", 54),
+            (
+                "/response_format/json_schema/schema/properties/tags/items",
+                "response_format triage › tags[]",
+                50,
+            ),
+        ],
+    ),
+    "openai_function_tool.json": (
+        "openai",
+        [
+            ("/function/parameters/properties/unit", "tool get_weather › unit", 10),
+        ],
+    ),
+    "openai_legacy_functions.json": (
+        "openai",
+        [
+            ("/functions/0/parameters/properties/unit", "function get_current_weather › unit", 12),
+        ],
+    ),
+    "openai_responses_request.json": (
+        "openai",
+        [
+            ("/tools/0/parameters/properties/level", "tool escalate › level", 15),
+            ("/text/format/schema/properties/sentiment", "text.format review › sentiment", 29),
+            ("/text/format/schema/properties/topic", "text.format review › topic", 30),
+        ],
+    ),
+    "openai_tools_list.json": (
+        "openai",
+        [
+            ("/0/function/parameters/properties/priority", "tool set_priority › priority", 8),
+            ("/1/function/parameters/properties/queue", "tool route › queue", 19),
+        ],
+    ),
+    "openapi_3_0.json": (
+        "openapi-3.0",
+        [
+            (
+                "/paths/~1orders~1{id}/patch/requestBody/content/application~1json/schema/properties/state",
+                "PATCH /orders/{id} › state",
+                16,
+            ),
+            (
+                "/paths/~1orders~1{id}/patch/requestBody/content/application~1json/schema/properties/gift",
+                "PATCH /orders/{id} › gift",
+                17,
+            ),
+            ("/components/schemas/Carrier", "Carrier", 29),
+        ],
+    ),
+    "openapi_3_1.yaml": (
+        "openapi-3.1",
+        [
+            ("/paths/~1tickets/get/parameters/0/schema", "GET /tickets › status", 12),
+            # reached through `$ref: '#/components/schemas/Ticket'` from the request body first
+            ("/components/schemas/Ticket/properties/priority", "POST /tickets › priority", 43),
+            ("/components/schemas/Channel", "POST /tickets › channel", 48),
+            ("/components/schemas/Pet", "Pet.pet_type", 51),  # a discriminator through $refs
+        ],
+    ),
+    "swagger_2.json": (
+        "swagger-2.0",
+        [
+            ("/paths/~1pets/get/parameters/0", "GET /pets › status", 9),
+            ("/definitions/Pet/properties/species", "POST /pets › species", 26),
+        ],
+    ),
 }
 
 
@@ -144,15 +204,22 @@ def test_collision_inside_a_tool_parameter_fails_the_run():
     result = pcdlint("check", "--select", "PCD001", path)
     assert_no_traceback(result)
     assert result.returncode == EXIT_FINDINGS, result.stderr
-    assert f"{path}:32:13: tool file_ticket › category [qwen2.5] PCD001 error\n    32:53 PCD001 error: " in result.stdout
+    assert (
+        f"{path}:32:13: tool file_ticket › category [qwen2.5] PCD001 error\n    32:53 PCD001 error: "
+        in result.stdout
+    )
 
 
 def test_json_report_lists_embedded_schemas():
     result = pcdlint("check", "-f", "json", INPUTS / "openapi_3_1.yaml")
     report = json.loads(result.stdout)
     schemas = report["files"][0]["schemas"]
-    assert schemas[1] == {"pointer": "/paths/~1tickets/post/requestBody/content/application~1json/schema",
-                          "kind": "openapi", "format": "openapi-3.1", "label": "POST /tickets"}
+    assert schemas[1] == {
+        "pointer": "/paths/~1tickets/post/requestBody/content/application~1json/schema",
+        "kind": "openapi",
+        "format": "openapi-3.1",
+        "label": "POST /tickets",
+    }
     assert report["summary"]["unrecognized"] == []
 
 
@@ -166,24 +233,37 @@ def _sites(value, tmp_path, name="s.json"):
 
 
 def test_constraint_keywords_are_not_sites(tmp_path):
-    sites = _sites({"type": "object", "properties": {
-        "tags": {"type": "object", "propertyNames": {"enum": ["a", "b"]}},
-        "word": {"type": "string", "not": {"enum": ["spam", "scam"]}},
-        "list": {"type": "array", "contains": {"enum": ["x", "y"]}},
-        "cond": {"if": {"properties": {"k": {"enum": ["p", "q"]}}}, "then": {"enum": ["t1", "t2"]}},
-    }, "dependentRequired": {"word": ["tags"]}}, tmp_path)
+    sites = _sites(
+        {
+            "type": "object",
+            "properties": {
+                "tags": {"type": "object", "propertyNames": {"enum": ["a", "b"]}},
+                "word": {"type": "string", "not": {"enum": ["spam", "scam"]}},
+                "list": {"type": "array", "contains": {"enum": ["x", "y"]}},
+                "cond": {"if": {"properties": {"k": {"enum": ["p", "q"]}}}, "then": {"enum": ["t1", "t2"]}},
+            },
+            "dependentRequired": {"word": ["tags"]},
+        },
+        tmp_path,
+    )
     assert list(sites) == ["/properties/cond/then"]
 
 
 def test_boolean_type_lists_and_nullable_enums(tmp_path):
-    sites = _sites({"type": "object", "properties": {
-        "flag": {"type": ["boolean", "null"]},
-        "plain": {"type": ["boolean"]},
-        "mixed": {"type": ["boolean", "string"]},  # an open set: not a decision
-        "level": {"type": "string", "enum": ["low", "high"], "nullable": True},
-        "maybe": {"anyOf": [{"enum": ["a", "b"]}, {"type": "null"}]},
-        "opt": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
-    }}, tmp_path)
+    sites = _sites(
+        {
+            "type": "object",
+            "properties": {
+                "flag": {"type": ["boolean", "null"]},
+                "plain": {"type": ["boolean"]},
+                "mixed": {"type": ["boolean", "string"]},  # an open set: not a decision
+                "level": {"type": "string", "enum": ["low", "high"], "nullable": True},
+                "maybe": {"anyOf": [{"enum": ["a", "b"]}, {"type": "null"}]},
+                "opt": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+            },
+        },
+        tmp_path,
+    )
     assert {p: (s.kind, s.options) for p, s in sites.items()} == {
         "/properties/flag": ("nullable-boolean", [True, False, None]),
         "/properties/plain": ("boolean", [True, False]),
@@ -192,30 +272,57 @@ def test_boolean_type_lists_and_nullable_enums(tmp_path):
         "/properties/opt": ("anyOf-const", [True, False, None]),
     }
     assert sites["/properties/flag"].option_pointers == [
-        "/properties/flag/type/0", "/properties/flag/type/0", "/properties/flag/type/1"]
+        "/properties/flag/type/0",
+        "/properties/flag/type/0",
+        "/properties/flag/type/1",
+    ]
 
 
 def test_discriminator_is_one_site_on_the_property(tmp_path):
-    sites = _sites({"type": "object", "properties": {
-        "event": {"oneOf": [{"$ref": "#/$defs/Click"}, {"$ref": "#/$defs/Scroll"},
-                            {"type": "object", "properties": {"kind": {"enum": ["key"]}}}]}},
-        "$defs": {"Click": {"type": "object", "properties": {"kind": {"const": "click"}, "x": {"type": "integer"}}},
-                  "Scroll": {"type": "object", "properties": {"kind": {"const": "scroll"}}}}}, tmp_path)
+    sites = _sites(
+        {
+            "type": "object",
+            "properties": {
+                "event": {
+                    "oneOf": [
+                        {"$ref": "#/$defs/Click"},
+                        {"$ref": "#/$defs/Scroll"},
+                        {"type": "object", "properties": {"kind": {"enum": ["key"]}}},
+                    ]
+                }
+            },
+            "$defs": {
+                "Click": {
+                    "type": "object",
+                    "properties": {"kind": {"const": "click"}, "x": {"type": "integer"}},
+                },
+                "Scroll": {"type": "object", "properties": {"kind": {"const": "scroll"}}},
+            },
+        },
+        tmp_path,
+    )
     site = sites["/properties/event"]
     assert (site.kind, site.field, site.name, site.options) == (
-        "discriminator", "event.kind", "kind", ["click", "scroll", "key"])
-    assert site.option_pointers == ["/$defs/Click/properties/kind/const",
-                                    "/$defs/Scroll/properties/kind/const",
-                                    "/properties/event/oneOf/2/properties/kind/enum/0"]
+        "discriminator",
+        "event.kind",
+        "kind",
+        ["click", "scroll", "key"],
+    )
+    assert site.option_pointers == [
+        "/$defs/Click/properties/kind/const",
+        "/$defs/Scroll/properties/kind/const",
+        "/properties/event/oneOf/2/properties/kind/enum/0",
+    ]
 
 
 def test_a_property_pinned_to_one_shared_value_is_no_discriminator(tmp_path):
     """MCP's requests all pin `"jsonrpc": "2.0"`: a constant; `method` tells them apart."""
     request = {"type": "object", "properties": {"jsonrpc": {"const": "2.0"}, "method": {"const": "{}"}}}
-    defs = {name: json.loads(json.dumps(request).replace('"{}"', json.dumps(method)))
-            for name, method in (("Ping", "ping"), ("Call", "tools/call"))}
-    sites = _sites({"anyOf": [{"$ref": "#/$defs/Ping"}, {"$ref": "#/$defs/Call"}], "$defs": defs},
-                   tmp_path)
+    defs = {
+        name: json.loads(json.dumps(request).replace('"{}"', json.dumps(method)))
+        for name, method in (("Ping", "ping"), ("Call", "tools/call"))
+    }
+    sites = _sites({"anyOf": [{"$ref": "#/$defs/Ping"}, {"$ref": "#/$defs/Call"}], "$defs": defs}, tmp_path)
     assert [(s.field, s.options) for s in sites.values()] == [("method", ["ping", "tools/call"])]
     same = {"oneOf": [{"properties": {"v": {"const": 1}}}, {"properties": {"v": {"const": 1}}}]}
     assert _sites(same, tmp_path, "same.json") == {}
@@ -224,9 +331,16 @@ def test_a_property_pinned_to_one_shared_value_is_no_discriminator(tmp_path):
 def test_array_items_are_scored_after_the_bracket(tmp_path, qwen):
     from auditor.pcd.scoring import SiteTokens
 
-    sites = _sites({"type": "object", "properties": {
-        "tags": {"type": "array", "items": {"enum": ["billing", "login"]}},
-        "flags": {"type": "array", "items": {"type": "boolean"}}}}, tmp_path)
+    sites = _sites(
+        {
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {"enum": ["billing", "login"]}},
+                "flags": {"type": "array", "items": {"type": "boolean"}},
+            },
+        },
+        tmp_path,
+    )
     tags, flags = sites["/properties/tags/items"], sites["/properties/flags/items"]
     assert (tags.field, tags.array_depth) == ("tags[]", 1)
     assert SiteTokens(tags, qwen).suffix == '  "tags": ["'
@@ -234,18 +348,40 @@ def test_array_items_are_scored_after_the_bracket(tmp_path, qwen):
 
 
 def test_gemini_dialect_upper_case_types(tmp_path):
-    sites = _sites({"generationConfig": {"responseSchema": {"type": "ARRAY", "items": {
-        "type": "OBJECT", "properties": {"ok": {"type": "BOOLEAN"},
-                                         "kind": {"type": "STRING", "enum": ["A1", "B2"]}}}}}},
-                   tmp_path)
+    sites = _sites(
+        {
+            "generationConfig": {
+                "responseSchema": {
+                    "type": "ARRAY",
+                    "items": {
+                        "type": "OBJECT",
+                        "properties": {
+                            "ok": {"type": "BOOLEAN"},
+                            "kind": {"type": "STRING", "enum": ["A1", "B2"]},
+                        },
+                    },
+                }
+            }
+        },
+        tmp_path,
+    )
     assert [(s.field, s.kind) for s in sites.values()] == [
-        ("responseSchema › [].ok", "boolean"), ("responseSchema › [].kind", "enum")]
+        ("responseSchema › [].ok", "boolean"),
+        ("responseSchema › [].kind", "enum"),
+    ]
 
 
 def test_openai_schema_refs_resolve_in_the_schema_openapi_refs_in_the_document(tmp_path):
-    tool = {"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {"a": {"$ref": "#/$defs/A"}},
-        "$defs": {"A": {"enum": ["x1", "y2"]}}}}}
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"$ref": "#/$defs/A"}},
+                "$defs": {"A": {"enum": ["x1", "y2"]}},
+            },
+        },
+    }
     sites = _sites(tool, tmp_path)
-    assert [(p, s.field) for p, s in sites.items()] == [
-        ("/function/parameters/$defs/A", "tool f › a")]
+    assert [(p, s.field) for p, s in sites.items()] == [("/function/parameters/$defs/A", "tool f › a")]

@@ -23,8 +23,10 @@ from support import CORPUS, get_tokenizer
 
 pytest.importorskip("tiktoken")
 FAST_BUILTINS = [name for name, b in BUILTINS.items() if b.ranks is not None]
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present (PCDLINT_CORPUS)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present (PCDLINT_CORPUS)"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +37,16 @@ def corpus_texts() -> list[str]:
     base = get_tokenizer("qwen2.5")
     tokenizer = LoadedTokenizer(id="qwen2.5", source="", hf=base.hf, rank_source=base.rank_source)
     asked: list[str] = []
-    real, real_many, least = fast.FastEncoder.encode_ascii, fast.FastEncoder.encode_ascii_many, fast.FAST_MIN_TEXTS
+    real, real_many, least = (
+        fast.FastEncoder.encode_ascii,
+        fast.FastEncoder.encode_ascii_many,
+        fast.FAST_MIN_TEXTS,
+    )
     fast.FAST_MIN_TEXTS = 1
     fast.FastEncoder.encode_ascii = lambda self, text: asked.append(text) or real(self, text)  # type: ignore[method-assign]
     fast.FastEncoder.encode_ascii_many = (  # type: ignore[method-assign]
-        lambda self, texts: asked.extend(texts) or real_many(self, texts))
+        lambda self, texts: asked.extend(texts) or real_many(self, texts)
+    )
     try:
         files = sorted(str(p) for p in CORPUS.rglob("*.json"))
         run = lint(files, [tokenizer], LintOptions(engines=list(ENGINES), jobs=1))  # counted here
@@ -59,8 +66,40 @@ def random_ascii(count: int = 5000) -> list[str]:
     """Seeded ASCII strings heavy in what split regexes treat apart: whitespace runs, CR/LF,
     digit runs, contractions, quotes and punctuation runs."""
     rng = random.Random(17)
-    pieces = [" ", "  ", "\t", "\n", "\r\n", "\n\n ", "'s", "'T", "'ll", "\"", '"', "\\", "123", "4567",
-              "a", "Zz", "word", "_", "-", "--", ".", "...", "!?", "{", "}", "[", "]", ":", ",", "~", "\x00", "\x7f"]
+    pieces = [
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\n\n ",
+        "'s",
+        "'T",
+        "'ll",
+        '"',
+        '"',
+        "\\",
+        "123",
+        "4567",
+        "a",
+        "Zz",
+        "word",
+        "_",
+        "-",
+        "--",
+        ".",
+        "...",
+        "!?",
+        "{",
+        "}",
+        "[",
+        "]",
+        ":",
+        ",",
+        "~",
+        "\x00",
+        "\x7f",
+    ]
     return ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(count)]
 
 
@@ -75,14 +114,22 @@ def test_fast_ids_and_offsets_equal_tokenizers(name, corpus_texts):
     encoder = tokenizer.fast_encoder
     assert encoder is not None
     specials = [t for t in tokenizer.special_tokens if t.isascii()][:40]
-    texts = (corpus_texts + [f'  "x": "a{s}b"' for s in specials] + [f"{s}{s} {s}" for s in specials[:5]]
-             + random_ascii())
+    texts = (
+        corpus_texts
+        + [f'  "x": "a{s}b"' for s in specials]
+        + [f"{s}{s} {s}" for s in specials[:5]]
+        + random_ascii()
+    )
     ascii_texts = [t for t in texts if t.isascii()]
     assert len(ascii_texts) > 20_000
     native = tokenizer.hf.encode_batch(ascii_texts, add_special_tokens=False)
-    mismatched = [t for t, enc in zip(ascii_texts, native)
-                  if encoder.encode(t) != enc.ids or encoder.encode_ascii(t) != enc.ids
-                  or encoder.ascii_offsets(enc.ids) != enc.offsets]
+    mismatched = [
+        t
+        for t, enc in zip(ascii_texts, native)
+        if encoder.encode(t) != enc.ids
+        or encoder.encode_ascii(t) != enc.ids
+        or encoder.ascii_offsets(enc.ids) != enc.offsets
+    ]
     assert not mismatched, f"{len(mismatched)} texts differ, e.g. {mismatched[:3]}"
 
 
@@ -91,8 +138,9 @@ def test_prefill_takes_the_fast_path_for_ascii_only(monkeypatch):
     tokenizer = LoadedTokenizer(id="q", source="", hf=base.hf, rank_source=base.rank_source)
     calls = []
     real = fast.FastEncoder.encode_ascii_many
-    monkeypatch.setattr(fast.FastEncoder, "encode_ascii_many",
-                        lambda self, texts: calls.extend(texts) or real(self, texts))
+    monkeypatch.setattr(
+        fast.FastEncoder, "encode_ascii_many", lambda self, texts: calls.extend(texts) or real(self, texts)
+    )
     texts = [f"option_{i}" for i in range(fast.FAST_MIN_TEXTS)] + ["café", "naïve"]
     tokenizer.prefill(texts, texts)
     assert set(calls) == set(texts[:-2])
@@ -125,13 +173,31 @@ def random_pairs() -> list[tuple[str, str]]:
     texts = random_ascii(4000)
     ends = "aZ09xQ7"
     # (lefts that end otherwise are there for a rule that would claim too much: they must not join)
-    pairs = [(t + rng.choice([*ends, ".", " ", "'"]), rng.choice(['"', "'", "."]) + rng.choice(["", *texts]))
-             for t in texts[:2000]]
-    pairs += [(t + rng.choice([' "', '"', '  "', '\n "', ' ."']), rng.choice([*ends, "."]) + rng.choice(["", *texts]))
-              for t in texts[2000:]]
+    pairs = [
+        (t + rng.choice([*ends, ".", " ", "'"]), rng.choice(['"', "'", "."]) + rng.choice(["", *texts]))
+        for t in texts[:2000]
+    ]
+    pairs += [
+        (
+            t + rng.choice([' "', '"', '  "', '\n "', ' ."']),
+            rng.choice([*ends, "."]) + rng.choice(["", *texts]),
+        )
+        for t in texts[2000:]
+    ]
     # and pairs that must not join: a contraction, punctuation either side, no space, a space run
-    pairs += [("it", "'s\""), ("a.", '"'), ("a", '."'), (': "', '.x'), ('x"', "a"), ("x  ", '"a'),
-              (': "', " a"), ("a\n", '"'), ("caf\u00e9", '"'), (': "', "\u00e9t\u00e9"), ("<|x", '"')]
+    pairs += [
+        ("it", "'s\""),
+        ("a.", '"'),
+        ("a", '."'),
+        (': "', ".x"),
+        ('x"', "a"),
+        ("x  ", '"a'),
+        (': "', " a"),
+        ("a\n", '"'),
+        ("caf\u00e9", '"'),
+        (': "', "\u00e9t\u00e9"),
+        ("<|x", '"'),
+    ]
     return pairs
 
 
@@ -177,7 +243,9 @@ def test_texts_said_to_round_trip_do(name, corpus_texts):
     specials = [t for t in tokenizer.special_tokens if t.isascii()][:20]
     texts = corpus_texts + random_ascii() + [f"a{s}b" for s in specials] + ["<0x41>", "caf\u00e9"]
     said = [t for t in texts if tokenizer.round_trips(t)]
-    assert len(said) > 20_000 and not tokenizer.round_trips("<0x41>") and not tokenizer.round_trips("caf\u00e9")
+    assert (
+        len(said) > 20_000 and not tokenizer.round_trips("<0x41>") and not tokenizer.round_trips("caf\u00e9")
+    )
     hf = tokenizer.hf
     encoded = hf.encode_batch(said, add_special_tokens=False)
     decoded = hf.decode_batch([e.ids for e in encoded], skip_special_tokens=False)
@@ -204,4 +272,7 @@ def test_letter_slots_with_joins_equal_those_encoded(name):
     for field in names + ['we"ird', "tab\there", "<|endoftext|>"]:
         assert letter_slots(joined, field, 5) == letter_slots(encoded, field, 5), field
         assert letter_slots(joined, field, 5, merging) == letter_slots(encoded, field, 5, merging), field
-    assert any("merges with the quote" in why for why in letter_slots(encoded, names[0], 5, merging).failures.values())
+    assert any(
+        "merges with the quote" in why
+        for why in letter_slots(encoded, names[0], 5, merging).failures.values()
+    )

@@ -26,9 +26,16 @@ def runner(qwen, monkeypatch, tmp_path):
     return CliRunner()
 
 
-@settings(max_examples=EXAMPLES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
 @pytest.mark.slow  # hypothesis: many whole CLI runs
 @given(document=documents())
 def test_check_never_crashes_and_points_into_the_document(runner, document):
@@ -56,8 +63,12 @@ def _one_line_error(error) -> None:
     assert text and "\n" not in text and "\r" not in text and len(text) < 600, text
 
 
-@settings(max_examples=EXAMPLES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(case=completions_answers())
 def test_completions_answers_are_read_or_refused_in_one_line(answering_server, case):
     import math
@@ -68,7 +79,9 @@ def test_completions_answers_are_read_or_refused_in_one_line(answering_server, c
     http, state = answering_server
     count, state["next"] = case
     try:
-        choices = completion_choices(http.post_json("completions", {"prompt": [1]}), count, "POST completions")
+        choices = completion_choices(
+            http.post_json("completions", {"prompt": [1]}), count, "POST completions"
+        )
     except DecoderError as error:
         _one_line_error(error)
         return
@@ -77,11 +90,18 @@ def test_completions_answers_are_read_or_refused_in_one_line(answering_server, c
         for choice in choices:
             assert isinstance(choice.text, str) and all(isinstance(t, str) for t in choice.tokens)
             assert len(choice.tokens) == len(choice.token_logprobs)
-            assert all(v is None or (type(v) is float and math.isfinite(v) and v <= 0.0) for v in choice.token_logprobs)
+            assert all(
+                v is None or (type(v) is float and math.isfinite(v) and v <= 0.0)
+                for v in choice.token_logprobs
+            )
 
 
-@settings(max_examples=EXAMPLES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(case=system_one_answers())
 def test_system_one_answers_are_read_or_refused_in_one_line(answering_server, case):
     systemone = pytest.importorskip("auditor.decoder.systemone")  # the System One backend (issue 31)

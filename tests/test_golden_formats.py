@@ -23,8 +23,14 @@ INPUTS = ["fixtures/schemas", "fixtures/inputs/openai_function_tool.json"]
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_check_output_matches_its_golden_file(fmt, tmp_path):
     env = {**os.environ, "GITHUB_ACTIONS": "", "NO_COLOR": "1", "PCDLINT_CACHE_DIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-m", "auditor", "check", "-f", fmt, *INPUTS], cwd=REPO,
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "auditor", "check", "-f", fmt, *INPUTS],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stderr  # the fixtures are meant to have findings
     golden = GOLDEN / f"check_fixtures.{fmt}.txt"
     if os.environ.get("PCDLINT_UPDATE_GOLDEN") == "1":

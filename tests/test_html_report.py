@@ -33,7 +33,7 @@ def test_self_contained_page(qwen):
     page = render(lint([str(preset("support_triage"))], [qwen]))
     assert page.startswith("<!DOCTYPE html>")
     assert not re.search(r"""(?:src|href)=["']?(?:https?:)?//""", page)  # no external assets
-    assert "<link rel=\"stylesheet\"" not in page and "<style>" in page
+    assert '<link rel="stylesheet"' not in page and "<style>" in page
 
 
 def test_pcd001_card_groups_buckets_and_collapses_big_enum(qwen):
@@ -56,7 +56,7 @@ def test_pcd001_card_groups_buckets_and_collapses_big_enum(qwen):
     assert all(g["rest_count"] > 0 for g in colliding)
     assert sorted(shown) == sorted(tokens.options[i].text for i in range(len(site.options)))
     page = render(run)
-    assert page.count("<details class=\"rest\">") >= len(colliding)
+    assert page.count('<details class="rest">') >= len(colliding)
     for group in card["groups"]:
         assert str(escape(group["rest"])) in page
 
@@ -83,8 +83,9 @@ def test_corpus_report_under_5_mb(qwen, smollm2, tmp_path):
     (tmp_path / "corpus.html").write_text(page, encoding="utf-8")
     print(f"corpus HTML report ({len(run.findings)} findings, 2 tokenizers): {size} bytes")
     assert size < 5 * 1024 * 1024
-    assert page.count("<article") == len({(f.path, f.site_pointer, f.tokenizer)
-                                          for f in run.findings if f.field})
+    assert page.count("<article") == len(
+        {(f.path, f.site_pointer, f.tokenizer) for f in run.findings if f.field}
+    )
 
 
 def test_generic_rendering_of_new_rules_cost_and_verification(qwen, write_schema):
@@ -128,10 +129,14 @@ def test_reviewer_layout_on_bundled_fixtures(qwen):
     view = report_view(run)
     wrong = {(f.path, f.site_pointer) for f in run.findings if f.severity == "error" and f.field}
     sites = sum(len(r.model.sites) for r in run.files)
-    assert view["verdict"] == f"{len(wrong)} of {sites} fields will be decided wrongly by first-token scoring with qwen2.5."
+    assert (
+        view["verdict"]
+        == f"{len(wrong)} of {sites} fields will be decided wrongly by first-token scoring with qwen2.5."
+    )
     ranks = ["info", "warning", "error"]
     assert [ranks.index(f["severity"]) for f in view["files"]] == sorted(
-        (ranks.index(f["severity"]) for f in view["files"]), reverse=True)
+        (ranks.index(f["severity"]) for f in view["files"]), reverse=True
+    )
     for file in view["files"]:
         order = [ranks.index(c["severity"]) for c in file["cards"]]
         assert order == sorted(order, reverse=True)
@@ -142,13 +147,16 @@ def test_reviewer_layout_on_bundled_fixtures(qwen):
     [bar] = card["bars"]
     assert (bar["token"], bar["size"], bar["winner"]) == ("approve", 2, "approve_now")
     fix = card["suggestions"][0]
-    assert fix["rows"][0] == {"before": "approve_now", "after": fix["json"] and json.loads(fix["json"])["enum"][0]}
+    assert fix["rows"][0] == {
+        "before": "approve_now",
+        "after": fix["json"] and json.loads(fix["json"])["enum"][0],
+    }
     page = render(run)
     assert page.count("verification not run") == 1
     assert 'data-pcdlint="bucket"' in page and 'data-pcdlint="cost"' in page
     assert '<table class="cost-table">' in page and "naive passes (longest options)" in page
     assert "&#34;enum&#34;" in page or "&quot;enum&quot;" in page  # the snippet, escaped
     assert '<details class="info-toggle">' in page
-    first_card = page[page.index("<article"):]
+    first_card = page[page.index("<article") :]
     assert first_card.startswith('<article class="card sev-error"')
     assert '<details class="card-body" open>' in first_card[:400]

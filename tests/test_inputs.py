@@ -21,8 +21,9 @@ NOT_A_SCHEMA = {"name": "my-app", "version": "1.0.0", "dependencies": {"left-pad
 
 
 def _comparable(findings: list[dict]) -> list[tuple]:
-    return sorted((f["code"], f["pointer"], f["site"], f["field"], f["tokenizer"], f["message"])
-                  for f in findings)
+    return sorted(
+        (f["code"], f["pointer"], f["site"], f["field"], f["tokenizer"], f["message"]) for f in findings
+    )
 
 
 # --------------------------------------------------------------------------- stdin
@@ -30,9 +31,14 @@ def _comparable(findings: list[dict]) -> list[tuple]:
 
 def test_stdin_with_a_name_for_messages(tmp_path):
     text = json.dumps(BAD, indent=2)
-    done = subprocess.run([sys.executable, "-m", "auditor", "check", "-", "--stdin-filename",
-                           "schemas/risk.json"], input=text, capture_output=True, text=True,
-                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"}, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "auditor", "check", "-", "--stdin-filename", "schemas/risk.json"],
+        input=text,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"},
+        timeout=300,
+    )
     assert_no_traceback(done)
     assert done.returncode == EXIT_FINDINGS, done.stderr
     assert "schemas/risk.json:" in done.stdout and " PCD001 " in done.stdout
@@ -41,13 +47,15 @@ def test_stdin_with_a_name_for_messages(tmp_path):
     from_file = pcdlint("check", "-f", "json", path)
     piped = pcdlint("check", "-f", "json", "-", input=text)  # in-process: the real pipe is above
     assert _comparable(json.loads(piped.stdout)["findings"]) == _comparable(
-        json.loads(from_file.stdout)["findings"])
+        json.loads(from_file.stdout)["findings"]
+    )
     assert json.loads(piped.stdout)["files"][0]["path"] == "<stdin>"
 
 
 def test_stdin_filename_drives_config_matching(tmp_path):
-    (tmp_path / ".pcdlint.toml").write_text('[per-file-ignores]\n"schemas/*.json" = ["PCD001"]\n',
-                                            encoding="utf-8")
+    (tmp_path / ".pcdlint.toml").write_text(
+        '[per-file-ignores]\n"schemas/*.json" = ["PCD001"]\n', encoding="utf-8"
+    )
     args = ["check", "--select", "PCD001", "-"]
     named = pcdlint(*args, "--stdin-filename", "schemas/risk.json", input=json.dumps(BAD), cwd=tmp_path)
     unnamed = pcdlint(*args, input=json.dumps(BAD), cwd=tmp_path)
@@ -102,7 +110,10 @@ def test_empty_directory_and_only_non_schemas_exit_2(tmp_path):
     empty.mkdir()
     result = pcdlint("check", empty)
     assert result.returncode == EXIT_USAGE
-    assert result.stderr.strip() == f"pcdlint: error: no lintable file: no *.json, *.yaml or *.yml file in {empty}"
+    assert (
+        result.stderr.strip()
+        == f"pcdlint: error: no lintable file: no *.json, *.yaml or *.yml file in {empty}"
+    )
     other = tmp_path / "other"
     other.mkdir()
     (other / "package.json").write_text(json.dumps(NOT_A_SCHEMA), encoding="utf-8")
@@ -114,7 +125,8 @@ def test_a_py_file_in_a_directory_walk_is_never_imported(tmp_path):
     marker = tmp_path / "imported.txt"
     (tmp_path / "models.py").write_text(
         f"open({str(marker)!r}, 'w').write('ran')\nSCHEMA = {{'enum': ['CAT_001', 'CAT_002']}}\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (tmp_path / "clean.json").write_text(json.dumps(CLEAN), encoding="utf-8")
     result = pcdlint("check", "-f", "json", tmp_path, cwd=tmp_path)
     assert result.returncode == EXIT_CLEAN, result.stderr
@@ -138,9 +150,17 @@ def app_dir(tmp_path):
 def test_python_object_equals_its_dumped_schema(app_dir):
     pytest.importorskip("pydantic")
     dumped = subprocess.run(
-        [sys.executable, "-c", "import json; from app.models import Ticket; "
-         "print(json.dumps(Ticket.model_json_schema(), indent=2))"],
-        cwd=app_dir, capture_output=True, text=True, check=True).stdout
+        [
+            sys.executable,
+            "-c",
+            "import json; from app.models import Ticket; "
+            "print(json.dumps(Ticket.model_json_schema(), indent=2))",
+        ],
+        cwd=app_dir,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     (app_dir / "ticket.json").write_text(dumped, encoding="utf-8")
     from_python = pcdlint("check", "-f", "json", "app.models:Ticket", cwd=app_dir)
     from_file = pcdlint("check", "-f", "json", "ticket.json", cwd=app_dir)
@@ -149,8 +169,8 @@ def test_python_object_equals_its_dumped_schema(app_dir):
     python_report, file_report = json.loads(from_python.stdout), json.loads(from_file.stdout)
     assert _comparable(python_report["findings"]) == _comparable(file_report["findings"])
     assert python_report["files"][0]["sites"] and [
-        (s["pointer"], s["field"], s["kind"]) for s in python_report["files"][0]["sites"]] == [
-        (s["pointer"], s["field"], s["kind"]) for s in file_report["files"][0]["sites"]]
+        (s["pointer"], s["field"], s["kind"]) for s in python_report["files"][0]["sites"]
+    ] == [(s["pointer"], s["field"], s["kind"]) for s in file_report["files"][0]["sites"]]
     source = (app_dir / "app" / "models.py").read_text(encoding="utf-8").splitlines()
     by_pointer = {f["pointer"]: f for f in python_report["findings"]}
     collision = next(f for f in python_report["findings"] if f["code"] == "PCD001")
@@ -159,7 +179,7 @@ def test_python_object_equals_its_dumped_schema(app_dir):
     priority = by_pointer["/properties/priority/enum/0"]
     row = source[priority["line"] - 1]
     assert row.strip().startswith("priority: Literal[")
-    assert row[priority["column"] - 1:priority["end_column"] - 1] == '"P0_CRITICAL"'
+    assert row[priority["column"] - 1 : priority["end_column"] - 1] == '"P0_CRITICAL"'
     sites = {s["pointer"]: s for s in python_report["files"][0]["sites"]}
     assert source[sites["/properties/urgent"]["line"] - 1].strip().startswith("urgent:")
     assert sites["/properties/pet"]["kind"] == "discriminator"  # Pydantic's discriminated union
@@ -184,11 +204,14 @@ def test_api_lint_of_a_model_equals_the_cli(app_dir, monkeypatch):
     assert enum_only.findings[0].path == "app/models.py"
 
 
-@pytest.mark.parametrize("name, pointer, written", [
-    ("Order", "/properties/carrier/enum/0", '"UPS_GROUND"'),      # a TypedDict field's Literal
-    ("Shipment", "/properties/speed/enum/0", '"CAT_001"'),        # a dataclass field's Literal
-    ("Mode", "/enum/0", '"SIZE_100"'),                            # a module-level Literal alias
-])
+@pytest.mark.parametrize(
+    "name, pointer, written",
+    [
+        ("Order", "/properties/carrier/enum/0", '"UPS_GROUND"'),  # a TypedDict field's Literal
+        ("Shipment", "/properties/speed/enum/0", '"CAT_001"'),  # a dataclass field's Literal
+        ("Mode", "/enum/0", '"SIZE_100"'),  # a module-level Literal alias
+    ],
+)
 def test_typed_dicts_dataclasses_and_literal_aliases(app_dir, monkeypatch, name, pointer, written):
     pytest.importorskip("pydantic")
     monkeypatch.chdir(app_dir)
@@ -198,11 +221,13 @@ def test_typed_dicts_dataclasses_and_literal_aliases(app_dir, monkeypatch, name,
     (finding,) = auditor.lint(getattr(shapes, name), select=["PCD001"]).findings
     assert (finding.path, finding.pointer) == ("app/shapes.py", pointer)
     row = (app_dir / "app" / "shapes.py").read_text(encoding="utf-8").splitlines()[finding.line - 1]
-    assert row[finding.column - 1:finding.span.end_column - 1] == written
-    cli = json.loads(pcdlint("check", "-f", "json", "--select", "PCD001", f"app.shapes:{name}",
-                             cwd=app_dir).stdout)
+    assert row[finding.column - 1 : finding.span.end_column - 1] == written
+    cli = json.loads(
+        pcdlint("check", "-f", "json", "--select", "PCD001", f"app.shapes:{name}", cwd=app_dir).stdout
+    )
     assert [(f["path"], f["line"], f["column"]) for f in cli["findings"]] == [
-        (finding.path, finding.line, finding.column)]
+        (finding.path, finding.line, finding.column)
+    ]
 
 
 def test_api_accepts_dicts_text_paths_and_type_adapters(tmp_path):
@@ -212,8 +237,9 @@ def test_api_accepts_dicts_text_paths_and_type_adapters(tmp_path):
     bad_text = json.dumps(BAD)
     assert [f.code for f in auditor.lint(BAD, select=["PCD001"]).findings] == ["PCD001"]
     assert not auditor.lint(bad_text, select=["PCD001"]).ok
-    assert not auditor.lint("type: object\nproperties:\n  c: {enum: [CAT_001, CAT_002, CAT_103]}\n",
-                            select=["PCD001"]).ok
+    assert not auditor.lint(
+        "type: object\nproperties:\n  c: {enum: [CAT_001, CAT_002, CAT_103]}\n", select=["PCD001"]
+    ).ok
     path = tmp_path / "bad.json"
     path.write_text(bad_text, encoding="utf-8")
     assert auditor.lint(path, select=["PCD001"]).findings[0].path == str(path)
@@ -228,8 +254,10 @@ def test_api_accepts_dicts_text_paths_and_type_adapters(tmp_path):
 
 
 def test_import_auditor_stays_light():
-    code = ("import sys, auditor; heavy = [m for m in ('auditor.linter', 'auditor.schema', 'tokenizers', 'transformers',"
-            " 'pydantic', 'jsonschema') if m in sys.modules]; print(heavy)")
+    code = (
+        "import sys, auditor; heavy = [m for m in ('auditor.linter', 'auditor.schema', 'tokenizers', 'transformers',"
+        " 'pydantic', 'jsonschema') if m in sys.modules]; print(heavy)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -248,8 +276,14 @@ def test_missing_pydantic_names_the_extra(app_dir):
     blocker.mkdir()
     (blocker / "pydantic.py").write_text("raise ImportError('blocked for this test')\n", encoding="utf-8")
     env = {**__import__("os").environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(blocker)}
-    done = subprocess.run([sys.executable, "-m", "auditor", "check", "app.models:Category"],
-                          cwd=app_dir, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "auditor", "check", "app.models:Category"],
+        cwd=app_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == EXIT_USAGE
     assert done.stderr.strip().splitlines()[-1].endswith("pip install 'pcdlint-audit[pydantic]'")
     assert "Traceback" not in done.stderr

@@ -20,8 +20,11 @@ def _broken(subject, ctx):
 @pytest.fixture
 def model(tmp_path):
     path = tmp_path / "s.json"
-    path.write_text('{"properties": {"level": {"enum": ["LOW", "MEDIUM", "HIGH"]},'
-                    ' "cat": {"enum": ["billing", "billing_refunds", "other"]}}}', encoding="utf-8")
+    path.write_text(
+        '{"properties": {"level": {"enum": ["LOW", "MEDIUM", "HIGH"]},'
+        ' "cat": {"enum": ["billing", "billing_refunds", "other"]}}}',
+        encoding="utf-8",
+    )
     return analyse(load_document(path, str(path)))
 
 

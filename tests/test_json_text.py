@@ -25,12 +25,23 @@ from auditor.reporting.escape import strict_json
 
 TRICKY = '[]{},:" \\\n\t\x00\x1f\x7fé€\U0001f600\u2028\ud800\udcff'
 texts = st.text(alphabet=st.sampled_from(TRICKY) | st.characters(), max_size=12)
-scalars = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
-           | st.floats(allow_nan=True, allow_infinity=True) | texts)
-keys = texts | st.integers(-5, 5) | st.booleans() | st.none() | st.floats(allow_nan=False, allow_infinity=False)
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                      | st.tuples(inner, inner) | st.dictionaries(keys, inner, max_size=4),
-                      max_leaves=40)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | texts
+)
+keys = (
+    texts | st.integers(-5, 5) | st.booleans() | st.none() | st.floats(allow_nan=False, allow_infinity=False)
+)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(keys, inner, max_size=4)
+    ),
+    max_leaves=40,
+)
 
 
 def reference(value) -> str:
@@ -53,13 +64,21 @@ def test_orjson_path_writes_the_reference_or_steps_aside(value):
 
 # what orjson writes as json.dumps does: strings (control characters, non-ASCII, no surrogates),
 # integers within 64 bits, floats of 1e-4 and more (or zero), string keys
-plain_texts = st.text(alphabet=st.sampled_from(TRICKY.replace("\ud800\udcff", "")) | st.characters(
-    blacklist_categories=("Cs",)), max_size=12)
+plain_texts = st.text(
+    alphabet=st.sampled_from(TRICKY.replace("\ud800\udcff", ""))
+    | st.characters(blacklist_categories=("Cs",)),
+    max_size=12,
+)
 plain_floats = st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: f == 0 or abs(f) >= 1e-4)
 plain = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | plain_floats | plain_texts,
-    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
-    | st.dictionaries(plain_texts, inner, max_size=4), max_leaves=40)
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(plain_texts, inner, max_size=4)
+    ),
+    max_leaves=40,
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -75,8 +94,11 @@ def test_a_string_that_looks_like_a_small_float_keeps_the_orjson_path(text):
     assert json_text._orjson_text(document) == reference(document)
 
 
-@pytest.mark.parametrize("value", [math.nan, -math.inf, 1e-05, -3.5e-07, 2**64, "\ud800", {1: "a"}],
-                         ids=["nan", "-inf", "1e-05", "-3.5e-07", "2**64", "surrogate", "int-key"])
+@pytest.mark.parametrize(
+    "value",
+    [math.nan, -math.inf, 1e-05, -3.5e-07, 2**64, "\ud800", {1: "a"}],
+    ids=["nan", "-inf", "1e-05", "-3.5e-07", "2**64", "surrogate", "int-key"],
+)
 def test_what_orjson_would_write_differently_goes_the_other_way(value):
     document = {"findings": [{"data": [value]}]}
     assert json_text._orjson_text(document) is None
@@ -121,10 +143,20 @@ def test_dumps_strict_equals_reference_on_both_paths(value):
 
 def test_large_document_takes_the_reindent_path_and_matches():
     """Above the size threshold (numpy path), with deep nesting, empties and escapes at depth."""
-    row = {"option": 'a"]},[{\\', "token_ids": list(range(30)), "pieces": ["\\", '\\"', "[", "}"],
-           "empty": [], "nested": [[], {}, [[{}]], {"k": {"": []}}], "x": math.inf, "y": -0.0}
-    document = {"findings": [dict(row, n=i, deep=[[[[[[i]]]]]]) for i in range(3000)],
-                "nan": math.nan, "summary": {}}
+    row = {
+        "option": 'a"]},[{\\',
+        "token_ids": list(range(30)),
+        "pieces": ["\\", '\\"', "[", "}"],
+        "empty": [],
+        "nested": [[], {}, [[{}]], {"k": {"": []}}],
+        "x": math.inf,
+        "y": -0.0,
+    }
+    document = {
+        "findings": [dict(row, n=i, deep=[[[[[[i]]]]]]) for i in range(3000)],
+        "nan": math.nan,
+        "summary": {},
+    }
     compact = json.dumps(strict_json(document), ensure_ascii=False, separators=(",", ": "))
     assert len(compact) > json_text.REINDENT_MIN_CHARS
     assert json_text._orjson_text(document) is None  # infinities: the numpy path

@@ -27,8 +27,7 @@ ALLOWED = {
     "decoder": BASE | {"schema", "tokenizers", "pcd", "decoder"},
     "eval": BASE | {"schema", "tokenizers", "pcd", "decoder", "eval"},
     "reporting": BASE | {"schema", "tokenizers", "pcd", "linter", "decoder", "eval", "reporting"},
-    "cli": BASE | {"schema", "tokenizers", "pcd", "linter", "decoder", "eval", "reporting", "cli",
-                   "api"},
+    "cli": BASE | {"schema", "tokenizers", "pcd", "linter", "decoder", "eval", "reporting", "cli", "api"},
     "api": BASE | {"schema", "tokenizers", "pcd", "linter", "reporting", "api"},
 }
 CLICK_LAYERS = {"cli"}
@@ -60,8 +59,9 @@ def layer_of(module: str) -> str:
 
 
 def sources() -> list[Path]:
-    return sorted(p for top in ("auditor", "rules") for p in (REPO / top).rglob("*.py")
-                  if "__pycache__" not in p.parts)
+    return sorted(
+        p for top in ("auditor", "rules") for p in (REPO / top).rglob("*.py") if "__pycache__" not in p.parts
+    )
 
 
 def _is_module(name: str) -> bool:
@@ -131,7 +131,7 @@ def test_no_import_cycles():
         stack.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                cycles.append(stack[stack.index(nxt):] + [nxt])
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt)
         stack.pop()
@@ -170,7 +170,11 @@ def test_no_module_outside_rules_names_a_rule_code():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         docstrings = _docstring_nodes(tree)
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                    and id(node) not in docstrings and RULE_CODE.search(node.value)):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docstrings
+                and RULE_CODE.search(node.value)
+            ):
                 offenders.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value[:60]!r}")
     assert not offenders, "\n".join(offenders)

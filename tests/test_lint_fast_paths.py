@@ -27,8 +27,12 @@ from auditor.schema.cache import analyse_file
 from support import corpus_files, get_tokenizer
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.integers(min_value=2**63, max_value=2**80)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**63, max_value=2**80)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=6,
 )
@@ -45,8 +49,28 @@ def test_json_text_writes_what_json_dumps_writes(value):
     assert json_text(value) == _reference_json_text(value)
 
 
-@pytest.mark.parametrize("value", [True, False, None, 0, -1, 1, 2**64, 1.0, -0.0, 1e-7, float("nan"),
-                                   float("inf"), float("-inf"), "a\"b", "\x00", [True, 1], {"k": None}])
+@pytest.mark.parametrize(
+    "value",
+    [
+        True,
+        False,
+        None,
+        0,
+        -1,
+        1,
+        2**64,
+        1.0,
+        -0.0,
+        1e-7,
+        float("nan"),
+        float("inf"),
+        float("-inf"),
+        'a"b',
+        "\x00",
+        [True, 1],
+        {"k": None},
+    ],
+)
 def test_json_text_of_literals_that_share_a_hash(value):
     """True == 1 and False == 0: a lookup table keyed by value would write `true` for 1."""
     assert json_text(value) == _reference_json_text(value)
@@ -61,8 +85,17 @@ def _pairwise_risks(tokens: SiteTokens) -> list[str]:
     for option in strings:
         scored = tokens.tokenizer.piece(option.scored_id)
         # (an option scored by the same token is in a collision bucket: PCD001's, issue 32)
-        other = next((o for o in strings if o.index != option.index and o.remainder != scored
-                      and o.scored_id != option.scored_id and o.remainder.startswith(scored)), None)
+        other = next(
+            (
+                o
+                for o in strings
+                if o.index != option.index
+                and o.remainder != scored
+                and o.scored_id != option.scored_id
+                and o.remainder.startswith(scored)
+            ),
+            None,
+        )
         if other is not None:
             risks.append(f"{option.text!r} is scored by {scored!r}, which also begins {other.text!r}")
             break
@@ -120,8 +153,9 @@ def test_losses_are_loss_tuples_with_their_fields():
 
 
 @pytest.mark.parametrize("tokenizer_name", ["qwen2.5", "smollm2"])
-@pytest.mark.parametrize("suffix", ['  "risk": "', '  "<risk>": "', '  "été": "', '  "risk": ', '  "a": "x',
-                                    '  "tags": ["'])
+@pytest.mark.parametrize(
+    "suffix", ['  "risk": "', '  "<risk>": "', '  "été": "', '  "risk": ', '  "a": "x', '  "tags": ["']
+)
 def test_letters_in_context_are_those_plain_cuts_does_not_join(tokenizer_name, suffix):
     from auditor.pcd.scoring import SLOT_LETTERS, _in_context, plain_cuts
 
@@ -153,7 +187,9 @@ def _reference_slots(tokenizer, name: str, needed: int, alphabet: str):
             continue
         ids = tokenizer.hf.encode(suffix + letter + '"', add_special_tokens=False).ids
         if tuple(ids) != tuple(base) + tuple(tokenizer.ids(letter)) + tuple(close):
-            failures[letter] = f"merges with the quote after the suffix: {[tokenizer.piece(t) for t in ids[len(base) - 1:]]}"
+            failures[letter] = (
+                f"merges with the quote after the suffix: {[tokenizer.piece(t) for t in ids[len(base) - 1 :]]}"
+            )
     letters = tuple(c for c in alphabet if c not in failures)
     in_order = all(c not in failures for c in alphabet[:needed]) and needed <= len(alphabet)
     return (letters if in_order else (), failures, in_order, needed)
@@ -169,20 +205,26 @@ def test_letter_slots_shared_between_field_names_are_each_names_own(tokenizer_na
             for name in ("risk", "level", "<tag>", "été", "a b", 'q"'):
                 table = letter_slots(tokenizer, name, needed, alphabet)
                 expected = _reference_slots(tokenizer, name, needed, alphabet)
-                assert (table.letters, table.failures, table.viable, table.needed) == expected, (name, alphabet)
+                assert (table.letters, table.failures, table.viable, table.needed) == expected, (
+                    name,
+                    alphabet,
+                )
     if tokenizer_name == "qwen2.5":  # the suffix opens and A-Z are plain: one table for both names
         assert letter_slots(tokenizer, "risk", 4) is letter_slots(tokenizer, "level", 4)
 
 
-@pytest.mark.parametrize("texts", [["low", "HIGH_RISK", " spaced", ""], ["a", "<|im_start|>x", "b<"],
-                                   ["<think>", "no"]])
+@pytest.mark.parametrize(
+    "texts", [["low", "HIGH_RISK", " spaced", ""], ["a", "<|im_start|>x", "b<"], ["<think>", "no"]]
+)
 def test_fast_encoder_batches_encode_as_each_text_alone(texts):
     tokenizer = get_tokenizer("qwen2.5")
     encoder = tokenizer.fast_encoder
     if encoder is None:
         pytest.skip("tiktoken not installed")
     assert encoder.encode_ascii_many(texts) == [encoder.encode_ascii(t) for t in texts]
-    assert encoder.encode_ascii_many(texts) == [tokenizer.hf.encode(t, add_special_tokens=False).ids for t in texts]
+    assert encoder.encode_ascii_many(texts) == [
+        tokenizer.hf.encode(t, add_special_tokens=False).ids for t in texts
+    ]
 
 
 @pytest.mark.slow
@@ -192,8 +234,12 @@ def test_closed_sequences_are_each_options_closed_remainder_ids_on_the_corpus(to
 
     joined = 0
     for path, site, tokens in _corpus_fields(tokenizer_name):
-        expected = [closed_remainder_ids(tokens.tokenizer, o.remainder, tokens.closes[o.index], o.ids)
-                    if o.is_string else None for o in tokens.options]
+        expected = [
+            closed_remainder_ids(tokens.tokenizer, o.remainder, tokens.closes[o.index], o.ids)
+            if o.is_string
+            else None
+            for o in tokens.options
+        ]
         assert tokens.closed_sequences == expected, (path.name, site.name)
         joined += sum(tokens.closes)
     assert joined > 1000 or tokenizer_name == "smollm2"  # the joined branch was compared, many times
@@ -208,17 +254,22 @@ def test_field_lengths_are_the_field_texts_encoded_on_the_corpus(tokenizer_name)
 
     items = 0
     for path, site, tokens in _corpus_fields(tokenizer_name):
-        expected = [len(tokens.tokenizer.hf.encode(t, add_special_tokens=False).ids) for t in field_texts(site)]
+        expected = [
+            len(tokens.tokenizer.hf.encode(t, add_special_tokens=False).ids) for t in field_texts(site)
+        ]
         assert tokens.field_lengths == expected, (path.name, site.name)
         items += len(site.options) if site.array_depth else 0
     assert items > 1000  # array items (scored after `[`, written as at depth 0) were compared
 
 
-@pytest.mark.parametrize(("suffix", "schema"), [
-    (".json", '{"type": "object", "properties": {"rate": {"enum": [0.00001, 0.00002, 0.5]}}}'),
-    (".yaml", "type: object\nproperties:\n  rate:\n    enum: [.nan, .inf, 1.5e-7, 1.5e-8]\n"),
-    (".json", '{"type": "object", "properties": {"level": {"enum": ["LOW_RISK", "LOW_RATE", "HIGH"]}}}'),
-])
+@pytest.mark.parametrize(
+    ("suffix", "schema"),
+    [
+        (".json", '{"type": "object", "properties": {"rate": {"enum": [0.00001, 0.00002, 0.5]}}}'),
+        (".yaml", "type: object\nproperties:\n  rate:\n    enum: [.nan, .inf, 1.5e-7, 1.5e-8]\n"),
+        (".json", '{"type": "object", "properties": {"level": {"enum": ["LOW_RISK", "LOW_RATE", "HIGH"]}}}'),
+    ],
+)
 def test_the_json_report_of_findings_checked_where_made_is_json_dumps(tmp_path, suffix, schema):
     """A finding's data is checked for floats orjson writes apart where the finding is made
     (Finding.plain_floats); the report passes over what was checked and is still exactly
@@ -236,6 +287,8 @@ def test_the_json_report_of_findings_checked_where_made_is_json_dumps(tmp_path, 
         assert all(f.plain_floats for f in findings)  # checked where made: passed over here
     else:
         assert not all(f.plain_floats for f in findings)  # a float written apart was caught
-    expected = json.dumps(strict_json(json_format.run_to_dict(run)), indent=2, ensure_ascii=False,
-                          allow_nan=False) + "\n"
+    expected = (
+        json.dumps(strict_json(json_format.run_to_dict(run)), indent=2, ensure_ascii=False, allow_nan=False)
+        + "\n"
+    )
     assert json_format.render(run) == expected

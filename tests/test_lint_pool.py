@@ -24,23 +24,30 @@ CORPUS_JSON = [p for p in corpus_files() if p.suffix == ".json"]
 
 def check(args: list[str], cache) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(cache)}
-    result = subprocess.run([sys.executable, "-m", "auditor", "check", *args], capture_output=True,
-                            text=True, env=env, timeout=900, cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, "-m", "auditor", "check", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        cwd=REPO,
+    )
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
 
 def check_in_process(args: list[str], cache):
     """The CLI in this process (click's runner): the pool forks from here as from `pcdlint`."""
-    result = run_cli("check", *args, cwd=REPO,
-                     env={"HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed_cache(cache))})
+    result = run_cli(
+        "check", *args, cwd=REPO, env={"HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed_cache(cache))}
+    )
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
 
 def golden_name(path: str) -> str:
     prefix = f"{CORPUS}/"
-    return "corpus/" + path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, REPO)
+    return "corpus/" + path[len(prefix) :] if path.startswith(prefix) else os.path.relpath(path, REPO)
 
 
 @pytest.mark.slow
@@ -56,8 +63,16 @@ def test_the_corpus_through_the_pool_is_the_serial_output_and_mains_positions(tm
     assert len(findings) > 400
     found: dict[str, Counter] = {}
     for f in findings:
-        row = (f["code"], f["pointer"], f["tokenizer"], f["engine"], f["line"], f["column"],
-               f["end_line"], f["end_column"])
+        row = (
+            f["code"],
+            f["pointer"],
+            f["tokenizer"],
+            f["engine"],
+            f["line"],
+            f["column"],
+            f["end_line"],
+            f["end_column"],
+        )
         found.setdefault(golden_name(f["path"]), Counter())[row] += 1
     for name, rows in GOLDEN["findings"].items():
         if not name.startswith("corpus/"):
@@ -75,6 +90,7 @@ def test_many_small_files_with_errors_and_suppressions_give_the_serial_output(tm
         def spy(*args):
             paths.append(name)
             return real(*args)
+
         return spy
 
     for name in ("_merged_files", "_merged_findings"):
@@ -177,8 +193,10 @@ def test_the_caller_is_one_of_the_workers_and_every_chunk_is_done_once(tmp_path)
 def test_a_run_whose_worker_dies_is_linted_in_one_process(write_schema, qwen, monkeypatch):
     from auditor.linter import engine
 
-    paths = [str(write_schema({"enum": [f"a{i}", f"b{i}", "Yes", "Yesterday"]}, f"s{i:02d}.json"))
-             for i in range(POOL_MIN_FILES)]
+    paths = [
+        str(write_schema({"enum": [f"a{i}", f"b{i}", "Yes", "Yesterday"]}, f"s{i:02d}.json"))
+        for i in range(POOL_MIN_FILES)
+    ]
     serial = engine.lint(paths, [qwen], engine.LintOptions(jobs=1))
     parent, lint_model, lint_models = os.getpid(), engine.lint_model, engine.lint_models
     linted_here: list[int] = []  # files per lint_models call in this process
@@ -224,8 +242,10 @@ def test_a_workers_finding_data_crosses_as_json_and_reads_back_as_made(write_sch
     from auditor.linter import engine
     from auditor.reporting import json_format
 
-    paths = [str(write_schema({"enum": [f"a{i}", f"b{i}", "Yes", "Yesterday"]}, f"s{i:02d}.json"))
-             for i in range(POOL_MIN_FILES)]
+    paths = [
+        str(write_schema({"enum": [f"a{i}", f"b{i}", "Yes", "Yesterday"]}, f"s{i:02d}.json"))
+        for i in range(POOL_MIN_FILES)
+    ]
     if odd_float:
         paths.append(str(write_schema({"enum": [1e-05, 1.5e-05, 2e-05]}, "floats.json")))
     serial = engine.lint(paths, [qwen], engine.LintOptions(jobs=1))

@@ -58,13 +58,27 @@ def described(errors) -> list[tuple[list, str]]:
 INVALID = [
     (validators.Draft202012Validator, {"type": 5, "enum": "red", "properties": {"a": {"minimum": "x"}}}),
     (validators.Draft202012Validator, {"$schema": 5, "required": "a"}),
-    (validators.Draft7Validator, {"$schema": "http://json-schema.org/draft-07/schema#",
-                                  "properties": {"a": {"type": ["string", 3]}}, "items": []}),
+    (
+        validators.Draft7Validator,
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "properties": {"a": {"type": ["string", 3]}},
+            "items": [],
+        },
+    ),
     (validators.Draft4Validator, {"exclusiveMinimum": 3, "enum": []}),
-    (validators.Draft6Validator, {"$schema": "http://json-schema.org/draft-06/schema#",
-                                  "dependencies": {"a": 7}}),
-    (validators.Draft201909Validator, {"$schema": "https://json-schema.org/draft/2019-09/schema",
-                                       "maxItems": -1, "$defs": {"x": {"const": 1, "minLength": 1.5}}}),
+    (
+        validators.Draft6Validator,
+        {"$schema": "http://json-schema.org/draft-06/schema#", "dependencies": {"a": 7}},
+    ),
+    (
+        validators.Draft201909Validator,
+        {
+            "$schema": "https://json-schema.org/draft/2019-09/schema",
+            "maxItems": -1,
+            "$defs": {"x": {"const": 1, "minLength": 1.5}},
+        },
+    ),
 ]
 
 
@@ -95,10 +109,14 @@ def test_invalid_schemas_get_jsonschemas_own_errors(cls, schema):
 
 def test_values_the_compiled_validator_cannot_take_fall_back_to_jsonschema():
     cls = validators.Draft202012Validator
-    for schema in ({"const": 10 ** 400, "type": "integer"}, {"maximum": float("nan")},
-                   {"minimum": 10 ** 400, "type": 7}):
+    for schema in (
+        {"const": 10**400, "type": "integer"},
+        {"maximum": float("nan")},
+        {"minimum": 10**400, "type": 7},
+    ):
         assert described(meta_schema_errors(cls, schema)) == described(
-            meta_schema_errors(cls, schema, use_compiled=False))
+            meta_schema_errors(cls, schema, use_compiled=False)
+        )
 
 
 def test_one_validator_per_draft_per_process():
@@ -109,10 +127,22 @@ def test_one_validator_per_draft_per_process():
 
 # Errors planted in a valid schema's nodes: a subschema's keyword made invalid for every draft,
 # or a whole node replaced by a value no schema may be.
-PLANTED = ({"type": 5}, {"minLength": -1}, {"required": "a"}, {"description": ["a"]},
-           {"allOf": []}, {"properties": 3})
-DRAFTS = (validators.Draft4Validator, validators.Draft6Validator, validators.Draft7Validator,
-          validators.Draft201909Validator, validators.Draft202012Validator, validators.Draft3Validator)
+PLANTED = (
+    {"type": 5},
+    {"minLength": -1},
+    {"required": "a"},
+    {"description": ["a"]},
+    {"allOf": []},
+    {"properties": 3},
+)
+DRAFTS = (
+    validators.Draft4Validator,
+    validators.Draft6Validator,
+    validators.Draft7Validator,
+    validators.Draft201909Validator,
+    validators.Draft202012Validator,
+    validators.Draft3Validator,
+)
 
 
 def _nodes(node, path=()):
@@ -175,10 +205,17 @@ def test_errors_planted_in_subschemas_are_jsonschemas_own_on_every_draft():
 
 def test_error_subschemas_keeps_the_outermost_qualifying_subschema():
     cls = validators.Draft202012Validator
-    paths = [["$defs", "A", "properties", "b", "type"], ["$defs", "A", "type"],
-             ["properties", "x", "anyOf", 0, "minimum"], ["properties", "x", "anyOf", 1, "enum"]]
-    assert error_subschemas(cls, paths) == [("$defs", "A"), ("properties", "x", "anyOf", 0),
-                                            ("properties", "x", "anyOf", 1)]
+    paths = [
+        ["$defs", "A", "properties", "b", "type"],
+        ["$defs", "A", "type"],
+        ["properties", "x", "anyOf", 0, "minimum"],
+        ["properties", "x", "anyOf", 1, "enum"],
+    ]
+    assert error_subschemas(cls, paths) == [
+        ("$defs", "A"),
+        ("properties", "x", "anyOf", 0),
+        ("properties", "x", "anyOf", 1),
+    ]
     # an error at the root, or under a keyword that wraps its members (draft 7 `items`): all
     assert error_subschemas(cls, [["properties", "x", "type"], ["type"]]) == [()]
     assert error_subschemas(cls, [["items", "type"]]) == [()]

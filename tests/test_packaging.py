@@ -17,8 +17,22 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    str(REPO), "-w", str(out)], check=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            str(REPO),
+            "-w",
+            str(out),
+        ],
+        check=True,
+        timeout=600,
+    )
     (path,) = out.glob("pcdlint_audit-*.whl")
     return zipfile.ZipFile(path).namelist()
 
@@ -31,9 +45,11 @@ def test_only_auditor_namespace(wheel):
 def test_every_rule_and_template_inside(wheel):
     for rule in load_rules().values():
         assert rule.module.replace(".", "/") + ".py" in wheel
-    templates = [p.relative_to(REPO / "reports" / "templates").as_posix()
-                 for p in (REPO / "reports" / "templates").rglob("*") if p.is_file()
-                 and "__pycache__" not in p.parts]
+    templates = [
+        p.relative_to(REPO / "reports" / "templates").as_posix()
+        for p in (REPO / "reports" / "templates").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    ]
     for template in templates:
         assert f"auditor/templates/{template}" in wheel
     sources = [p.relative_to(REPO / "auditor").as_posix() for p in (REPO / "auditor").rglob("*.py")]

@@ -40,7 +40,7 @@ ALL_FILES = corpus_files() + sorted([*FIXTURES.rglob("*.json"), *FIXTURES.rglob(
 EDGE_CASES = [
     '{"a/b": {"~x": [1, 2.5e3, true, null]}, "": "empty key"}',
     '{\r\n  "crlf": ["x",\r\n  "y"]\r\n}\r\n',
-    '{"astral \U0001F600": "\U0001F600\U0001F600", "after": {"k": -0}}',
+    '{"astral \U0001f600": "\U0001f600\U0001f600", "after": {"k": -0}}',
     '  [ [], {}, [[["deep"]]], "tab\\t\\"quoted\\"" ]  ',
     '{"dup": {"first": 1}, "dup": {"second": 2}}',
     '["a", "b", {"c": ["d"]}, "e", ["f", "g"], "h"]',  # string runs broken by containers
@@ -69,8 +69,11 @@ def reference_entries(text: str) -> dict[str, tuple[int, int, int, int]]:
             pos = _SPACE.match(text, pos + 1).end()
             while text[pos] != "}":
                 name, key_end = json.decoder.scanstring(text, pos + 1)
-                pos = value(_SPACE.match(text, _SPACE.match(text, key_end).end() + 1).end(),
-                            f"{pointer}/{escape_token(name)}", (pos, key_end))
+                pos = value(
+                    _SPACE.match(text, _SPACE.match(text, key_end).end() + 1).end(),
+                    f"{pointer}/{escape_token(name)}",
+                    (pos, key_end),
+                )
                 pos = _SPACE.match(text, pos).end()
                 if text[pos] == ",":
                     pos = _SPACE.match(text, pos + 1).end()
@@ -110,6 +113,7 @@ def reference_span(text: str, start: int, end: int) -> Span:
     def at(offset: int) -> tuple[int, int]:
         line = text.count("\n", 0, offset)
         return line + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
     return Span(*at(start), *at(end))
 
 
@@ -155,8 +159,15 @@ def test_a_partial_or_foreign_list_of_pointers_takes_the_general_path():
     text = '{"a": ["x", "y", "z"], "o": {"0": "zero", "1": "one"}}'
     positions = JsonPositions(text)
     assert positions.leading_elements(["/a/0", "/a/1"]) == ([7, 12], [10, 15])
-    for pointers in (["/a/1", "/a/2"], ["/a/0", "/a/2"], ["/a/0", "/a/1", "/a/2", "/a/3"],
-                     ["/o/0", "/o/1"], ["/a/0"], ["/a/00", "/a/1"], ["/missing/0", "/missing/1"]):
+    for pointers in (
+        ["/a/1", "/a/2"],
+        ["/a/0", "/a/2"],
+        ["/a/0", "/a/1", "/a/2", "/a/3"],
+        ["/o/0", "/o/1"],
+        ["/a/0"],
+        ["/a/00", "/a/1"],
+        ["/missing/0", "/missing/1"],
+    ):
         assert positions.leading_elements(pointers) is None, pointers
     document = Document("t.json", None, text, positions=JsonPositions(text))
     # past the end: the nearest ancestor's span, as span() gives
@@ -164,7 +175,7 @@ def test_a_partial_or_foreign_list_of_pointers_takes_the_general_path():
 
 
 def test_line_columns_are_line_column():
-    text = "\n\n{\n  \"a\": [\"x\",\n\"y\"]  }\n\n"
+    text = '\n\n{\n  "a": ["x",\n"y"]  }\n\n'
     positions = JsonPositions(text)
     offsets = list(range(len(text) + 1))
     lines, columns = positions.line_columns(offsets)
@@ -172,18 +183,29 @@ def test_line_columns_are_line_column():
     newlines = [i for i, c in enumerate(text) if c == "\n"]
     for offset in offsets:
         line = bisect_left(newlines, offset)
-        assert positions.line_column(offset) == (line + 1, offset - (newlines[line - 1] + 1 if line else 0) + 1)
+        assert positions.line_column(offset) == (
+            line + 1,
+            offset - (newlines[line - 1] + 1 if line else 0) + 1,
+        )
 
 
 _JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=6), children, max_size=6),
-    max_leaves=40)
+    lambda children: (
+        st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=6), children, max_size=6)
+    ),
+    max_leaves=40,
+)
 
 
 @settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(value=_JSON_VALUES, indent=st.sampled_from([None, 0, 1, 2, "\t"]),
-       ensure_ascii=st.booleans(), compact=st.booleans(), crlf=st.booleans())
+@given(
+    value=_JSON_VALUES,
+    indent=st.sampled_from([None, 0, 1, 2, "\t"]),
+    ensure_ascii=st.booleans(),
+    compact=st.booleans(),
+    crlf=st.booleans(),
+)
 def test_bulk_spans_of_generated_documents_are_the_reference(value, indent, ensure_ascii, compact, crlf):
     separators = (",", ":") if compact else None
     text = json.dumps(value, indent=indent, ensure_ascii=ensure_ascii, separators=separators)
@@ -307,38 +329,53 @@ def test_the_index_names_each_object_by_the_pointer_that_resolves_to_it(path):
 # anchors, a relative `$id`, and refs that resolve nowhere or outside the document.
 REF_CASES = {
     "nested-ids": {
-        "$id": "urn:root", "type": "object",
+        "$id": "urn:root",
+        "type": "object",
         "properties": {
             "a": {"$ref": "#/$defs/kind"},
-            "b": {"$id": "urn:inner", "$defs": {"kind": {"enum": ["p", "q"]}},
-                  "properties": {"c": {"$ref": "#/$defs/kind"}, "d": {"$ref": "urn:root#/$defs/kind"}}},
+            "b": {
+                "$id": "urn:inner",
+                "$defs": {"kind": {"enum": ["p", "q"]}},
+                "properties": {"c": {"$ref": "#/$defs/kind"}, "d": {"$ref": "urn:root#/$defs/kind"}},
+            },
         },
         "$defs": {"kind": {"enum": ["x", "y"]}},
     },
     "anchors-and-relative-ids": {
         "$id": "https://example.com/root.json",
         "properties": {
-            "a": {"$ref": "#pick"}, "b": {"$ref": "inner.json#/$defs/k"}, "c": {"$ref": "inner.json"},
-            "d": {"$ref": "https://elsewhere.example/x.json"}, "e": {"$ref": "#/$defs/missing"},
+            "a": {"$ref": "#pick"},
+            "b": {"$ref": "inner.json#/$defs/k"},
+            "c": {"$ref": "inner.json"},
+            "d": {"$ref": "https://elsewhere.example/x.json"},
+            "e": {"$ref": "#/$defs/missing"},
             "f": {"oneOf": [{"$ref": "#/$defs/cat"}, {"$ref": "#/$defs/dog"}]},
             "g": {"anyOf": [{"$ref": "#/$defs/cat"}, {"$ref": "#/$defs/dog"}]},
         },
         "$defs": {
             "pick": {"$anchor": "pick", "enum": ["one", "two"]},
             "inner": {"$id": "inner.json", "enum": ["m", "n"], "$defs": {"k": {"enum": ["k1", "k2"]}}},
-            "cat": {"properties": {"kind": {"const": "cat"}}}, "dog": {"properties": {"kind": {"const": "dog"}}},
+            "cat": {"properties": {"kind": {"const": "cat"}}},
+            "dog": {"properties": {"kind": {"const": "dog"}}},
         },
     },
     "pointers": {  # (x-data: no keyword, so no subresource; its array is no schema)
         "properties": {
-            "a": {"$ref": "#/$defs/a%20b"}, "b": {"$ref": "#/$defs/c~1d"}, "c": {"$ref": "#/x-data/arr/1"},
-            "d": {"$ref": "#/x-data/arr/01"}, "e": {"$ref": "#/x-data/arr"}, "f": {"$ref": "#/x-data/arr/-1"},
-            "g": {"$ref": "#/$defs/t~0"}, "h": {"$ref": "#/x-data/arr/1/enum"}, "i": {"$ref": "#"},
+            "a": {"$ref": "#/$defs/a%20b"},
+            "b": {"$ref": "#/$defs/c~1d"},
+            "c": {"$ref": "#/x-data/arr/1"},
+            "d": {"$ref": "#/x-data/arr/01"},
+            "e": {"$ref": "#/x-data/arr"},
+            "f": {"$ref": "#/x-data/arr/-1"},
+            "g": {"$ref": "#/$defs/t~0"},
+            "h": {"$ref": "#/x-data/arr/1/enum"},
+            "i": {"$ref": "#"},
             "j": {"oneOf": [{"$ref": "#/x-data/arr/0"}, {"$ref": "#/x-data/arr/1"}]},
         },
         "$defs": {"a b": {"enum": ["s", "t"]}, "c/d": {"enum": ["u", "v"]}, "t~": {"type": "boolean"}},
-        "x-data": {"arr": [{"properties": {"k": {"const": 1}}},
-                           {"properties": {"k": {"const": 2}}, "enum": [3, 4]}]},
+        "x-data": {
+            "arr": [{"properties": {"k": {"const": 1}}}, {"properties": {"k": {"const": 2}}, "enum": [3, 4]}]
+        },
     },
 }
 
@@ -362,8 +399,9 @@ def test_a_ref_target_read_off_the_ref_is_the_one_the_index_names(path, tmp_path
     path = ref_case(tmp_path, path) if isinstance(path, str) else path
     fast = model_data(sites.analyse(load(path)))
     # the plain definition: every target looked up in the index of every object
-    monkeypatch.setattr(sites._JsonSchemaCrawler, "_target_pointer",
-                        lambda self, ref, target: self.index().get(id(target)))
+    monkeypatch.setattr(
+        sites._JsonSchemaCrawler, "_target_pointer", lambda self, ref, target: self.index().get(id(target))
+    )
     assert model_data(sites.analyse(load(path))) == fast
 
 
@@ -389,7 +427,9 @@ def test_a_registry_is_crawled_first_where_lookups_would_miss():
     assert needed({"properties": {"a": {"$ref": "#b"}}})
     assert needed({"properties": {"a": {"$ref": "other.json#/x"}}})
     assert needed({"properties": {"a": {"$ref": "#"}}})
-    assert needed({"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"id": {"id": "urn:z"}}})
+    assert needed(
+        {"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"id": {"id": "urn:z"}}}
+    )
     # a key written with escapes (`"\\u0024id"` is `"$id"`): the text does not show it
     assert sites.crawl_needed(r'{"$defs": {"b": {"\u0024id": "urn:y"}}}', {"$defs": {"b": {"$id": "urn:y"}}})
 
@@ -401,11 +441,19 @@ def test_the_lookup_context_is_what_a_lookup_depends_on():
     from referencing.jsonschema import DRAFT202012
 
     schema = {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"type": "string"}}}
-    resolver = Registry().with_resource("urn:t", Resource.from_contents(
-        schema, default_specification=DRAFT202012)).crawl().resolver(base_uri="urn:t")
+    resolver = (
+        Registry()
+        .with_resource("urn:t", Resource.from_contents(schema, default_specification=DRAFT202012))
+        .crawl()
+        .resolver(base_uri="urn:t")
+    )
     first = resolver.lookup("#/$defs/a")
     second = first.resolver.lookup("#/$defs/b")
-    assert sites._lookup_context(first.resolver) == sites._lookup_context(resolver) == ("urn:t", id(resolver._registry))
+    assert (
+        sites._lookup_context(first.resolver)
+        == sites._lookup_context(resolver)
+        == ("urn:t", id(resolver._registry))
+    )
     assert second.contents is resolver.lookup("#/$defs/b").contents is schema["$defs"]["b"]
 
 

@@ -25,8 +25,9 @@ JSON_FILES = [p for p in corpus_files() if p.suffix == ".json"] + sorted(FIXTURE
 
 
 def golden_name(path: Path) -> str:
-    return f"corpus/{path.relative_to(CORPUS)}" if path.is_relative_to(CORPUS) else str(
-        path.relative_to(REPO))
+    return (
+        f"corpus/{path.relative_to(CORPUS)}" if path.is_relative_to(CORPUS) else str(path.relative_to(REPO))
+    )
 
 
 def reference_spans(text: str, data) -> dict[str, tuple[Span, Span | None]]:
@@ -37,11 +38,22 @@ def reference_spans(text: str, data) -> dict[str, tuple[Span, Span | None]]:
     while stack:
         node, raw, pointer = stack.pop()
         entry = entries[raw]  # KeyError: a node json-source-map did not map
-        value = Span(entry.value_start.line + 1, entry.value_start.column + 1,
-                     entry.value_end.line + 1, entry.value_end.column + 1)
-        key = None if entry.key_start is None else Span(
-            entry.key_start.line + 1, entry.key_start.column + 1,
-            entry.key_end.line + 1, entry.key_end.column + 1)
+        value = Span(
+            entry.value_start.line + 1,
+            entry.value_start.column + 1,
+            entry.value_end.line + 1,
+            entry.value_end.column + 1,
+        )
+        key = (
+            None
+            if entry.key_start is None
+            else Span(
+                entry.key_start.line + 1,
+                entry.key_start.column + 1,
+                entry.key_end.line + 1,
+                entry.key_end.column + 1,
+            )
+        )
         out[pointer] = (value, key)
         if isinstance(node, dict):
             stack.extend((v, f"{raw}/{k}", f"{pointer}/{escape_token(k)}") for k, v in node.items())
@@ -74,8 +86,9 @@ def test_every_node_has_the_span_json_source_map_gave(path):
     assert len(document.value_spans) == len(expected)
 
 
-@pytest.mark.parametrize("path", [p for p in JSON_FILES if golden_name(p) in GOLDEN["sites"]],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [p for p in JSON_FILES if golden_name(p) in GOLDEN["sites"]], ids=lambda p: p.name
+)
 def test_site_positions_are_mains(path):
     model = analyse_file(path, str(path), use_cache=False)
     found = [[s.pointer, s.span.line, s.span.column] for s in model.sites]
@@ -92,7 +105,7 @@ def test_the_golden_record_covers_the_corpus():
 EDGE_CASES = [
     '{"a/b": {"~x": [1, 2.5e3, true, null]}, "": "empty key"}',
     '\ufeff{\r\n  "crlf": ["x",\r\n  "y"]\r\n}\r\n',  # BOM stripped; \r counts as a column
-    '{"astral \U0001F600": "\U0001F600\U0001F600", "after": {"k": -0}}',  # columns in code points
+    '{"astral \U0001f600": "\U0001f600\U0001f600", "after": {"k": -0}}',  # columns in code points
     '  [ [], {}, [[["deep"]]], "tab\\t\\"quoted\\"" ]  ',
     '{"dup": {"first": 1}, "dup": {"second": 2}}',  # the last one counts, as in json.loads
 ]
@@ -124,9 +137,18 @@ def test_an_escaped_key_is_found_under_the_key_it_decodes_to():
 
 def test_settled_spans_are_all_a_document_keeps(tmp_path):
     path = tmp_path / "s.json"
-    path.write_text(json.dumps({"type": "object", "properties": {
-        "color": {"type": "string", "enum": ["red", "green", "blue"]},
-        "unused": {"type": "object", "properties": {"n": {"type": "integer"}}}}}, indent=2))
+    path.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "properties": {
+                    "color": {"type": "string", "enum": ["red", "green", "blue"]},
+                    "unused": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                },
+            },
+            indent=2,
+        )
+    )
     model = analyse_file(path, "s.json", use_cache=False)
     document = model.document
     assert document.positions is None

@@ -51,9 +51,14 @@ def _hook_entry(*files: Path, entry: str | None = None) -> subprocess.CompletedP
     assert command[0] == "pcdlint"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     script = Path(sys.executable).parent / "pcdlint"
-    return subprocess.run([str(script), *command[1:], *(f.name for f in files)],
-                          capture_output=True, text=True, env=env, timeout=300,
-                          cwd=files[0].parent)
+    return subprocess.run(
+        [str(script), *command[1:], *(f.name for f in files)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=files[0].parent,
+    )
 
 
 def test_hook_default_lists_other_json_files_and_still_fails_bad_schemas(tmp_path):
@@ -105,8 +110,14 @@ def test_hook_runs_nothing_from_the_linted_repository(tmp_path):
 
 
 def _git(*args: str, cwd: Path, env: dict) -> str:
-    done = subprocess.run(["git", "-c", "commit.gpgsign=false", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout
 
 
@@ -132,11 +143,17 @@ def hook_env(tmp_path_factory):
         pytest.skip("git is not installed")
     base = tmp_path_factory.mktemp("precommit")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
-    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@example.invalid", PRE_COMMIT_HOME=str(base / "home"),
-               HF_HUB_OFFLINE="1")
-    probe = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=REPO, env=env,
-                           capture_output=True, text=True)
+    env.update(
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+        PRE_COMMIT_HOME=str(base / "home"),
+        HF_HUB_OFFLINE="1",
+    )
+    probe = subprocess.run(
+        ["git", "rev-parse", "--is-inside-work-tree"], cwd=REPO, env=env, capture_output=True, text=True
+    )
     if probe.returncode != 0:
         pytest.skip("this checkout is not a git working tree; the snapshot needs one")
     hook_repo = _snapshot(base / "pcdlint", env)
@@ -147,7 +164,8 @@ def hook_env(tmp_path_factory):
     (project / ".pcdlint.toml").write_text("", encoding="utf-8")  # no config from above tmp
     rev = _git("rev-parse", "HEAD", cwd=hook_repo, env=env).strip()
     (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: pcdlint\n", encoding="utf-8")
+        f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: pcdlint\n", encoding="utf-8"
+    )
     _git("init", "-q", cwd=project, env=env)
     _git("add", "-A", cwd=project, env=env)
     return hook_repo, project, env
@@ -175,7 +193,10 @@ def test_hook_takes_options_from_the_config_and_file_names_as_files(hook_env):
     and a staged file named like an option is linted, not obeyed (the planted name, were it an
     option, would write a baseline and exit 0)."""
     _hook_repo, project, env = hook_env
-    (project / "pyproject.toml").write_text('[tool.pcdlint]\nfail-on = "warning"\n[tool.pcdlint.rules.PCD001]\nseverity = "warning"\n', encoding="utf-8")
+    (project / "pyproject.toml").write_text(
+        '[tool.pcdlint]\nfail-on = "warning"\n[tool.pcdlint.rules.PCD001]\nseverity = "warning"\n',
+        encoding="utf-8",
+    )
     (project / ".pcdlint.toml").unlink()
     planted = project / "--write-baseline=x.json"
     planted.write_text(BAD, encoding="utf-8")

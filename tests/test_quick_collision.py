@@ -28,8 +28,10 @@ def test_quick_collision_equals_the_plan_on_the_corpus_and_its_renamings(tokeniz
     for path in FILES:
         for site in analyse_file(path, str(path)).sites:
             tokens = SiteTokens(site, tokenizer)
-            sites = [site] + [replace(site, options=renamed)
-                              for _, _, renamed in kept_candidates(tokens, engines[0].letters)]
+            sites = [site] + [
+                replace(site, options=renamed)
+                for _, _, renamed in kept_candidates(tokens, engines[0].letters)
+            ]
             for candidate in sites:
                 for engine in engines:
                     quick = engine.quick_collision(candidate, tokenizer)
@@ -40,10 +42,13 @@ def test_quick_collision_equals_the_plan_on_the_corpus_and_its_renamings(tokeniz
     assert told[True] > 100 and told[False] > 100  # both answers were tested, many times
 
 
-@pytest.mark.parametrize(("options", "collides"), [
-    ([".", ".>", "zz"], False),  # `."` is one token, `.>"` starts with `.`: no shared first token
-    (["&", "&,", "zz"], True),  # `&"` and `&,"` both start with the same token
-])
+@pytest.mark.parametrize(
+    ("options", "collides"),
+    [
+        ([".", ".>", "zz"], False),  # `."` is one token, `.>"` starts with `.`: no shared first token
+        (["&", "&,", "zz"], True),  # `&"` and `&,"` both start with the same token
+    ],
+)
 def test_quick_collision_reads_the_quote_where_it_joins(options, collides, qwen):
     """Where the quote merges into the remainder's first token, the remainder's own first token
     is not the scored one (Qwen2.5): the quick check reads `remainder + '"'` there."""
@@ -51,8 +56,17 @@ def test_quick_collision_reads_the_quote_where_it_joins(options, collides, qwen)
     from auditor.schema.sites import Site
 
     span = Span(1, 1, 1, 1)
-    site = Site("schema.json", "/properties/f", "f", "f", options, [f"/{i}" for i in range(len(options))],
-                span, [span] * len(options), "enum")
+    site = Site(
+        "schema.json",
+        "/properties/f",
+        "f",
+        "f",
+        options,
+        [f"/{i}" for i in range(len(options))],
+        span,
+        [span] * len(options),
+        "enum",
+    )
     gather = get_engine("gather")
     assert gather.field_plan(SiteTokens(site, qwen)).has_collision is collides
     assert gather.quick_collision(site, qwen) is collides

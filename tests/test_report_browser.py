@@ -22,18 +22,34 @@ from support import CORPUS, REPO
 
 PRESETS = ("high_cardinality_255", "support_triage", "fintech_fraud", "code_security")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--enable-logging=stderr", "--v=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (CI installs it)")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (CI installs it)"),
+]
 
 
 def chromium(page: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
     profile.mkdir()
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def console_lines(stderr: str) -> list[str]:
@@ -142,9 +158,15 @@ HOSTILE = [
 def test_hostile_schema_runs_no_script_and_shows_text_literally(qwen, tmp_path):
     import json
 
-    schema = {"type": "object", "properties": {
-        "<i onmouseover=alert(1)>field</i>": {"description": "<script>console.error('pwned')</script>",
-                                              "enum": HOSTILE}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "<i onmouseover=alert(1)>field</i>": {
+                "description": "<script>console.error('pwned')</script>",
+                "enum": HOSTILE,
+            }
+        },
+    }
     source = tmp_path / "hostile.json"
     source.write_text(json.dumps(schema, indent=2), encoding="utf-8")
     run = lint([str(source)], [qwen])

@@ -28,15 +28,27 @@ def invoke(args, env=None):
 def test_several_outputs_from_one_run(write_schema, tmp_path, qwen):
     path = write_schema(RISK)
     sarif, page, report = tmp_path / "r.sarif", tmp_path / "r.html", tmp_path / "r.json"
-    result = invoke(["check", str(path), "--output-sarif", str(sarif), "--output-html", str(page),
-                     "--output-json", str(report)], env={"GITHUB_ACTIONS": ""})
+    result = invoke(
+        [
+            "check",
+            str(path),
+            "--output-sarif",
+            str(sarif),
+            "--output-html",
+            str(page),
+            "--output-json",
+            str(report),
+        ],
+        env={"GITHUB_ACTIONS": ""},
+    )
     assert result.exit_code == 1
     findings = lint([str(path)], [qwen]).findings
     lines = result.output.splitlines()
     shown = [f for f in findings if f.severity != "info"]
     assert len(text_findings(result.output)) == len(shown)  # text on stdout, info hidden
     assert sum(line.startswith(f"{path}:") for line in lines) == len(
-        {(f.site_pointer, f.tokenizer) for f in shown})  # one header line per field
+        {(f.site_pointer, f.tokenizer) for f in shown}
+    )  # one header line per field
     assert "\033[" not in result.output  # not a terminal: no colour
     log = json.loads(sarif.read_text(encoding="utf-8"))
     assert len(log["runs"][0]["results"]) == len(findings)
@@ -62,8 +74,12 @@ def test_extra_output_refuses_to_overwrite_input(write_schema):
 
 
 def test_github_format_chosen_automatically_in_actions(write_schema, qwen):
-    path = write_schema({"type": "object", "properties": {
-        **RISK["properties"], "code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}}})
+    path = write_schema(
+        {
+            "type": "object",
+            "properties": {**RISK["properties"], "code": {"enum": ["CAT_001", "CAT_002", "CAT_103"]}},
+        }
+    )
     findings = [f for f in lint([str(path)], [qwen]).findings if f.severity != "info"]
     auto = invoke(["check", str(path)], env={"GITHUB_ACTIONS": "true"})
     lines = [line for line in auto.output.splitlines() if line.startswith("::")]
@@ -72,8 +88,9 @@ def test_github_format_chosen_automatically_in_actions(write_schema, qwen):
         fields.setdefault(finding.field, []).append(finding)
     assert len(lines) == len(fields) == 2  # one annotation per field
     rank = ["info", "warning", "error"]
-    for line, (field, found) in zip(lines, sorted(fields.items(), key=lambda kv: -max(
-            rank.index(f.severity) for f in kv[1]))):
+    for line, (field, found) in zip(
+        lines, sorted(fields.items(), key=lambda kv: -max(rank.index(f.severity) for f in kv[1]))
+    ):
         worst = max(found, key=lambda f: rank.index(f.severity))
         level = {"error": "error", "warning": "warning", "info": "notice"}[worst.severity]
         assert line.startswith(f"::{level} file={path},line={worst.line},col={worst.column},")
@@ -125,11 +142,17 @@ def test_json_and_sarif_are_written_as_the_rendered_text_encoded(tmp_path, qwen)
         for name in ("json", "sarif"):
             expected = render(name, run).encode("utf-8", "backslashreplace")
             out = tmp_path / f"out.{name}"
-            result = subprocess.run([sys.executable, "-m", "auditor", "check", target, "-f", name,
-                                     "-o", str(out)], capture_output=True, cwd=os.getcwd())
+            result = subprocess.run(
+                [sys.executable, "-m", "auditor", "check", target, "-f", name, "-o", str(out)],
+                capture_output=True,
+                cwd=os.getcwd(),
+            )
             assert result.returncode == 1, result.stderr
-            stdout = subprocess.run([sys.executable, "-m", "auditor", "check", target, "-f", name],
-                                    capture_output=True, cwd=os.getcwd()).stdout
+            stdout = subprocess.run(
+                [sys.executable, "-m", "auditor", "check", target, "-f", name],
+                capture_output=True,
+                cwd=os.getcwd(),
+            ).stdout
             if name == "sarif":  # (the invocation's time stamps and command line differ)
                 stdout, out_bytes = (json.loads(x)["runs"][0]["results"] for x in (stdout, out.read_bytes()))
                 assert stdout == out_bytes == json.loads(expected)["runs"][0]["results"]

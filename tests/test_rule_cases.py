@@ -24,8 +24,9 @@ def _cases():
         for case in spec["cases"]:
             for tokenizer in case.get("tokenizers", RULE_TOKENIZERS):
                 engine = f"-{case['engine']}" if case.get("engine") else ""
-                yield pytest.param(spec["rule"], case, tokenizer,
-                                   id=f"{spec['rule']}-{case['id']}{engine}-{tokenizer}")
+                yield pytest.param(
+                    spec["rule"], case, tokenizer, id=f"{spec['rule']}-{case['id']}{engine}-{tokenizer}"
+                )
 
 
 @pytest.mark.parametrize(("code", "case", "tokenizer_name"), list(_cases()))
@@ -35,8 +36,15 @@ def test_rule_case(code, case, tokenizer_name, tmp_path: Path):
     expect = case["expect"]
     if isinstance(expect, dict):
         expect = expect[tokenizer_name]
-    findings = run_rule(rule, case["schema"], tokenizer, tmp_path, case.get("options"),
-                        case.get("suffix", ".json"), case.get("engine"))
+    findings = run_rule(
+        rule,
+        case["schema"],
+        tokenizer,
+        tmp_path,
+        case.get("options"),
+        case.get("suffix", ".json"),
+        case.get("engine"),
+    )
     got = [(f.pointer, f.message) for f in findings]
     assert len(findings) == len(expect), f"expected {len(expect)} findings, got {got}"
     for want, finding in zip(expect, findings):

@@ -60,11 +60,13 @@ def test_doc_examples_behave(code, qwen, tmp_path):
     r = RULES[code]
     for example in r.examples("Example"):
         json.loads(example)
-        assert run_rule(r, example, qwen, tmp_path, r.example_options,
-                        engine=r.example_engine or None), "bad example must trigger"
+        assert run_rule(r, example, qwen, tmp_path, r.example_options, engine=r.example_engine or None), (
+            "bad example must trigger"
+        )
     for example in r.examples("Use instead"):
-        assert not run_rule(r, example, qwen, tmp_path, r.example_options,
-                            engine=r.example_engine or None), "good example must not trigger"
+        assert not run_rule(r, example, qwen, tmp_path, r.example_options, engine=r.example_engine or None), (
+            "good example must not trigger"
+        )
 
 
 def test_broken_metadata_fails_at_definition():

@@ -45,9 +45,9 @@ def region_text(path: Path, region: dict) -> str:
     lines = path.read_text(encoding="utf-8-sig").splitlines()
     first, last = region["startLine"] - 1, region["endLine"] - 1
     if first == last:
-        return lines[first][region["startColumn"] - 1:region["endColumn"] - 1]
-    parts = [lines[first][region["startColumn"] - 1:]] + lines[first + 1:last]
-    return "\n".join(parts + [lines[last][:region["endColumn"] - 1]])
+        return lines[first][region["startColumn"] - 1 : region["endColumn"] - 1]
+    parts = [lines[first][region["startColumn"] - 1 :]] + lines[first + 1 : last]
+    return "\n".join(parts + [lines[last][: region["endColumn"] - 1]])
 
 
 def parse_scalar(text: str, yaml_file: bool):
@@ -162,7 +162,7 @@ def test_pcd001_points_at_first_colliding_option_with_bucket_related(qwen, sarif
     assert json.loads(text) == bucket["options"][0]
     assert text.startswith('"')  # JSON regions include the quotes of the string token
     related = [json.loads(check_location(r)[1]) for r in result["relatedLocations"]]
-    assert related == bucket["options"][1:len(related) + 1] and len(related) >= 1
+    assert related == bucket["options"][1 : len(related) + 1] and len(related) >= 1
 
 
 def test_fingerprints_survive_moved_lines(qwen, tmp_path):
@@ -206,12 +206,15 @@ def test_corpus_sarif_fits_github_upload_limits(corpus_log):
 def test_unrecognized_files_are_valid_notifications(sarif_validator, qwen, tmp_path):
     """A file read but holding no schema is said in SARIF too (a `note` notification)."""
     (tmp_path / "package.json").write_text('{"name": "app", "version": "1.0.0"}', encoding="utf-8")
-    (tmp_path / "tools.json").write_text((FIXTURES / "inputs" / "openai_tools_list.json").read_text(
-        encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "tools.json").write_text(
+        (FIXTURES / "inputs" / "openai_tools_list.json").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     log = run_to_sarif(lint([str(tmp_path)], [qwen], LintOptions(suggestions=False)))
     assert_valid(sarif_validator, log)
     (note,) = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert note["level"] == "note" and note["message"]["text"].startswith(
-        f"{tmp_path / 'package.json'}: no schema found")
-    assert {r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] for r in log["runs"][0]["results"]} >= {
-        "/0/function/parameters/properties/priority/enum/0"}
+        f"{tmp_path / 'package.json'}: no schema found"
+    )
+    assert {
+        r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] for r in log["runs"][0]["results"]
+    } >= {"/0/function/parameters/properties/priority/enum/0"}

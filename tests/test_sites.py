@@ -17,15 +17,17 @@ def by_pointer(model):
 
 
 def test_ref_target_reported_once_with_first_referencing_field(write_schema):
-    path = write_schema({
-        "type": "object",
-        "properties": {
-            "risk": {"$ref": "#/$defs/Risk"},
-            "other_risk": {"$ref": "#/$defs/Risk"},
-            "items": {"type": "array", "items": {"$ref": "#/$defs/Risk"}},
-        },
-        "$defs": {"Risk": {"enum": ["LOW", "HIGH"]}, "Unused": {"enum": ["a", "b"]}},
-    })
+    path = write_schema(
+        {
+            "type": "object",
+            "properties": {
+                "risk": {"$ref": "#/$defs/Risk"},
+                "other_risk": {"$ref": "#/$defs/Risk"},
+                "items": {"type": "array", "items": {"$ref": "#/$defs/Risk"}},
+            },
+            "$defs": {"Risk": {"enum": ["LOW", "HIGH"]}, "Unused": {"enum": ["a", "b"]}},
+        }
+    )
     sites = by_pointer(crawl(path))
     assert sorted(sites) == ["/$defs/Risk", "/$defs/Unused"]
     assert sites["/$defs/Risk"].field == "risk" and sites["/$defs/Risk"].name == "risk"
@@ -33,34 +35,46 @@ def test_ref_target_reported_once_with_first_referencing_field(write_schema):
 
 
 def test_ref_cycles_terminate(write_schema):
-    path = write_schema({
-        "$defs": {"Node": {"type": "object", "properties": {
-            "kind": {"enum": ["leaf", "branch"]}, "child": {"$ref": "#/$defs/Node"}}}},
-        "$ref": "#/$defs/Node",
-    })
+    path = write_schema(
+        {
+            "$defs": {
+                "Node": {
+                    "type": "object",
+                    "properties": {"kind": {"enum": ["leaf", "branch"]}, "child": {"$ref": "#/$defs/Node"}},
+                }
+            },
+            "$ref": "#/$defs/Node",
+        }
+    )
     sites = by_pointer(crawl(path))
     assert list(sites) == ["/$defs/Node/properties/kind"]
 
 
 def test_remote_refs_are_noted_not_fetched(write_schema):
-    path = write_schema({"properties": {"a": {"$ref": "https://example.com/s.json#/x"},
-                                         "b": {"enum": [1, 2]}}})
+    path = write_schema(
+        {"properties": {"a": {"$ref": "https://example.com/s.json#/x"}, "b": {"enum": [1, 2]}}}
+    )
     model = crawl(path)
     assert model.remote_refs == ["https://example.com/s.json#/x"]
     assert [s.pointer for s in model.sites] == ["/properties/b"]
 
 
 def test_field_paths_through_nesting(write_schema):
-    path = write_schema({"type": "object", "properties": {
-        "ticket": {"type": "object", "properties": {"status": {"enum": ["open", "closed"]}}},
-        "windows": {"type": "array", "items": {"enum": ["day", "night"]}},
-        "pairs": {"prefixItems": [{"enum": ["x", "y"]}]},
-        "extra": {"additionalProperties": {"enum": ["on", "off"]}},
-        "cond": {"if": {"type": "string"}, "then": {"enum": ["t1", "t2"]}},
-        "both": {"allOf": [{"enum": ["p", "q"]}]},
-        "flag": {"type": "boolean"},
-        "union": {"oneOf": [{"const": "A"}, {"enum": ["B"]}, {"const": "C"}]},
-    }})
+    path = write_schema(
+        {
+            "type": "object",
+            "properties": {
+                "ticket": {"type": "object", "properties": {"status": {"enum": ["open", "closed"]}}},
+                "windows": {"type": "array", "items": {"enum": ["day", "night"]}},
+                "pairs": {"prefixItems": [{"enum": ["x", "y"]}]},
+                "extra": {"additionalProperties": {"enum": ["on", "off"]}},
+                "cond": {"if": {"type": "string"}, "then": {"enum": ["t1", "t2"]}},
+                "both": {"allOf": [{"enum": ["p", "q"]}]},
+                "flag": {"type": "boolean"},
+                "union": {"oneOf": [{"const": "A"}, {"enum": ["B"]}, {"const": "C"}]},
+            },
+        }
+    )
     fields = {s.pointer: (s.field, s.options) for s in crawl(path).sites}
     assert fields["/properties/ticket/properties/status"] == ("ticket.status", ["open", "closed"])
     assert fields["/properties/windows/items"] == ("windows[]", ["day", "night"])
@@ -80,7 +94,7 @@ def test_json_positions_point_at_each_option(tmp_path):
     lines = text.splitlines()
     for option, span in zip(site.options, site.option_spans):
         row = lines[span.line - 1]
-        assert row[span.column - 1:span.end_column - 1] == json.dumps(option)
+        assert row[span.column - 1 : span.end_column - 1] == json.dumps(option)
     assert (site.span.line, site.span.column) == (3, 5)  # the "risk" key
 
 
@@ -93,13 +107,15 @@ def test_yaml_positions_and_plain_values(tmp_path):
     site = model.sites[0]
     assert site.options == ["LOW", "MEDIUM", "HIGH"] and all(type(o) is str for o in site.options)
     lines = text.splitlines()
-    got = [lines[s.line - 1][s.column - 1:s.end_column - 1] for s in site.option_spans]
+    got = [lines[s.line - 1][s.column - 1 : s.end_column - 1] for s in site.option_spans]
     assert got == ["LOW", "'MEDIUM'", '"HIGH"']
 
 
 def test_openai_wrappers(write_schema):
     inner = {"type": "object", "properties": {"risk": {"enum": ["low", "high"]}}}
-    one = crawl(write_schema({"type": "json_schema", "json_schema": {"name": "x", "schema": inner}}, "a.json"))
+    one = crawl(
+        write_schema({"type": "json_schema", "json_schema": {"name": "x", "schema": inner}}, "a.json")
+    )
     two = crawl(write_schema({"name": "x", "strict": True, "schema": inner}, "b.json"))
     assert one.format == two.format == "openai-wrapper"
     assert [s.pointer for s in one.sites] == ["/json_schema/schema/properties/risk"]
@@ -108,8 +124,17 @@ def test_openai_wrappers(write_schema):
 
 def test_preset_variants(write_schema):
     fields = crawl(write_schema({"fields": [{"name": "p", "choices": ["LOW", "HIGH"]}]}, "f.json"))
-    questions = crawl(write_schema({"s": {"text": "t", "questions": {
-        "animal": {"type": "choice", "criteria": {"cat": "c", "dog": "d"}}}}}, "q.json"))
+    questions = crawl(
+        write_schema(
+            {
+                "s": {
+                    "text": "t",
+                    "questions": {"animal": {"type": "choice", "criteria": {"cat": "c", "dog": "d"}}},
+                }
+            },
+            "q.json",
+        )
+    )
     assert [(s.field, s.options) for s in fields.sites] == [("p", ["LOW", "HIGH"])]
     assert [(s.field, s.options) for s in questions.sites] == [("animal", ["cat", "dog"])]
 
@@ -135,17 +160,22 @@ def test_refs_looked_up_once_give_the_crawl_of_looking_each_up(write_schema, mon
     from auditor.schema import sites
     from support import corpus_files
 
-    path = write_schema({
-        "$id": "https://example.com/root",
-        "type": "object",
-        "properties": {
-            "a": {"$ref": "#/$defs/Risk"}, "b": {"$ref": "#/$defs/Risk"},
-            "c": {"$ref": "#/$defs/missing"}, "d": {"$ref": "#/$defs/missing"},
-            "e": {"$ref": "other.json#/x"}, "f": {"$ref": "child#/$defs/Level"},
-            "g": {"$id": "child", "$defs": {"Level": {"enum": ["x", "y"]}}},
-        },
-        "$defs": {"Risk": {"enum": ["LOW", "HIGH"]}},
-    })
+    path = write_schema(
+        {
+            "$id": "https://example.com/root",
+            "type": "object",
+            "properties": {
+                "a": {"$ref": "#/$defs/Risk"},
+                "b": {"$ref": "#/$defs/Risk"},
+                "c": {"$ref": "#/$defs/missing"},
+                "d": {"$ref": "#/$defs/missing"},
+                "e": {"$ref": "other.json#/x"},
+                "f": {"$ref": "child#/$defs/Level"},
+                "g": {"$id": "child", "$defs": {"Level": {"enum": ["x", "y"]}}},
+            },
+            "$defs": {"Risk": {"enum": ["LOW", "HIGH"]}},
+        }
+    )
     paths = [path, *(p for p in corpus_files() if p.suffix == ".json")]
 
     def models():
@@ -156,8 +186,14 @@ def test_refs_looked_up_once_give_the_crawl_of_looking_each_up(write_schema, mon
             except InputFileError as error:
                 out.append(str(error))
                 continue
-            out.append(([dataclasses.asdict(s) for s in model.sites], model.schema_problems,
-                        model.remote_refs, model.suppressions))
+            out.append(
+                (
+                    [dataclasses.asdict(s) for s in model.sites],
+                    model.schema_problems,
+                    model.remote_refs,
+                    model.suppressions,
+                )
+            )
         return out
 
     once = models()

@@ -17,9 +17,21 @@ from support import FIXTURES
 # Needed by no warm text/JSON check: the ML stack, the HTML stack, the decoder and its HTTP
 # client, the parsers and the meta-schema check (a cache hit skips them), package metadata;
 # nor, for one file (these checks' inputs), the process pool over files.
-NOT_NEEDED = ["transformers", "pandas", "torch", "jinja2", "auditor.decoder", "urllib.request",
-              "http.client", "jsonschema", "jsonschema_rs", "referencing", "ruamel", "importlib.metadata",
-              "auditor.linter.pool"]
+NOT_NEEDED = [
+    "transformers",
+    "pandas",
+    "torch",
+    "jinja2",
+    "auditor.decoder",
+    "urllib.request",
+    "http.client",
+    "jsonschema",
+    "jsonschema_rs",
+    "referencing",
+    "ruamel",
+    "importlib.metadata",
+    "auditor.linter.pool",
+]
 
 RUN = """
 import json, runpy, sys
@@ -37,8 +49,13 @@ def loaded_modules(tmp_path, args: list[str]) -> set[str]:
     out = tmp_path / "modules.json"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(tmp_path / "cache")}
     for _ in range(2):
-        result = subprocess.run([sys.executable, "-c", RUN.format(out=str(out)), json.dumps(args)],
-                                capture_output=True, text=True, env=env, timeout=300)
+        result = subprocess.run(
+            [sys.executable, "-c", RUN.format(out=str(out)), json.dumps(args)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
         assert "Traceback" not in result.stderr, result.stderr
     return set(json.loads(out.read_text()))
 
@@ -54,7 +71,9 @@ def test_a_warm_text_check_imports_nothing_heavy(tmp_path):
 
 
 def test_a_warm_json_check_of_a_yaml_preset_imports_nothing_heavy(tmp_path):
-    modules = loaded_modules(tmp_path, ["check", "-f", "json", str(FIXTURES / "schemas" / "customs_preset.yaml")])
+    modules = loaded_modules(
+        tmp_path, ["check", "-f", "json", str(FIXTURES / "schemas" / "customs_preset.yaml")]
+    )
     assert "auditor.reporting.json_format" in modules
     assert heavy(modules) == []
 
@@ -64,8 +83,13 @@ def test_a_cold_check_loads_the_parsers_it_needs(tmp_path):
     out = tmp_path / "modules.json"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(tmp_path / "cache")}
     args = ["check", "-q", "--no-cache", str(FIXTURES / "schemas" / "clean_sentiment.json")]
-    subprocess.run([sys.executable, "-c", RUN.format(out=str(out)), json.dumps(args)],
-                   capture_output=True, text=True, env=env, timeout=300)
+    subprocess.run(
+        [sys.executable, "-c", RUN.format(out=str(out)), json.dumps(args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     modules = set(json.loads(out.read_text()))
     assert "jsonschema" in modules and "jsonschema_rs" in modules
     assert not {"transformers", "pandas", "torch", "jinja2"} & modules

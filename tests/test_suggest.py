@@ -36,8 +36,10 @@ def test_a_renaming_never_drops_a_distinguishing_word():
 
 
 def test_suggest_offers_no_word_dropping_renaming(write_schema):
-    cases = {"sentiment": ["VERY_NEGATIVE", "NEGATIVE", "NEUTRAL", "POSITIVE"],
-             "status": ["on_hold", "on_track", "off"]}
+    cases = {
+        "sentiment": ["VERY_NEGATIVE", "NEGATIVE", "NEUTRAL", "POSITIVE"],
+        "status": ["on_hold", "on_track", "off"],
+    }
     path = write_schema({"type": "object", "properties": {k: {"enum": v} for k, v in cases.items()}})
     for entry in _entries(path):
         options = cases[entry["field"]]
@@ -62,16 +64,18 @@ def test_write_applies_the_first_fix_and_relints_clean(tmp_path, qwen):
     first = _entries(source)[0]["suggestions"][0]
     assert document["properties"]["decision"]["enum"] == first["options"]
     # everything else is byte-for-byte the same: only option texts changed
-    assert fixed.read_text(encoding="utf-8").replace(json.dumps(first["options"])[1:-1], "") == \
-        before.decode().replace('"approve_now", "approve_later", "reject", "escalate"', "")
+    assert fixed.read_text(encoding="utf-8").replace(
+        json.dumps(first["options"])[1:-1], ""
+    ) == before.decode().replace('"approve_now", "approve_later", "reject", "escalate"', "")
     run = lint([str(fixed)], [qwen], LintOptions())
     assert not [f for f in run.findings if f.severity in ("warning", "error")]
 
 
 def test_write_refuses_the_input_and_in_place_writes_it(tmp_path):
     source = tmp_path / "preset.yaml"
-    source.write_text((FIXTURES / "schemas" / "customs_preset.yaml").read_text(encoding="utf-8"),
-                      encoding="utf-8")
+    source.write_text(
+        (FIXTURES / "schemas" / "customs_preset.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     before = source.read_text(encoding="utf-8")
     refused = CliRunner().invoke(cli, ["suggest", str(source), "--write", str(source)])
     assert refused.exit_code == 2 and "refusing to overwrite an input file" in refused.output
@@ -115,8 +119,10 @@ def test_a_field_repeated_across_files_is_verified_once_with_the_same_result(wri
     from auditor.linter import suggest
 
     risk = {"enum": ["LOW", "MEDIUM", "HIGH", "CRITICAL"]}
-    paths = [write_schema({"type": "object", "properties": {name: risk}}, f"{i}.json")
-             for i, name in enumerate(["risk_level", "risk_level", "severity"])]
+    paths = [
+        write_schema({"type": "object", "properties": {name: risk}}, f"{i}.json")
+        for i, name in enumerate(["risk_level", "risk_level", "severity"])
+    ]
     calls = []
     verify = suggest.verified_suggestions
 
@@ -135,8 +141,9 @@ def test_a_field_repeated_across_files_is_verified_once_with_the_same_result(wri
         return [f.data.get("suggestions") for r in run.files for f in r.findings if f.data.get("suggestions")]
 
     shared = [suggestions(lint([str(p)], [qwen], LintOptions(jobs=1))) for p in paths]
-    per_file = [[f.data.get("suggestions") for f in r.findings if f.data.get("suggestions")]
-                for r in together.files]
+    per_file = [
+        [f.data.get("suggestions") for f in r.findings if f.data.get("suggestions")] for r in together.files
+    ]
     assert per_file == shared and all(per_file)
     first, second = per_file[0][0], per_file[1][0]
     assert first == second and first is not second and first[0]["options"] is not second[0]["options"]
@@ -170,7 +177,9 @@ def test_the_word_counts_decide_as_the_pairwise_check_did():
     check()
 
 
-def test_a_field_past_the_option_limit_gets_no_candidates_as_none_would_be_kept(write_schema, qwen, monkeypatch):
+def test_a_field_past_the_option_limit_gets_no_candidates_as_none_would_be_kept(
+    write_schema, qwen, monkeypatch
+):
     """Every renaming keeps a field's count of options, and PCD003 (an error past 255) refuses
     each re-lint: a field that large is given no candidates, which changes no finding."""
     from auditor.linter import suggest

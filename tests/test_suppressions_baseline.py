@@ -38,9 +38,16 @@ def found(stdout: str) -> list[tuple[str, str]]:
 
 
 def test_ignore_on_a_node_silences_its_subtree_only(workdir):
-    name = write(workdir / "s.json", {"type": "object", "properties": {
-        "category": {"x-pcdlint-ignore": ["PCD001"], "enum": COLLIDING},
-        "other": {"enum": COLLIDING}}})
+    name = write(
+        workdir / "s.json",
+        {
+            "type": "object",
+            "properties": {
+                "category": {"x-pcdlint-ignore": ["PCD001"], "enum": COLLIDING},
+                "other": {"enum": COLLIDING},
+            },
+        },
+    )
     code, out, _ = check(name)
     got = found(out)
     assert ("PCD001", "category") not in got
@@ -51,10 +58,14 @@ def test_ignore_on_a_node_silences_its_subtree_only(workdir):
 
 
 def test_ignore_by_name_at_a_definition_used_through_a_ref(workdir):
-    name = write(workdir / "s.json", {
-        "type": "object",
-        "properties": {"risk": {"$ref": "#/$defs/risk"}, "level": {"enum": MULTI}},
-        "$defs": {"risk": {"x-pcdlint-ignore": "multi-token-option", "enum": MULTI}}})
+    name = write(
+        workdir / "s.json",
+        {
+            "type": "object",
+            "properties": {"risk": {"$ref": "#/$defs/risk"}, "level": {"enum": MULTI}},
+            "$defs": {"risk": {"x-pcdlint-ignore": "multi-token-option", "enum": MULTI}},
+        },
+    )
     _, out, _ = check(name)
     got = found(out)
     assert ("PCD002", "risk") not in got
@@ -63,8 +74,15 @@ def test_ignore_by_name_at_a_definition_used_through_a_ref(workdir):
 
 
 def test_unused_and_unknown_suppressions_are_reported(workdir):
-    name = write(workdir / "s.json", {"type": "object", "properties": {
-        "risk": {"x-pcdlint-ignore": ["PCD002", "first-token-collision", "PCD0999"], "enum": MULTI}}})
+    name = write(
+        workdir / "s.json",
+        {
+            "type": "object",
+            "properties": {
+                "risk": {"x-pcdlint-ignore": ["PCD002", "first-token-collision", "PCD0999"], "enum": MULTI}
+            },
+        },
+    )
     code, out, _ = check(name)
     lines = [line for line in out.splitlines() if line.startswith("    ") and " PCD900 " in line]
     assert len(lines) == 2, out
@@ -77,9 +95,16 @@ def test_unused_and_unknown_suppressions_are_reported(workdir):
 
 
 def test_pcd900_judges_rules_left_out_by_select(workdir):
-    name = write(workdir / "s.json", {"type": "object", "properties": {
-        "risk": {"x-pcdlint-ignore": ["PCD002"], "enum": MULTI},
-        "level": {"x-pcdlint-ignore": ["PCD002"], "enum": ["low", "high"]}}})
+    name = write(
+        workdir / "s.json",
+        {
+            "type": "object",
+            "properties": {
+                "risk": {"x-pcdlint-ignore": ["PCD002"], "enum": MULTI},
+                "level": {"x-pcdlint-ignore": ["PCD002"], "enum": ["low", "high"]},
+            },
+        },
+    )
     _, out, _ = check(name, "--select", "PCD900")
     assert [field for code, field in found(out)] == [""], out  # one PCD900, no PCD002 lines
     assert "/properties/level is unused" in out
@@ -88,22 +113,31 @@ def test_pcd900_judges_rules_left_out_by_select(workdir):
 
 
 def test_pcd900_can_itself_be_suppressed(workdir):
-    name = write(workdir / "s.json", {"type": "object", "x-pcdlint-ignore": ["PCD900"],
-                                      "properties": {"level": {"x-pcdlint-ignore": ["PCD002"],
-                                                               "enum": ["low", "high"]}}})
+    name = write(
+        workdir / "s.json",
+        {
+            "type": "object",
+            "x-pcdlint-ignore": ["PCD900"],
+            "properties": {"level": {"x-pcdlint-ignore": ["PCD002"], "enum": ["low", "high"]}},
+        },
+    )
     _, out, _ = check(name)
     assert "PCD900" not in out
 
 
 def test_baseline_reports_only_new_findings(workdir):
-    name = write(workdir / "s.json", {"type": "object", "properties": {
-        "category": {"enum": COLLIDING}, "risk": {"enum": MULTI}}})
+    name = write(
+        workdir / "s.json",
+        {"type": "object", "properties": {"category": {"enum": COLLIDING}, "risk": {"enum": MULTI}}},
+    )
     code, out, err = check(name, "--write-baseline", "baseline.json")
     assert code == 0
     recorded = json.loads((workdir / "baseline.json").read_text(encoding="utf-8"))
     assert recorded["version"] == 1
     assert {(e["code"], e["pointer"], e["tokenizer"]) for e in recorded["findings"]} == {
-        ("PCD001", "/properties/category", "qwen2.5"), ("PCD002", "/properties/risk", "qwen2.5")}
+        ("PCD001", "/properties/category", "qwen2.5"),
+        ("PCD002", "/properties/risk", "qwen2.5"),
+    }
     assert f"wrote {len(recorded['findings'])} finding(s)" in err
 
     code, out, err = check(name, "--baseline", "baseline.json")
@@ -112,9 +146,17 @@ def test_baseline_reports_only_new_findings(workdir):
 
     # risk fixed, a new colliding field added, keys reordered (lines move): only the new field
     # is reported, and the risk entry no longer occurs.
-    write(workdir / "s.json", {"type": "object", "properties": {
-        "region": {"enum": ["CAT_000_North", "CAT_001_South", "CAT_200_East"]},
-        "risk": {"enum": ["low", "medium", "high"]}, "category": {"enum": COLLIDING}}})
+    write(
+        workdir / "s.json",
+        {
+            "type": "object",
+            "properties": {
+                "region": {"enum": ["CAT_000_North", "CAT_001_South", "CAT_200_East"]},
+                "risk": {"enum": ["low", "medium", "high"]},
+                "category": {"enum": COLLIDING},
+            },
+        },
+    )
     code, out, err = check(name, "--baseline", "baseline.json")
     assert code == 1
     assert {field for _, field in found(out)} == {"region"}
@@ -129,11 +171,14 @@ def test_baseline_stale_count_only_covers_linted_files(workdir):
     assert "1 known finding(s) hidden; 0 baseline entries no longer occur" in err
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (None, "--baseline baseline.json: no such file"),
-    ("{not json", "--baseline baseline.json:1:2: invalid JSON"),
-    ('{"version": 7, "findings": []}', "not a pcdlint baseline"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "--baseline baseline.json: no such file"),
+        ("{not json", "--baseline baseline.json:1:2: invalid JSON"),
+        ('{"version": 7, "findings": []}', "not a pcdlint baseline"),
+    ],
+)
 def test_bad_baseline_exits_2(workdir, content, message):
     name = write(workdir / "s.json", {"type": "object", "properties": {"risk": {"enum": MULTI}}})
     if content is not None:

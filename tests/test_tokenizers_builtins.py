@@ -67,11 +67,14 @@ def _assert_same(tokenizer, reference, strings: list[str]) -> None:
 # ---------------------------------------------------------------- known ids
 
 
-@pytest.mark.parametrize("name, alias, hello, medium", [
-    ("cl100k", "gpt-4", [9906, 11, 1917, 0], [44, 51886]),
-    ("o200k", "gpt-4o", [13225, 11, 2375, 0], [50566, 71195]),
-    ("llama3", "llama3", [9906, 11, 1917, 0], [44, 51886]),
-])
+@pytest.mark.parametrize(
+    "name, alias, hello, medium",
+    [
+        ("cl100k", "gpt-4", [9906, 11, 1917, 0], [44, 51886]),
+        ("o200k", "gpt-4o", [13225, 11, 2375, 0], [50566, 71195]),
+        ("llama3", "llama3", [9906, 11, 1917, 0], [44, 51886]),
+    ],
+)
 def test_known_ids(name, alias, hello, medium):
     tok = get_tokenizer(alias)
     assert tok.id == name
@@ -79,15 +82,25 @@ def test_known_ids(name, alias, hello, medium):
     assert tok.encode("MEDIUM") == medium
 
 
-@pytest.mark.parametrize("name, specials", [
-    ("cl100k", {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|endofprompt|>": 100276}),
-    ("o200k", {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
-    ("llama3", {"<|begin_of_text|>": 128000, "<|end_of_text|>": 128001, "<|eot_id|>": 128009,
-                "<|reserved_special_token_250|>": 128255}),
-    ("deepseek-v3", {"<｜begin▁of▁sentence｜>": 0, "<｜end▁of▁sentence｜>": 1}),
-    ("mistral-v3", {"<s>": 1, "</s>": 2, "[INST]": 3, "[/INST]": 4}),
-    ("mistral-tekken", {"<s>": 1, "[INST]": 3, "<SPECIAL_999>": 999}),
-])
+@pytest.mark.parametrize(
+    "name, specials",
+    [
+        ("cl100k", {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|endofprompt|>": 100276}),
+        ("o200k", {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
+        (
+            "llama3",
+            {
+                "<|begin_of_text|>": 128000,
+                "<|end_of_text|>": 128001,
+                "<|eot_id|>": 128009,
+                "<|reserved_special_token_250|>": 128255,
+            },
+        ),
+        ("deepseek-v3", {"<｜begin▁of▁sentence｜>": 0, "<｜end▁of▁sentence｜>": 1}),
+        ("mistral-v3", {"<s>": 1, "</s>": 2, "[INST]": 3, "[/INST]": 4}),
+        ("mistral-tekken", {"<s>": 1, "[INST]": 3, "<SPECIAL_999>": 999}),
+    ],
+)
 def test_special_tokens_at_real_ids(name, specials):
     tok = get_tokenizer(name)
     for text, token_id in specials.items():
@@ -166,8 +179,11 @@ def _mistral_sentencepiece():
 
 @pytest.mark.slow
 def test_mistral_v3_equals_mistral_common(corpus_strings):
-    _assert_same(get_tokenizer("mistral-v3"), _mistral_sentencepiece(),
-                 corpus_strings + ["  leading spaces", "tab\tand\nnewline", "  "] * 10)
+    _assert_same(
+        get_tokenizer("mistral-v3"),
+        _mistral_sentencepiece(),
+        corpus_strings + ["  leading spaces", "tab\tand\nnewline", "  "] * 10,
+    )
 
 
 @pytest.mark.slow
@@ -186,7 +202,9 @@ def test_mistral_tekken_equals_mistral_common(corpus_strings):
 @pytest.mark.slow
 def test_sentencepiece_model_path(corpus_strings):
     tok = _load(str(_builtin_path("mistral-v3")))
-    assert tok.encode_batch(corpus_strings[:500]) == get_tokenizer("mistral-v3").encode_batch(corpus_strings[:500])
+    assert tok.encode_batch(corpus_strings[:500]) == get_tokenizer("mistral-v3").encode_batch(
+        corpus_strings[:500]
+    )
 
 
 @pytest.mark.slow
@@ -195,8 +213,9 @@ def test_tekken_json_path_of_another_version(corpus_strings):
 
     path = _builtin_path("mistral-tekken").with_name("tekken_240718.json")
     reference = Tekkenizer.from_file(path)
-    _assert_same(_load(str(path)), lambda s: reference.encode(s, bos=False, eos=False),
-                 corpus_strings[:2_000])
+    _assert_same(
+        _load(str(path)), lambda s: reference.encode(s, bos=False, eos=False), corpus_strings[:2_000]
+    )
 
 
 @pytest.fixture(scope="session")
@@ -227,8 +246,11 @@ def vocab_only_gguf(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_vocab_only_sentencepiece_gguf(vocab_only_gguf, corpus_strings):
-    _assert_same(_load(str(vocab_only_gguf)), _mistral_sentencepiece(),
-                 corpus_strings[:2_000] + ["  two leading spaces"])
+    _assert_same(
+        _load(str(vocab_only_gguf)),
+        _mistral_sentencepiece(),
+        corpus_strings[:2_000] + ["  two leading spaces"],
+    )
 
 
 def test_gguf_without_tokenizer_is_one_line(tmp_path):
@@ -304,7 +326,9 @@ def test_did_you_mean():
 def test_missing_package_is_named_in_one_line():
     ghost = Builtin("ghost", "", "ghost-vocab", "pcdlint_no_such_module", "MIT", 1, ("x",), None)
     assert not ghost.installed()
-    with pytest.raises(TokenizerError, match="needs the ghost-vocab package: pip install ghost-vocab") as info:
+    with pytest.raises(
+        TokenizerError, match="needs the ghost-vocab package: pip install ghost-vocab"
+    ) as info:
         ghost.load()
     assert "\n" not in str(info.value)
     assert ghost.cache_state() == "not installed"
@@ -336,13 +360,22 @@ def test_tokenizers_command_lists_every_builtin():
 @pytest.mark.slow
 def test_check_all_prints_the_matrix_and_json_counts_collisions(tmp_path):
     schema = tmp_path / "schema.json"
-    schema.write_text(json.dumps({"type": "object", "properties": {
-        "lang": {"enum": ["JavaScript", "Java", "TypeScript", "Python"]},
-        "tier": {"enum": ["MEDIUM", "MEDIAN", "MEDIA"]},
-    }}), encoding="utf-8")
+    schema.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "properties": {
+                    "lang": {"enum": ["JavaScript", "Java", "TypeScript", "Python"]},
+                    "tier": {"enum": ["MEDIUM", "MEDIAN", "MEDIA"]},
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
     json_out, html_out = tmp_path / "report.json", tmp_path / "report.html"
-    text = _cli("check", "-t", "all", str(schema), "--output-json", str(json_out),
-                "--output-html", str(html_out))
+    text = _cli(
+        "check", "-t", "all", str(schema), "--output-json", str(json_out), "--output-html", str(html_out)
+    )
     assert text.exit_code in (0, 1), text.output
     installed = [n for n, b in BUILTINS.items() if b.installed()]
     header = next(line for line in text.output.splitlines() if line.split()[:1] == [installed[0]])
@@ -352,15 +385,20 @@ def test_check_all_prints_the_matrix_and_json_counts_collisions(tmp_path):
     matrix = report["matrix"]
     assert matrix["tokenizers"] == installed
     for name in installed:
-        expected = {f["field"] for f in report["findings"] if f["code"] == "PCD001" and f["tokenizer"] == name}
+        expected = {
+            f["field"] for f in report["findings"] if f["code"] == "PCD001" and f["tokenizer"] == name
+        }
         assert matrix["colliding_fields"][name] == len(expected)
     html = html_out.read_text(encoding="utf-8")
     assert 'id="tokenizer-matrix"' in html and all(f"<code>{n}</code>" in html for n in installed)
 
 
 def test_cli_errors_are_one_line():
-    for spec, expected in [("qwen25", "did you mean qwen2.5?"), ("missing/tokenizer.json", "no such file"),
-                           ("./vocab.model", "no such file")]:
+    for spec, expected in [
+        ("qwen25", "did you mean qwen2.5?"),
+        ("missing/tokenizer.json", "no such file"),
+        ("./vocab.model", "no such file"),
+    ]:
         result = _cli("check", "-t", spec, str(Path(__file__)))
         assert result.exit_code == 2
         assert expected in result.output and len(result.output.strip().splitlines()) == 1

@@ -33,11 +33,20 @@ def test_every_yaml_scalar_span_parses_to_its_value(tmp_path):
         if "/choices/" not in pointer:
             continue
         assert span.line == span.end_line
-        text = lines[span.line - 1][span.column - 1:span.end_column - 1]
+        text = lines[span.line - 1][span.column - 1 : span.end_column - 1]
         value = document.data
         for token in pointer.split("/")[1:]:
             value = value[int(token)] if isinstance(value, list) else value[token]
         assert yaml.safe_load(text) == value, (pointer, text)
         checked.append(text)
-    assert checked == ["C#", "F#", "a, b", "'it''s'", '"q\\"x"', "http://example.com/a",
-                       "x1", '"y, 2"', "z#3"]
+    assert checked == [
+        "C#",
+        "F#",
+        "a, b",
+        "'it''s'",
+        '"q\\"x"',
+        "http://example.com/a",
+        "x1",
+        '"y, 2"',
+        "z#3",
+    ]

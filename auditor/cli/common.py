@@ -15,8 +15,14 @@ def split_values(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def write_output(text: str | bytes, output: str | None, inputs: list[str], color: bool = False,
-                 flag: str = "--output", kind: str = "text") -> None:
+def write_output(
+    text: str | bytes,
+    output: str | None,
+    inputs: list[str],
+    color: bool = False,
+    flag: str = "--output",
+    kind: str = "text",
+) -> None:
     """The final sink of every report: escaped for `kind` (auditor.reporting.escape), written
     by the one output writer (auditor.reporting.outputs)."""
     if output is None:

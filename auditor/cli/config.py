@@ -106,8 +106,8 @@ class Config:
     path: Path | None = None
     table: str = ""  # "tool.pcdlint." for pyproject.toml, "" for .pcdlint.toml
     settings: dict[str, Setting] = field(
-        default_factory=lambda: {k: Setting(default_codes() if v is None else v)
-                                 for k, v in DEFAULTS.items()})
+        default_factory=lambda: {k: Setting(default_codes() if v is None else v) for k, v in DEFAULTS.items()}
+    )
     rule_settings: dict[str, dict[str, Setting]] = field(default_factory=dict)  # code → key → Setting
 
     @property
@@ -132,7 +132,9 @@ class Config:
         out = []
         for key, codes in self.value("per-file-ignores").items():
             pattern, _, fragment = key.partition("#")
-            question = fragment.removeprefix(QUESTION_FRAGMENT) if fragment.startswith(QUESTION_FRAGMENT) else None
+            question = (
+                fragment.removeprefix(QUESTION_FRAGMENT) if fragment.startswith(QUESTION_FRAGMENT) else None
+            )
             pointer = unquote(fragment) if _ and question is None else None
             out.append(PerFileIgnore(pattern or "*", pointer, list(codes), base, question))
         return out
@@ -140,9 +142,12 @@ class Config:
     def lint_options(self):
         from auditor.linter.engine import LintOptions
 
-        options = LintOptions(select=self.select, ignore=list(self.value("ignore")),
-                              per_file_ignores=self.per_file_ignores(),
-                              engines=list(self.value("engine")))
+        options = LintOptions(
+            select=self.select,
+            ignore=list(self.value("ignore")),
+            per_file_ignores=self.per_file_ignores(),
+            engines=list(self.value("engine")),
+        )
         for code, values in self.rule_settings.items():
             for key, setting in values.items():
                 if key == "severity":
@@ -160,8 +165,10 @@ class Config:
 
     def render(self) -> str:
         """The effective configuration as TOML, each value followed by its source."""
-        lines = ["# pcdlint effective configuration",
-                 f"# config file: {self.where if self.path else 'none found'}"]
+        lines = [
+            "# pcdlint effective configuration",
+            f"# config file: {self.where if self.path else 'none found'}",
+        ]
         for key in DEFAULTS:
             if key == "per-file-ignores":
                 continue
@@ -219,7 +226,9 @@ def _parse(path: Path, text: str | None = None) -> dict:
             text = read_source(path, str(path)).decode("utf-8")
         return tomllib.loads(text)
     except InputFileError as exc:
-        raise UsageError(f"{exc.path}: cannot read config ({exc.message.removesuffix('; skipped')})") from None
+        raise UsageError(
+            f"{exc.path}: cannot read config ({exc.message.removesuffix('; skipped')})"
+        ) from None
     except UnicodeDecodeError:
         raise UsageError(f"{path}: config is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
@@ -311,10 +320,16 @@ def _per_file_ignores(value, fail) -> dict[str, list[str]]:
         if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
             fail(f"{pattern!r} must map to a list of codes or names")
         _, hash_, fragment = pattern.partition("#")
-        if hash_ and fragment and not unquote(fragment).startswith("/") and not (
-                fragment.startswith(QUESTION_FRAGMENT) and len(fragment) > len(QUESTION_FRAGMENT)):
-            fail(f"{pattern!r}: the fragment must be a JSON Pointer like #/properties/name "
-                 f"or a decision request's question like #{QUESTION_FRAGMENT}urgency")
+        if (
+            hash_
+            and fragment
+            and not unquote(fragment).startswith("/")
+            and not (fragment.startswith(QUESTION_FRAGMENT) and len(fragment) > len(QUESTION_FRAGMENT))
+        ):
+            fail(
+                f"{pattern!r}: the fragment must be a JSON Pointer like #/properties/name "
+                f"or a decision request's question like #{QUESTION_FRAGMENT}urgency"
+            )
         for code in codes:
             if not selection.known(code):
                 fail(f"{pattern!r}: {selection.unknown_message(code)}")
@@ -345,10 +360,14 @@ def _rules(value, source: str, fail) -> dict[str, dict[str, Setting]]:
             else:
                 default = rule.options[option]
                 if isinstance(option_value, bool) != isinstance(default, bool) or not isinstance(
-                        option_value, type(default)):
+                    option_value, type(default)
+                ):
                     fail(f"{name}.{option}", f"must be {type(default).__name__}, not {option_value!r}")
-                if isinstance(default, (int, float)) and not isinstance(default, bool) and not (
-                        option_value > 0):  # counts and ratios: 0, negatives and NaN mean nothing
+                if (
+                    isinstance(default, (int, float))
+                    and not isinstance(default, bool)
+                    and not (option_value > 0)
+                ):  # counts and ratios: 0, negatives and NaN mean nothing
                     fail(f"{name}.{option}", f"must be a positive number, not {option_value!r}")
             settings[option] = Setting(option_value, source)
     return out

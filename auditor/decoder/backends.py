@@ -128,17 +128,23 @@ class InProcessBackend:
         if request.letter_plans:
             letters = self._letters(scorer, request, request.letter_ids, cache, ledger, progress)
             if request.letter_reversed_ids is not None:
-                reversed_letters = self._letters(scorer, request, request.letter_reversed_ids, cache, ledger, progress)
+                reversed_letters = self._letters(
+                    scorer, request, request.letter_reversed_ids, cache, ledger, progress
+                )
         del cache
         results = []
-        for index, (plan, row, scored) in enumerate(zip(plans, _log_softmax_rows(torch, suffix_logits), full)):
-            results.append(FieldScores(
-                first_token_logprobs=row[torch.tensor(plan.scored_ids)].tolist(),
-                sequence_logprobs=scored.tokens,
-                letter_logprobs=letters.get(plan.name),
-                letter_logprobs_reversed=reversed_letters.get(plan.name),
-                parity_max_abs_diff=parity[index],
-            ))
+        for index, (plan, row, scored) in enumerate(
+            zip(plans, _log_softmax_rows(torch, suffix_logits), full)
+        ):
+            results.append(
+                FieldScores(
+                    first_token_logprobs=row[torch.tensor(plan.scored_ids)].tolist(),
+                    sequence_logprobs=scored.tokens,
+                    letter_logprobs=letters.get(plan.name),
+                    letter_logprobs_reversed=reversed_letters.get(plan.name),
+                    parity_max_abs_diff=parity[index],
+                )
+            )
         return results
 
     def _parity(self, scorer, request, cache, suffix_logits, ledger, progress) -> list[float | None]:
@@ -154,14 +160,24 @@ class InProcessBackend:
         with ledger.stage("parity"):
             if request.parity == "full":
                 with progress.stage("parity (fresh forwards)", len(plans), "field"):
-                    fresh = scorer.fresh_last_logits([request.prompt_ids + p.suffix_ids for p in plans], "parity")
+                    fresh = scorer.fresh_last_logits(
+                        [request.prompt_ids + p.suffix_ids for p in plans], "parity"
+                    )
                 return [float((a - b).abs().max()) for a, b in zip(suffix_logits, fresh)]
             with progress.stage("parity (cache-copy continuations)", len(plans) + 1, "field") as tick:
-                continued = scorer.continuation_logits(cache, [p.suffix_ids for p in plans], "parity_continuation", tick)
-                diffs: list[float | None] = [float((a - b).abs().max()) for a, b in zip(suffix_logits, continued)]
+                continued = scorer.continuation_logits(
+                    cache, [p.suffix_ids for p in plans], "parity_continuation", tick
+                )
+                diffs: list[float | None] = [
+                    float((a - b).abs().max()) for a, b in zip(suffix_logits, continued)
+                ]
                 longest = max(range(len(plans)), key=lambda i: len(plans[i].suffix_ids))
-                (fresh,) = scorer.fresh_last_logits([request.prompt_ids + plans[longest].suffix_ids], "parity_fresh")
-                diffs[longest] = max(diffs[longest] or 0.0, float((suffix_logits[longest] - fresh).abs().max()))
+                (fresh,) = scorer.fresh_last_logits(
+                    [request.prompt_ids + plans[longest].suffix_ids], "parity_fresh"
+                )
+                diffs[longest] = max(
+                    diffs[longest] or 0.0, float((suffix_logits[longest] - fresh).abs().max())
+                )
                 tick(1)
             return diffs
 
@@ -197,7 +213,9 @@ class InProcessBackend:
         scorer = self._scorer(ledger)
         cache = scorer.prefill(prompt_ids, f"{stage}_prefill")
         rows = scorer.suffix_logits(cache, len(prompt_ids), [p.suffix_ids for p in plans], f"{stage}_suffix")
-        return [row[torch.tensor(p.scored_ids)].tolist() for p, row in zip(plans, _log_softmax_rows(torch, rows))]
+        return [
+            row[torch.tensor(p.scored_ids)].tolist() for p, row in zip(plans, _log_softmax_rows(torch, rows))
+        ]
 
 
 @dataclass
@@ -221,31 +239,60 @@ class OpenAIBackend:
     the options to build one); every answer is checked by ``auditor.decoder.answers`` first.
     """
 
-    def __init__(self, base_url: str, model: str | None, tokenizer, tokenizer_name: str, *, api_key: str | None = None,
-                 concurrency: int = 4, timeout: float = 120.0, retries: int = 3, batch_size: int = 16,
-                 max_bytes: int | None = None, retry_after_cap: float | None = None,
-                 run_deadline: float | None = None, client=None):
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None,
+        tokenizer,
+        tokenizer_name: str,
+        *,
+        api_key: str | None = None,
+        concurrency: int = 4,
+        timeout: float = 120.0,
+        retries: int = 3,
+        batch_size: int = 16,
+        max_bytes: int | None = None,
+        retry_after_cap: float | None = None,
+        run_deadline: float | None = None,
+        client=None,
+    ):
         from auditor.decoder import http
 
         self.base_url = self.api_base(base_url)
         self.concurrency, self.batch_size = max(1, concurrency), max(1, batch_size)
         self.http = client or http.HttpClient(
-            self.base_url, api_key=api_key, connect_timeout=min(timeout, http.DEFAULT_CONNECT_TIMEOUT),
-            read_deadline=timeout, max_bytes=max_bytes or http.DEFAULT_MAX_BYTES, retries=retries,
+            self.base_url,
+            api_key=api_key,
+            connect_timeout=min(timeout, http.DEFAULT_CONNECT_TIMEOUT),
+            read_deadline=timeout,
+            max_bytes=max_bytes or http.DEFAULT_MAX_BYTES,
+            retries=retries,
             retry_after_cap=http.DEFAULT_RETRY_AFTER_CAP if retry_after_cap is None else retry_after_cap,
-            run_deadline=run_deadline, max_connections=self.concurrency)
+            run_deadline=run_deadline,
+            max_connections=self.concurrency,
+        )
         self.base_url = self.http.base_url
         from auditor.tokenizers import LoadedTokenizer
 
         self.tokenizer = tokenizer
         self.tokenizer_name = tokenizer_name
-        self.linter_tokenizer = LoadedTokenizer(id=tokenizer_name, source=f"--tokenizer for the server ({tokenizer_name})",
-                                                hf=tokenizer.backend_tokenizer)
+        self.linter_tokenizer = LoadedTokenizer(
+            id=tokenizer_name,
+            source=f"--tokenizer for the server ({tokenizer_name})",
+            hf=tokenizer.backend_tokenizer,
+        )
         self.device, self.dtype = "server", "server"
         self.notes: list[str] = []
         self.context_limit: int | None = None  # the served model's max_model_len, where /models gives it
-        self.stats: dict[str, Any] = {"requests": 0, "prompts": 0, "prompt_tokens": 0, "retries": 0,
-                                      "mismatches": 0, "cut_differences": 0, "prompt_kind": "token ids"}
+        self.stats: dict[str, Any] = {
+            "requests": 0,
+            "prompts": 0,
+            "prompt_tokens": 0,
+            "retries": 0,
+            "mismatches": 0,
+            "cut_differences": 0,
+            "prompt_kind": "token ids",
+        }
         started = time.perf_counter()
         self.model = self._resolve_model(model)
         self.name = f"{self.model} at {self.base_url}"
@@ -280,7 +327,9 @@ class OpenAIBackend:
         self.context_limit = limits.get(model) if model is not None else None
         if model is None:
             shown = ", ".join(repr(name[:60]) for name in served[:10]) + (", …" if len(served) > 10 else "")
-            raise DecoderError(f"the server serves {len(served)} models ({shown or 'none'}): pass --model NAME")
+            raise DecoderError(
+                f"the server serves {len(served)} models ({shown or 'none'}): pass --model NAME"
+            )
         if served and model not in served:
             shown = ", ".join(repr(name[:60]) for name in served[:10]) + (", …" if len(served) > 10 else "")
             self.notes.append(f"--model {model!r} is not in the server's /models list ({shown})")
@@ -289,8 +338,14 @@ class OpenAIBackend:
     def _complete(self, prompts: list) -> list:
         from auditor.decoder.answers import AnswerError, completion_choices
 
-        payload = {"model": self.model, "prompt": prompts if len(prompts) > 1 else prompts[0], "echo": True,
-                   "logprobs": 1, "max_tokens": 1, "temperature": 0.0}
+        payload = {
+            "model": self.model,
+            "prompt": prompts if len(prompts) > 1 else prompts[0],
+            "echo": True,
+            "logprobs": 1,
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
         # while the server's abilities are unknown, an HTTP 500 is an answer (llama-cpp-python
         # refuses token-id prompts with one), not a fault to retry
         probing = self.token_prompts is None or (len(prompts) > 1 and self.lists_ok is None)
@@ -336,7 +391,8 @@ class OpenAIBackend:
                 self.stats["prompt_kind"] = "text"
                 self.notes.append(
                     f"the server refuses token-id prompts (HTTP {exc.status}): prompts are sent as text, so the "
-                    "server tokenizes prompt + suffix + option as one string, not in PCD's cut")
+                    "server tokenizes prompt + suffix + option as one string, not in PCD's cut"
+                )
                 choices = self._send(jobs)
             if self.token_prompts is None:
                 self.token_prompts = True
@@ -348,21 +404,29 @@ class OpenAIBackend:
                 raise
             raise DecoderError(f"{exc}; the server needs /v1/completions with echo and logprobs") from None
         except _ListRefused:
-            raise DecoderError(f"the server at {self.base_url} answered a prompt list with the wrong number "
-                               "of choices; try --batch-size 1") from None
+            raise DecoderError(
+                f"the server at {self.base_url} answered a prompt list with the wrong number "
+                "of choices; try --batch-size 1"
+            ) from None
 
     # -- scoring ------------------------------------------------------------
     def _job(self, context: str, ids_context: list[int], scored_text: str, scored_ids: list[int]) -> _Job:
         decode = self.linter_tokenizer.decode
         ids = ids_context + scored_ids
-        return _Job(text=context + scored_text, start=len(context), ids=ids,
-                    expected=[decode([token]) for token in ids], scored=len(scored_ids))
+        return _Job(
+            text=context + scored_text,
+            start=len(context),
+            ids=ids,
+            expected=[decode([token]) for token in ids],
+            scored=len(scored_ids),
+        )
 
     def _text_tokens(self, tokens) -> list[str]:
         """Tokens as text, special tokens left out (servers echo them differently, or not at all)."""
         if self._specials is None:
             self._specials = set(getattr(self.tokenizer, "all_special_tokens", [])) | set(
-                getattr(self.tokenizer, "get_added_vocab", dict)().keys())
+                getattr(self.tokenizer, "get_added_vocab", dict)().keys()
+            )
         return [token for token in tokens if token not in self._specials and token != ""]
 
     def _fill(self, job: _Job, choice) -> None:
@@ -377,16 +441,19 @@ class OpenAIBackend:
         if not tokens or len(tokens) < job.scored:
             raise DecoderError(
                 f"the server at {self.base_url} returned no prompt log-probs for echo=true "
-                "(llama.cpp's own llama-server does not support echo; use llama-cpp-python's server, vLLM or SGLang)")
-        want = job.expected[-job.scored:]
+                "(llama.cpp's own llama-server does not support echo; use llama-cpp-python's server, vLLM or SGLang)"
+            )
+        want = job.expected[-job.scored :]
         generated = len(choice.text) > len(job.text)
         ends = [len(tokens) - 1, len(tokens)] if generated else [len(tokens), len(tokens) - 1]
-        end = next((e for e in ends if e >= job.scored and list(tokens[e - job.scored:e]) == want), ends[0])
-        scored = values[end - job.scored:end]
+        end = next((e for e in ends if e >= job.scored and list(tokens[e - job.scored : e]) == want), ends[0])
+        scored = values[end - job.scored : end]
         if any(value is None for value in scored):
             at = end - job.scored + next(i for i, value in enumerate(scored) if value is None)
-            raise DecoderError(f"POST {self.base_url}/completions: logprobs.token_logprobs[{at}] is null for a "
-                               "scored token; expected a finite log-prob")
+            raise DecoderError(
+                f"POST {self.base_url}/completions: logprobs.token_logprobs[{at}] is null for a "
+                "scored token; expected a finite log-prob"
+            )
         job.logprobs = [float(value) for value in scored if value is not None]
         theirs = self._text_tokens(tokens[:end])
         cut = self._text_tokens(job.expected)
@@ -394,14 +461,17 @@ class OpenAIBackend:
             return
         decode = self.linter_tokenizer.decode
         whole = self._text_tokens([decode([token]) for token in self.linter_tokenizer.encode(job.text)])
-        if theirs == whole and theirs[-len(want):] == want:
+        if theirs == whole and theirs[-len(want) :] == want:
             job.cut_difference = _first_difference("the server", theirs, "PCD's cut", cut)
             return
-        job.mismatch = _first_difference("the server", theirs, "pcdlint", whole if self.token_prompts is False else cut)
+        job.mismatch = _first_difference(
+            "the server", theirs, "pcdlint", whole if self.token_prompts is False else cut
+        )
 
     def _score_jobs(self, jobs: list[_Job], stage: str, ledger, progress) -> None:
         batches = [jobs[i : i + self.batch_size] for i in range(0, len(jobs), self.batch_size)]
         with ledger.stage(stage), progress.stage(f"{stage} (server)", len(jobs), "prompt") as tick:
+
             def run(batch):
                 choices = self._run_batch(batch)
                 for job, choice in zip(batch, choices):
@@ -422,7 +492,7 @@ class OpenAIBackend:
             context = request.prompt_text + plan.suffix_text
             context_ids = request.prompt_ids + plan.suffix_ids
             for option, (text, sequence) in enumerate(zip(plan.option_texts, plan.sequences)):
-                close = self.linter_tokenizer.decode(sequence[len(plan.option_ids[option]):])
+                close = self.linter_tokenizer.decode(sequence[len(plan.option_ids[option]) :])
                 jobs.append((number, option, self._job(context, context_ids, text + close, sequence)))
         letter_jobs: list[tuple[int, int, bool, _Job]] = []
         variants: list[tuple[bool, str, list[int]]] = []
@@ -431,15 +501,27 @@ class OpenAIBackend:
         if request.letter_reversed_text is not None and request.letter_reversed_ids is not None:
             variants.append((True, request.letter_reversed_text, request.letter_reversed_ids))
         for reverse, text, ids in variants if request.letter_plans else []:
-            for number, (plan, (head_text, head_ids)) in enumerate(zip(request.letter_plans, request.letter_heads)):
+            for number, (plan, (head_text, head_ids)) in enumerate(
+                zip(request.letter_plans, request.letter_heads)
+            ):
                 for option, letter in enumerate(plan.letter_ids or []):
-                    letter_jobs.append((number, option, reverse, self._job(text + head_text, ids + head_ids,
-                                                                           chr(ord("A") + option), [letter])))
+                    letter_jobs.append(
+                        (
+                            number,
+                            option,
+                            reverse,
+                            self._job(text + head_text, ids + head_ids, chr(ord("A") + option), [letter]),
+                        )
+                    )
         self._score_jobs([job for _, _, job in jobs], "teacher_forced", ledger, progress)
         if letter_jobs:
             self._score_jobs([job for *_, job in letter_jobs], "letter", ledger, progress)
-        results = [FieldScores(first_token_logprobs=[0.0] * len(p.options), sequence_logprobs=[[] for _ in p.options])
-                   for p in request.plans]
+        results = [
+            FieldScores(
+                first_token_logprobs=[0.0] * len(p.options), sequence_logprobs=[[] for _ in p.options]
+            )
+            for p in request.plans
+        ]
         for number, option, job in jobs:
             scores = results[number]
             scores.sequence_logprobs[option] = job.logprobs or []
@@ -456,13 +538,16 @@ class OpenAIBackend:
             if job.mismatch:
                 scores.mismatches.append(f"letter {chr(65 + option)}: {job.mismatch}")
         self.stats["mismatches"] = sum(len(s.mismatches) for s in results)
-        differing = [job for _, _, job in jobs if job.cut_difference] + [job for *_, job in letter_jobs if job.cut_difference]
+        differing = [job for _, _, job in jobs if job.cut_difference] + [
+            job for *_, job in letter_jobs if job.cut_difference
+        ]
         self.stats["cut_differences"] = len(differing)
         if differing:
             self.notes.append(
                 f"{len(differing)} of {len(jobs) + len(letter_jobs)} scored texts reach the server in another cut than "
                 f"PCD's (text prompts; same tokenizer): {differing[0].cut_difference}. The server's scores are for its "
-                "own cut, so they can differ from what a PCD engine computes")
+                "own cut, so they can differ from what a PCD engine computes"
+            )
         if request.parity != "off":
             self.notes.append("parity is an in-process check: not run against a server")
         for scores in results:  # built from the server's echoed tokens: a key it echoed is masked
@@ -471,9 +556,19 @@ class OpenAIBackend:
         return results
 
     def first_token_logprobs(self, prompt_text, prompt_ids, plans, stage: str, ledger) -> list[list[float]]:
-        jobs = [(number, self._job(prompt_text + plan.suffix_text, prompt_ids + plan.suffix_ids,
-                                   self.linter_tokenizer.decode([token]), [token]))
-                for number, plan in enumerate(plans) for token in plan.scored_ids]
+        jobs = [
+            (
+                number,
+                self._job(
+                    prompt_text + plan.suffix_text,
+                    prompt_ids + plan.suffix_ids,
+                    self.linter_tokenizer.decode([token]),
+                    [token],
+                ),
+            )
+            for number, plan in enumerate(plans)
+            for token in plan.scored_ids
+        ]
         self._score_jobs([job for _, job in jobs], stage, ledger, _NoProgress())
         result: list[list[float]] = [[] for _ in plans]
         for number, job in jobs:
@@ -483,8 +578,10 @@ class OpenAIBackend:
 
 def _first_difference(left_name: str, left: list[str], right_name: str, right: list[str]) -> str:
     at = next((i for i, (a, b) in enumerate(zip(left, right)) if a != b), min(len(left), len(right)))
-    return (f"{left_name} has {len(left)} text tokens where {right_name} has {len(right)}; first difference at text "
-            f"token {at}: {left_name} {left[at:at + 3]!r}, {right_name} {right[at:at + 3]!r}")
+    return (
+        f"{left_name} has {len(left)} text tokens where {right_name} has {len(right)}; first difference at text "
+        f"token {at}: {left_name} {left[at : at + 3]!r}, {right_name} {right[at : at + 3]!r}"
+    )
 
 
 class _ListRefused(Exception):

@@ -36,11 +36,15 @@ def decision(field: FieldResult, labels: Mapping[str, str] | None = None) -> tup
     first, full = field.first_token_pick, field.full_sequence_pick
     tied = tied_top(field)
     if len(tied) > 1:
-        return True, (f"{labels.get('collision', 'collision')}: {len(tied)} options tie on their first token; a plain gather returns "
-                      f"{_show(field.options[first])}, full-sequence picks {_show(field.options[full])}")
+        return True, (
+            f"{labels.get('collision', 'collision')}: {len(tied)} options tie on their first token; a plain gather returns "
+            f"{_show(field.options[first])}, full-sequence picks {_show(field.options[full])}"
+        )
     if first != full:
-        return True, (f"{labels.get('agreement', 'agreement')}: first-token picks {_show(field.options[first])}, full-sequence picks "
-                      f"{_show(field.options[full])}")
+        return True, (
+            f"{labels.get('agreement', 'agreement')}: first-token picks {_show(field.options[first])}, full-sequence picks "
+            f"{_show(field.options[full])}"
+        )
     return False, f"first-token and full-sequence agree on {_show(field.options[first])}"
 
 
@@ -64,7 +68,12 @@ def letter_bias(fields: list[FieldResult]) -> dict:
             flips += f.letter_pick_reversed != f.letter_pick
             same_letter += reversed_letter == f.letter_pick
     last = sum(f.letter_pick == len(f.options) - 1 for f in scored)
-    return {"fields": len(scored), "letters": dict(sorted(forward.items())),
-            "letters_reversed_legend": dict(sorted(backward.items())), "last_letter": last,
-            "flips_when_reversed": flips, "same_letter_both_orders": same_letter,
-            "agree_with_full_sequence": agree}
+    return {
+        "fields": len(scored),
+        "letters": dict(sorted(forward.items())),
+        "letters_reversed_legend": dict(sorted(backward.items())),
+        "last_letter": last,
+        "flips_when_reversed": flips,
+        "same_letter_both_orders": same_letter,
+        "agree_with_full_sequence": agree,
+    }

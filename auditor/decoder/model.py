@@ -58,8 +58,11 @@ class LoadedModel:
     @functools.cached_property
     def linter_tokenizer(self) -> LoadedTokenizer:
         """The model's own tokenizer as the scoring model's tokenizer (auditor.pcd)."""
-        return LoadedTokenizer(id=self.tokenizer_name, source=f"the tokenizer of {self.name}",
-                               hf=self.tokenizer.backend_tokenizer)
+        return LoadedTokenizer(
+            id=self.tokenizer_name,
+            source=f"the tokenizer of {self.name}",
+            hf=self.tokenizer.backend_tokenizer,
+        )
 
 
 def require_torch():
@@ -191,7 +194,9 @@ def _load_gguf(path: Path, torch_dtype, notes: list[str], progress: bool):
 
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(cached), local_files_only=True)
-            model = AutoModelForCausalLM.from_pretrained(str(cached), dtype=torch_dtype, local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(
+                str(cached), dtype=torch_dtype, local_files_only=True
+            )
             notes.append(f"loaded the cached safetensors conversion of {path.name}")
             return model, tokenizer
         except (OSError, ValueError):
@@ -209,7 +214,9 @@ def _load_gguf(path: Path, torch_dtype, notes: list[str], progress: bool):
         shutil.rmtree(cached, ignore_errors=True)
         staging.rename(cached)
     except OSError as exc:
-        notes.append(f"could not cache the GGUF conversion ({exc.strerror or exc}); the next load converts again")
+        notes.append(
+            f"could not cache the GGUF conversion ({exc.strerror or exc}); the next load converts again"
+        )
     return model.to(torch_dtype), tokenizer
 
 
@@ -294,11 +301,17 @@ def _check_model_dir(path: Path, spec: str) -> None:
         raise DecoderError(f"{spec}/config.json is not a JSON object")
     sections = [config] + [value for value in config.values() if isinstance(value, dict)]  # text_config, …
     for section in sections:
-        for key, limit in (("vocab_size", MAX_VOCAB), ("hidden_size", MAX_HIDDEN), ("num_hidden_layers", 4096)):
+        for key, limit in (
+            ("vocab_size", MAX_VOCAB),
+            ("hidden_size", MAX_HIDDEN),
+            ("num_hidden_layers", 4096),
+        ):
             value = section.get(key)
             if value is not None and (type(value) is not int or not 1 <= value <= limit):
                 shown = repr(value)[:40]
-                raise DecoderError(f"{spec}/config.json: {key} = {shown} (expected an integer from 1 to {limit})")
+                raise DecoderError(
+                    f"{spec}/config.json: {key} = {shown} (expected an integer from 1 to {limit})"
+                )
 
 
 def load_model(
@@ -369,7 +382,9 @@ def load_model(
                     first = "the weights' shapes do not match config.json"
                 raise DecoderError(f"cannot load model directory {spec}: {first}") from None
         elif path.exists():
-            raise DecoderError(f"unknown model spec {spec!r}: give a model directory, a hub id or a .gguf file")
+            raise DecoderError(
+                f"unknown model spec {spec!r}: give a model directory, a hub id or a .gguf file"
+            )
         elif _HUB_ID.match(spec):
             try:
                 model, tokenizer = _load_hf(spec, torch_dtype, local_only=not allow_download)
@@ -436,8 +451,10 @@ def _check_vocabulary(model, tokenizer, name: str) -> None:
     embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
     rows = getattr(embeddings, "num_embeddings", None)
     if isinstance(rows, int) and len(tokenizer) > rows:
-        raise DecoderError(f"{name}: the tokenizer has {len(tokenizer)} tokens but the model's embedding has "
-                           f"{rows} rows; the tokenizer and the weights are not one model's")
+        raise DecoderError(
+            f"{name}: the tokenizer has {len(tokenizer)} tokens but the model's embedding has "
+            f"{rows} rows; the tokenizer and the weights are not one model's"
+        )
 
 
 def load_tokenizer_only(spec: str, *, allow_download: bool = False):
@@ -453,8 +470,9 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False):
     try:
         from transformers import AutoTokenizer
     except ImportError:
-        raise DecoderError("--backend openai needs transformers for the served model's tokenizer: "
-                           "pip install transformers") from None
+        raise DecoderError(
+            "--backend openai needs transformers for the served model's tokenizer: pip install transformers"
+        ) from None
 
     _quiet_transformers(False)
     path = Path(spec).expanduser()
@@ -478,11 +496,17 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False):
                 tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=not allow_download)
             except OSError as exc:
                 if allow_download:
-                    raise DecoderError(f"could not download tokenizer {spec!r}: {str(exc).splitlines()[0][:200]}") from None
-                raise DecoderError(f"tokenizer {spec!r} is not in the local Hugging Face cache; "
-                                   "pass --allow-download to fetch it") from None
+                    raise DecoderError(
+                        f"could not download tokenizer {spec!r}: {str(exc).splitlines()[0][:200]}"
+                    ) from None
+                raise DecoderError(
+                    f"tokenizer {spec!r} is not in the local Hugging Face cache; "
+                    "pass --allow-download to fetch it"
+                ) from None
         else:
-            raise DecoderError(f"unknown tokenizer spec {spec!r}: give a .gguf file, a tokenizer directory or a hub id")
+            raise DecoderError(
+                f"unknown tokenizer spec {spec!r}: give a .gguf file, a tokenizer directory or a hub id"
+            )
     except OSError as exc:
         raise DecoderError(f"cannot load the tokenizer {spec!r}: {str(exc).splitlines()[0]}") from None
     if "smollm" in spec.lower() and not digit_probe_ok(tokenizer):

@@ -81,7 +81,9 @@ class Scorer:
         """A cache with ``rows`` copies of the prompt's keys and values."""
         from transformers import DynamicCache
 
-        data = [(keys.expand(rows, -1, -1, -1), values.expand(rows, -1, -1, -1)) for keys, values, *_ in cache]
+        data = [
+            (keys.expand(rows, -1, -1, -1), values.expand(rows, -1, -1, -1)) for keys, values, *_ in cache
+        ]
         return DynamicCache(ddp_cache_data=data, config=self.model.config)
 
     def prefix_cache(self, cache, length: int):
@@ -165,7 +167,9 @@ class Scorer:
         """
         return self.tree_logits(cache, past, [pack_tree(s, []) for s in suffixes], stage)
 
-    def tree_logits(self, cache, past: int, trees: list[PackedTree], stage: str, nodes: list[int] | None = None) -> list:
+    def tree_logits(
+        self, cache, past: int, trees: list[PackedTree], stage: str, nodes: list[int] | None = None
+    ) -> list:
         """Logits at one node of each tree (default: its last token), trees packed as forests."""
         nodes = [len(tree) - 1 for tree in trees] if nodes is None else nodes
         rows: list[list[PackedTree]] = []
@@ -189,8 +193,11 @@ class Scorer:
         results = []
         with torch.inference_mode():
             for suffix in suffixes:
-                out = self.base(input_ids=torch.tensor([suffix], device=self.device),
-                                cache=self._broadcast(cache, 1), use_cache=True)
+                out = self.base(
+                    input_ids=torch.tensor([suffix], device=self.device),
+                    cache=self._broadcast(cache, 1),
+                    use_cache=True,
+                )
                 results.extend(self.logits(out.last_hidden_state[:, -1]))
                 self.ledger.count(stage)
                 if tick is not None:
@@ -223,7 +230,9 @@ class Scorer:
         for plan in plans:
             per_option = [values[number + option] for option in range(len(plan.options))]
             number += len(plan.options)
-            scored.append(Scored([sum(v) for v in per_option], [sum(v) / len(v) for v in per_option], per_option))
+            scored.append(
+                Scored([sum(v) for v in per_option], [sum(v) / len(v) for v in per_option], per_option)
+            )
         return scored
 
     def _target_logprobs(self, tree: PackedTree, states) -> list[list[float]]:

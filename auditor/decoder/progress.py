@@ -27,10 +27,18 @@ class Progress:
         # a pseudo-terminal without a size reports 0 columns and 0 lines; tqdm then hides every
         # bar as "below the screen" and prints nothing, so both get a fallback
         size = shutil.get_terminal_size((100, 20))
-        bar = tqdm(total=total, desc=name, unit=unit, file=self.stream, leave=True, ncols=size.columns or 100,
-                   nrows=size.lines or 20,
-                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}]"
-                   if total else "{desc}: {elapsed}")
+        bar = tqdm(
+            total=total,
+            desc=name,
+            unit=unit,
+            file=self.stream,
+            leave=True,
+            ncols=size.columns or 100,
+            nrows=size.lines or 20,
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}]"
+            if total
+            else "{desc}: {elapsed}",
+        )
         try:
             yield bar.update
             if total:

@@ -94,11 +94,17 @@ def specs_for_sites(sites, flagged: dict[str, set[str]] | None = None) -> list[F
     """
     flagged = flagged or {}
     names = [s.name for s in sites]
-    return [FieldSpec(name=s.name, options=list(s.options), description=s.description,
-                      flagged_codes=tuple(sorted(flagged.get(s.pointer, ()))),
-                      label=s.field if names.count(s.name) > 1 else "",
-                      array_depth=getattr(s, "array_depth", 0))
-            for s in sites]
+    return [
+        FieldSpec(
+            name=s.name,
+            options=list(s.options),
+            description=s.description,
+            flagged_codes=tuple(sorted(flagged.get(s.pointer, ()))),
+            label=s.field if names.count(s.name) > 1 else "",
+            array_depth=getattr(s, "array_depth", 0),
+        )
+        for s in sites
+    ]
 
 
 def _option_list(options: list) -> str:
@@ -125,14 +131,21 @@ def letter_legend(fields, letter_fields: dict[str, tuple[str, ...]], reversed_or
     for spec in fields:
         if spec.name in letter_fields:
             options = list(reversed(spec.options)) if reversed_order else list(spec.options)
-            legend = "; ".join(f"{letter} = {json.dumps(option, ensure_ascii=False)}"
-                               for letter, option in zip(letter_fields[spec.name], options))
+            legend = "; ".join(
+                f"{letter} = {json.dumps(option, ensure_ascii=False)}"
+                for letter, option in zip(letter_fields[spec.name], options)
+            )
             lines.append(f"- {spec.name}: {legend}")
     return "\n".join(lines)
 
 
-def build_prompt(chat_tokenizer, fields, context: str,
-                 letter_fields: dict[str, tuple[str, ...]] | None = None, reversed_letters: bool = False) -> str:
+def build_prompt(
+    chat_tokenizer,
+    fields,
+    context: str,
+    letter_fields: dict[str, tuple[str, ...]] | None = None,
+    reversed_letters: bool = False,
+) -> str:
     """Chat-templated prompt text ending with the opened JSON object (PREFILL_END).
 
     With ``letter_fields`` the letter legend follows the catalog at the end of the user turn,
@@ -156,13 +169,16 @@ def written_field(name: str, value, array_depth: int = 0) -> str:
     return field_head(name, array_depth) + json.dumps(value, ensure_ascii=False) + closing + ",\n"
 
 
-def plan_field(tokenizer: LoadedTokenizer, spec: FieldSpec, prompt_text: str,
-               prompt_ids: list[int]) -> FieldPlan:
+def plan_field(
+    tokenizer: LoadedTokenizer, spec: FieldSpec, prompt_text: str, prompt_ids: list[int]
+) -> FieldPlan:
     """Read one field's cut off the scoring model and check it against the prompt's tokens."""
     tokens = SiteTokens(spec, tokenizer)
     if tokens.mixed:
-        raise DecoderError(f"field {spec.name!r} mixes string and non-string options; "
-                           "PCD scores them after different suffixes")
+        raise DecoderError(
+            f"field {spec.name!r} mixes string and non-string options; "
+            "PCD scores them after different suffixes"
+        )
     if tokens.has_strings:
         kind, suffix_text, suffix_ids = "string", tokens.suffix, list(tokens.suffix_ids)
     else:
@@ -186,10 +202,16 @@ def plan_field(tokenizer: LoadedTokenizer, spec: FieldSpec, prompt_text: str,
     if kind != "string":
         plan.letter_note = "not a string enum"
     elif not slots.viable:
-        reasons = [f"letter {letter} {slots.failures[letter]}"
-                   for letter in SLOT_LETTERS[: len(spec.options)] if letter in slots.failures]
-        plan.letter_note = reasons[0] if reasons else (
-            f"{len(spec.options)} options exceed the {len(SLOT_LETTERS)} single letters")
+        reasons = [
+            f"letter {letter} {slots.failures[letter]}"
+            for letter in SLOT_LETTERS[: len(spec.options)]
+            if letter in slots.failures
+        ]
+        plan.letter_note = (
+            reasons[0]
+            if reasons
+            else (f"{len(spec.options)} options exceed the {len(SLOT_LETTERS)} single letters")
+        )
     else:
         plan.letters = slots.letters[: len(spec.options)]
         plan.letter_ids = [tokenizer.encode(letter)[0] for letter in plan.letters]

@@ -101,5 +101,8 @@ class VerifyResult:
         data["version"] = RESULT_FORMAT_VERSION
         data["total_passes"] = sum(self.passes.values())
         data["parity_max_abs_diff"] = self.parity_max_abs_diff
-        data["verdict"] = {"deciding": [f.name for f in self.deciding], "harmless": [f.name for f in self.harmless]}
+        data["verdict"] = {
+            "deciding": [f.name for f in self.deciding],
+            "harmless": [f.name for f in self.harmless],
+        }
         return data

@@ -66,7 +66,9 @@ def merge_trees(trees: list[PackedTree]) -> PackedTree:
     return PackedTree(ids, positions, parents, targets)
 
 
-def pack_forest(units: list[tuple[list[int], list[list[int]]]], row_tokens: int) -> list[tuple[PackedTree, list[int]]]:
+def pack_forest(
+    units: list[tuple[list[int], list[list[int]]]], row_tokens: int
+) -> list[tuple[PackedTree, list[int]]]:
     """Pack (suffix, sequences) units into as few rows of at most ``row_tokens`` as a greedy pass allows.
 
     Returns each row with, for each of its targets, the index of the sequence it scores
@@ -90,11 +92,15 @@ def pack_forest(units: list[tuple[list[int], list[list[int]]]], row_tokens: int)
     pending: list[tuple[PackedTree, list[int]]] = []
     for part in parts:
         if pending and sum(len(tree) for tree, _ in pending) + len(part[0]) > row_tokens:
-            rows.append((merge_trees([tree for tree, _ in pending]), [i for _, owners in pending for i in owners]))
+            rows.append(
+                (merge_trees([tree for tree, _ in pending]), [i for _, owners in pending for i in owners])
+            )
             pending = []
         pending.append(part)
     if pending:
-        rows.append((merge_trees([tree for tree, _ in pending]), [i for _, owners in pending for i in owners]))
+        rows.append(
+            (merge_trees([tree for tree, _ in pending]), [i for _, owners in pending for i in owners])
+        )
     return rows
 
 

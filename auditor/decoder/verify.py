@@ -43,14 +43,20 @@ def _check_context_limit(backend, request: ScoreRequest) -> None:
     limit = getattr(backend, "context_limit", None)
     if not limit:
         return
-    need = max(len(request.prompt_ids) + len(plan.suffix_ids) + max((len(s) for s in plan.sequences), default=0)
-               for plan in request.plans)
+    need = max(
+        len(request.prompt_ids) + len(plan.suffix_ids) + max((len(s) for s in plan.sequences), default=0)
+        for plan in request.plans
+    )
     for ids in (request.letter_ids, request.letter_reversed_ids):
         if ids is not None:
-            need = max(need, len(ids) + max((len(head) + 1 for _text, head in request.letter_heads), default=1))
+            need = max(
+                need, len(ids) + max((len(head) + 1 for _text, head in request.letter_heads), default=1)
+            )
     if need > limit:
-        raise DecoderError(f"the prompt with its longest scored option is {need} tokens, more than the model's "
-                           f"context of {limit} tokens; shorten --context or the schema's descriptions")
+        raise DecoderError(
+            f"the prompt with its longest scored option is {need} tokens, more than the model's "
+            f"context of {limit} tokens; shorten --context or the schema's descriptions"
+        )
 
 
 def _coupling_sources(fields: list[FieldSpec], plans, coupling) -> list[int]:
@@ -111,18 +117,23 @@ def verify_fields(
         prompt_text = build_prompt(chat_tokenizer, fields, context)
         prompt_ids = tokenizer.encode(prompt_text)
         plans = [plan_field(tokenizer, spec, prompt_text, prompt_ids) for spec in fields]
-        letter_plans = [plan for plan in plans if letters and plan.letter_ids is not None and len(plan.options) > 1]
+        letter_plans = [
+            plan for plan in plans if letters and plan.letter_ids is not None and len(plan.options) > 1
+        ]
         request = ScoreRequest(prompt_text, prompt_ids, plans, parity=parity_mode)
         if letter_plans:
             legend = {p.name: p.letters for p in letter_plans}
             request.letter_plans = letter_plans
             request.letter_text = build_prompt(chat_tokenizer, fields, context, legend)
             request.letter_ids = tokenizer.encode(request.letter_text)
-            request.letter_reversed_text = build_prompt(chat_tokenizer, fields, context, legend, reversed_letters=True)
+            request.letter_reversed_text = build_prompt(
+                chat_tokenizer, fields, context, legend, reversed_letters=True
+            )
             request.letter_reversed_ids = tokenizer.encode(request.letter_reversed_text)
-            request.letter_heads = [(letter_suffix(p.name, p.array_depth),
-                                     tokenizer.encode(letter_suffix(p.name, p.array_depth)))
-                                    for p in letter_plans]
+            request.letter_heads = [
+                (letter_suffix(p.name, p.array_depth), tokenizer.encode(letter_suffix(p.name, p.array_depth)))
+                for p in letter_plans
+            ]
         _check_context_limit(backend, request)
     sources = _coupling_sources(fields, plans, coupling) if coupling else []
 
@@ -174,8 +185,11 @@ def verify_fields(
                 letter_probs_reversed=reversed_letter,
                 letter_pick_reversed=None if reversed_letter is None else _argmax(reversed_letter),
                 tokenization_mismatches=list(scored.mismatches),
-                full_sequence_variants={name: live_pick(name, scored.sequence_logprobs, plan.option_texts)
-                                        for name in VARIANTS} if aligned else {},
+                full_sequence_variants={
+                    name: live_pick(name, scored.sequence_logprobs, plan.option_texts) for name in VARIANTS
+                }
+                if aligned
+                else {},
             )
         )
 
@@ -190,7 +204,9 @@ def verify_fields(
                 tick(1)
                 if not others:
                     continue
-                rows = backend.first_token_logprobs(written, written_ids, [plans[i] for i in others], "coupling", ledger)
+                rows = backend.first_token_logprobs(
+                    written, written_ids, [plans[i] for i in others], "coupling", ledger
+                )
                 flips = []
                 for index, row in zip(others, rows):
                     after = _argmax(_subset_probs(row))
@@ -230,6 +246,7 @@ def _backend(model, device, dtype, allow_download, progress, cache_budget_bytes,
     if hasattr(model, "score") and hasattr(model, "tokenizer"):
         return model
     if not isinstance(model, LoadedModel):
-        model = load_model(model, device=device, dtype=dtype, allow_download=allow_download,
-                           progress=progress.enabled)
+        model = load_model(
+            model, device=device, dtype=dtype, allow_download=allow_download, progress=progress.enabled
+        )
     return InProcessBackend(model, cache_budget_bytes, full_sequence_mode)

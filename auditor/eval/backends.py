@@ -26,8 +26,12 @@ from auditor.eval.constrained import constrained_pick
 from auditor.eval.data import EvalField
 
 METHODS = ("first_token", "full_sequence", "constrained", "letter")
-METHOD_LABELS = {"first_token": "first-token", "full_sequence": "full-sequence", "constrained": "constrained",
-                 "letter": "letter"}
+METHOD_LABELS = {
+    "first_token": "first-token",
+    "full_sequence": "full-sequence",
+    "constrained": "constrained",
+    "letter": "letter",
+}
 
 
 @dataclass
@@ -60,16 +64,24 @@ class ScoringBackend(Protocol):
         """Changes whenever what is scored changes (prompt text, suffixes, option tokens): part of
         the cache key, so scores from an older prompt are never reused."""
 
-    def score(self, fields: list[EvalField], context: str, *, reverse_order: bool = False,
-              letters: bool = True) -> list[dict]:
+    def score(
+        self, fields: list[EvalField], context: str, *, reverse_order: bool = False, letters: bool = True
+    ) -> list[dict]:
         """Per field (schema order), ``{method: [log-score per option] | None, "constrained_pick": i}``."""
 
 
 def _display(fields: list[EvalField], reverse_order: bool):
     from auditor.decoder import FieldSpec
 
-    return [FieldSpec(f.name, list(reversed(f.options)) if reverse_order else list(f.options), f.description,
-                      label=f.label) for f in fields]
+    return [
+        FieldSpec(
+            f.name,
+            list(reversed(f.options)) if reverse_order else list(f.options),
+            f.description,
+            label=f.label,
+        )
+        for f in fields
+    ]
 
 
 def _logs(values) -> list[float]:
@@ -85,8 +97,13 @@ class InProcessBackend:
         self.tokenizer = loaded.linter_tokenizer  # the scoring model's tokenizer (auditor.pcd)
 
     def identity(self) -> dict:
-        return {"backend": "in-process", "model": self.loaded.name, "tokenizer": self.loaded.tokenizer_name,
-                "device": self.loaded.device, "dtype": self.loaded.dtype}
+        return {
+            "backend": "in-process",
+            "model": self.loaded.name,
+            "tokenizer": self.loaded.tokenizer_name,
+            "device": self.loaded.device,
+            "dtype": self.loaded.dtype,
+        }
 
     def _plans(self, fields: list[EvalField], prompt_text: str, prompt_ids: list[int]):
         from auditor.decoder.prompt import plan_field
@@ -98,13 +115,19 @@ class InProcessBackend:
 
         prompt_text = build_prompt(self.chat_tokenizer, _display(fields, False), "(context)")
         plans = self._plans(fields, prompt_text, self.tokenizer.encode(prompt_text))
-        return [FieldStructure(
-            name=plan.name, kind=plan.kind, prefix=plan.prefix,
-            scored_tokens=[self.tokenizer.decode([token]) for token in plan.scored_ids],
-            buckets=plan.collision_groups(),
-            letter_viable=plan.letter_ids is not None and len(plan.options) > 1,
-            letter_note=plan.letter_note, noncanonical_options=list(plan.noncanonical_options),
-        ) for plan in plans]
+        return [
+            FieldStructure(
+                name=plan.name,
+                kind=plan.kind,
+                prefix=plan.prefix,
+                scored_tokens=[self.tokenizer.decode([token]) for token in plan.scored_ids],
+                buckets=plan.collision_groups(),
+                letter_viable=plan.letter_ids is not None and len(plan.options) > 1,
+                letter_note=plan.letter_note,
+                noncanonical_options=list(plan.noncanonical_options),
+            )
+            for plan in plans
+        ]
 
     def fingerprint(self, fields: list[EvalField]) -> str:
         import hashlib
@@ -117,12 +140,16 @@ class InProcessBackend:
         letters = {spec.name: tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ"[: len(spec.options)]) for spec in display}
         prompt_text = build_prompt(self.chat_tokenizer, display, probe)
         plans = self._plans(fields, prompt_text, self.tokenizer.encode(prompt_text))
-        material = [prompt_text, build_prompt(self.chat_tokenizer, display, probe, letters),
-                    [[p.suffix_ids, p.sequences, p.scored_ids, p.letter_ids] for p in plans]]
+        material = [
+            prompt_text,
+            build_prompt(self.chat_tokenizer, display, probe, letters),
+            [[p.suffix_ids, p.sequences, p.scored_ids, p.letter_ids] for p in plans],
+        ]
         return hashlib.sha256(json.dumps(material).encode("utf-8")).hexdigest()
 
-    def score(self, fields: list[EvalField], context: str, *, reverse_order: bool = False,
-              letters: bool = True) -> list[dict]:
+    def score(
+        self, fields: list[EvalField], context: str, *, reverse_order: bool = False, letters: bool = True
+    ) -> list[dict]:
         import torch
 
         from auditor.decoder.pcd import ROW_TOKENS, Scorer
@@ -155,10 +182,13 @@ class InProcessBackend:
         del cache
 
         letter_logs: dict[str, list[float]] = {}
-        letter_plans = [p for p in plans if p.letter_ids is not None and len(p.options) > 1] if letters else []
+        letter_plans = (
+            [p for p in plans if p.letter_ids is not None and len(p.options) > 1] if letters else []
+        )
         if letter_plans:
-            letter_text = build_prompt(self.chat_tokenizer, display, context,
-                                       {p.name: p.letters for p in letter_plans})
+            letter_text = build_prompt(
+                self.chat_tokenizer, display, context, {p.name: p.letters for p in letter_plans}
+            )
             letter_ids = tokenizer.encode(letter_text)
             letter_cache = scorer.prefill(letter_ids, "letter_prefill")
             heads = [tokenizer.encode(letter_suffix(p.name)) for p in letter_plans]
@@ -175,11 +205,13 @@ class InProcessBackend:
             steps = [per_token[number + i] for i in range(len(plan.options))]
             number += len(plan.options)
             pick, constrained = constrained_pick(plan.sequences, steps)
-            out.append({
-                "first_token": _logs(first),
-                "full_sequence": [sum(values) for values in steps],
-                "constrained": _logs(constrained),
-                "constrained_pick": pick,
-                "letter": letter_logs.get(plan.name),
-            })
+            out.append(
+                {
+                    "first_token": _logs(first),
+                    "full_sequence": [sum(values) for values in steps],
+                    "constrained": _logs(constrained),
+                    "constrained_pick": pick,
+                    "letter": letter_logs.get(plan.name),
+                }
+            )
         return out

@@ -36,8 +36,11 @@ def _log_scores(values, count: int, nullable: bool = False) -> bool:
     """A list of `count` log-scores: numbers, -inf allowed, never NaN or +inf."""
     if values is None:
         return nullable
-    return (isinstance(values, list) and len(values) == count
-            and all(type(v) in (int, float) and not math.isnan(v) and v != math.inf for v in values))
+    return (
+        isinstance(values, list)
+        and len(values) == count
+        and all(type(v) in (int, float) and not math.isnan(v) and v != math.inf for v in values)
+    )
 
 
 def valid_scores(scores, shape: list[int] | None) -> bool:
@@ -52,17 +55,22 @@ def valid_scores(scores, shape: list[int] | None) -> bool:
             continue
         count = shape[index]
         pick = block.get("constrained_pick")
-        if not (type(pick) is int and 0 <= pick < count and _log_scores(block.get("first_token"), count)
-                and _log_scores(block.get("full_sequence"), count)
-                and _log_scores(block.get("constrained"), count)
-                and _log_scores(block.get("letter"), count, nullable=True)):
+        if not (
+            type(pick) is int
+            and 0 <= pick < count
+            and _log_scores(block.get("first_token"), count)
+            and _log_scores(block.get("full_sequence"), count)
+            and _log_scores(block.get("constrained"), count)
+            and _log_scores(block.get("letter"), count, nullable=True)
+        ):
             return False
     return True
 
 
 def cache_key(material: dict) -> str:
-    text = json.dumps({"format": SCORE_FORMAT_VERSION, **material}, sort_keys=True, ensure_ascii=False,
-                      default=str)
+    text = json.dumps(
+        {"format": SCORE_FORMAT_VERSION, **material}, sort_keys=True, ensure_ascii=False, default=str
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -82,9 +90,13 @@ class ScoreCache:
                     continue
                 try:
                     entry = json.loads(line)
-                    if not (isinstance(entry, dict) and entry.get("variant") in VARIANTS
-                            and isinstance(entry.get("row"), str) and _ROW_KEY.fullmatch(entry["row"])
-                            and valid_scores(entry.get("scores"), shape)):
+                    if not (
+                        isinstance(entry, dict)
+                        and entry.get("variant") in VARIANTS
+                        and isinstance(entry.get("row"), str)
+                        and _ROW_KEY.fullmatch(entry["row"])
+                        and valid_scores(entry.get("scores"), shape)
+                    ):
                         raise ValueError("not an entry")
                     self.entries[(entry["variant"], entry["row"])] = entry["scores"]
                 except (ValueError, KeyError, TypeError, RecursionError):
@@ -92,8 +104,10 @@ class ScoreCache:
             self.loaded = len(self.entries)
 
     def note(self) -> str:
-        return (f"score cache {self.path}: {self.skipped} damaged line{'s' if self.skipped != 1 else ''} "
-                "skipped (those rows were scored again)")
+        return (
+            f"score cache {self.path}: {self.skipped} damaged line{'s' if self.skipped != 1 else ''} "
+            "skipped (those rows were scored again)"
+        )
 
     def get(self, variant: str, row: str):
         return self.entries.get((variant, row))

@@ -23,7 +23,9 @@ def _groups(members: list[int], sequences: list[list[int]], depth: int) -> dict[
     return groups
 
 
-def constrained_pick(sequences: list[list[int]], token_logprobs: list[list[float]]) -> tuple[int, list[float]]:
+def constrained_pick(
+    sequences: list[list[int]], token_logprobs: list[list[float]]
+) -> tuple[int, list[float]]:
     """Greedy masked decoding over the trie, and the trie's locally normalised distribution.
 
     ``sequences[i]`` is option i's tokens (closing token last), ``token_logprobs[i][j]`` the

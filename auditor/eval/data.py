@@ -78,8 +78,10 @@ def _labels(where: str, raw: dict, fields: dict[str, EvalField], from_csv: bool)
     labels = {}
     for name, value in raw.items():
         if name not in fields:
-            raise UsageError(f"{where}: label for unknown field {shorten(repr(name))} "
-                             f"(schema fields: {shorten(', '.join(fields))})")
+            raise UsageError(
+                f"{where}: label for unknown field {shorten(repr(name))} "
+                f"(schema fields: {shorten(', '.join(fields))})"
+            )
         if value is None or (from_csv and value == ""):
             continue
         field = fields[name]
@@ -91,8 +93,10 @@ def _labels(where: str, raw: dict, fields: dict[str, EvalField], from_csv: bool)
             index = _option_index(field, cell)  # a string option that looks like a number or boolean
         if index is None:
             shown = ", ".join(_shown(o, 40) for o in field.options[:8])
-            raise UsageError(f"{where}: label {_shown(value)} for field {shorten(repr(name))} "
-                             f"is not one of its options ({shown}{', …' if len(field.options) > 8 else ''})")
+            raise UsageError(
+                f"{where}: label {_shown(value)} for field {shorten(repr(name))} "
+                f"is not one of its options ({shown}{', …' if len(field.options) > 8 else ''})"
+            )
         labels[name] = index
     return labels
 
@@ -136,8 +140,14 @@ def _jsonl_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[R
         raw = record.get("labels", {})
         if not isinstance(raw, dict):
             raise UsageError(f'{where}: "labels" must be an object of field: value')
-        rows.append(Row(number, str(record.get("id", number)), record["context"],
-                        _labels(where, raw, fields, from_csv=False)))
+        rows.append(
+            Row(
+                number,
+                str(record.get("id", number)),
+                record["context"],
+                _labels(where, raw, fields, from_csv=False),
+            )
+        )
     return rows
 
 
@@ -160,8 +170,10 @@ def _csv_records(text: str, display: str, fields: dict[str, EvalField]) -> list[
         raise UsageError(f"{display}: a CSV needs a 'context' column and one column per field")
     twice = sorted({name for name in header if header.count(name) > 1})
     if twice:
-        raise UsageError(f"{display}:1: column {shorten(repr(twice[0]))} appears more than once in the "
-                         "header (one column per field)")
+        raise UsageError(
+            f"{display}:1: column {shorten(repr(twice[0]))} appears more than once in the "
+            "header (one column per field)"
+        )
     rows: list[Row] = []
     try:
         for record in reader:
@@ -169,8 +181,14 @@ def _csv_records(text: str, display: str, fields: dict[str, EvalField]) -> list[
             if None in record:
                 raise UsageError(f"{where}: more cells than header columns")
             raw = {k: v for k, v in record.items() if k not in ("context", "id") and v is not None}
-            rows.append(Row(reader.line_num, record.get("id") or str(len(rows) + 1), record["context"] or "",
-                            _labels(where, raw, fields, from_csv=True)))
+            rows.append(
+                Row(
+                    reader.line_num,
+                    record.get("id") or str(len(rows) + 1),
+                    record["context"] or "",
+                    _labels(where, raw, fields, from_csv=True),
+                )
+            )
     except csv.Error as exc:
         raise UsageError(f"{display}:{reader.line_num}: invalid CSV: {exc}") from None
     return rows
@@ -187,7 +205,11 @@ def load_rows(path: str | Path, fields: list[EvalField]) -> list[Row]:
     except UnicodeDecodeError as exc:
         raise UsageError(f"{display}: not UTF-8 text (byte {exc.start})") from None
     by_name = {field.name: field for field in fields}
-    rows = _csv_rows(text, display, by_name) if path.suffix.lower() == ".csv" else _jsonl_rows(text, display, by_name)
+    rows = (
+        _csv_rows(text, display, by_name)
+        if path.suffix.lower() == ".csv"
+        else _jsonl_rows(text, display, by_name)
+    )
     if not rows:
         raise UsageError(f"{display}: no labeled rows")
     if not any(row.labels for row in rows):
@@ -203,5 +225,12 @@ def load_fields(path: str | Path) -> list[EvalField]:
     if not model.sites:
         raise UsageError(f"{path}: no enum or boolean fields found (format: {model.format})")
     names = [site.name for site in model.sites]
-    return [EvalField(site.name, list(site.options), site.description,
-                      label=site.field if names.count(site.name) > 1 else "") for site in model.sites]
+    return [
+        EvalField(
+            site.name,
+            list(site.options),
+            site.description,
+            label=site.field if names.count(site.name) > 1 else "",
+        )
+        for site in model.sites
+    ]

@@ -85,11 +85,18 @@ class ReliabilityBin:
     confidence: float | None
 
     def to_dict(self) -> dict:
-        return {"lower": self.lower, "upper": self.upper, "count": self.count,
-                "accuracy": self.accuracy, "confidence": self.confidence}
+        return {
+            "lower": self.lower,
+            "upper": self.upper,
+            "count": self.count,
+            "accuracy": self.accuracy,
+            "confidence": self.confidence,
+        }
 
 
-def reliability_bins(confidences: list[float], correct: list[bool], bins: int = ECE_BINS) -> list[ReliabilityBin]:
+def reliability_bins(
+    confidences: list[float], correct: list[bool], bins: int = ECE_BINS
+) -> list[ReliabilityBin]:
     """Equal-width confidence bins; a confidence of exactly 1 falls in the last bin."""
     members: list[list[int]] = [[] for _ in range(bins)]
     for index, confidence in enumerate(confidences):
@@ -97,10 +104,15 @@ def reliability_bins(confidences: list[float], correct: list[bool], bins: int = 
     out = []
     for b, indices in enumerate(members):
         count = len(indices)
-        out.append(ReliabilityBin(
-            lower=b / bins, upper=(b + 1) / bins, count=count,
-            accuracy=sum(correct[i] for i in indices) / count if count else None,
-            confidence=sum(confidences[i] for i in indices) / count if count else None))
+        out.append(
+            ReliabilityBin(
+                lower=b / bins,
+                upper=(b + 1) / bins,
+                count=count,
+                accuracy=sum(correct[i] for i in indices) / count if count else None,
+                confidence=sum(confidences[i] for i in indices) / count if count else None,
+            )
+        )
     return out
 
 
@@ -109,13 +121,21 @@ def expected_calibration_error(confidences: list[float], correct: list[bool], bi
     total = len(confidences)
     if total == 0:
         return float("nan")
-    return sum(b.count / total * abs(b.accuracy - b.confidence)
-               for b in reliability_bins(confidences, correct, bins)
-               if b.accuracy is not None and b.confidence is not None)
+    return sum(
+        b.count / total * abs(b.accuracy - b.confidence)
+        for b in reliability_bins(confidences, correct, bins)
+        if b.accuracy is not None and b.confidence is not None
+    )
 
 
-def fit_temperature(rows_scores: list[list[float]], gold: list[int], *, lower: float = T_LOWER,
-                    upper: float = T_UPPER, iterations: int = 80) -> float:
+def fit_temperature(
+    rows_scores: list[list[float]],
+    gold: list[int],
+    *,
+    lower: float = T_LOWER,
+    upper: float = T_UPPER,
+    iterations: int = 80,
+) -> float:
     """The T minimising held-in NLL of ``softmax(scores / T)``.
 
     NLL is convex in 1/T, hence unimodal in log T: golden-section search on log T over

@@ -29,16 +29,22 @@ def render_text(report: dict) -> str:
     cache = report["cache"]
     out = [
         f"pcdlint eval: {report['schema']} on {report['data']} ({report['rows']} rows)",
-        (f"model: {backend.get('model')} ({backend.get('backend')}, {backend.get('device')} {backend.get('dtype')}); "
-         f"cache: {cache['hits']} hit(s), {cache['scored']} scored"),
-        (f"calibration: temperature fit on {1 - report['options']['holdout']:.0%} of rows, ECE "
-         f"({report['options']['ece_bins']} bins) and NLL on the held-out {report['options']['holdout']:.0%} "
-         f"(seed {report['options']['seed']})"),
+        (
+            f"model: {backend.get('model')} ({backend.get('backend')}, {backend.get('device')} {backend.get('dtype')}); "
+            f"cache: {cache['hits']} hit(s), {cache['scored']} scored"
+        ),
+        (
+            f"calibration: temperature fit on {1 - report['options']['holdout']:.0%} of rows, ECE "
+            f"({report['options']['ece_bins']} bins) and NLL on the held-out {report['options']['holdout']:.0%} "
+            f"(seed {report['options']['seed']})"
+        ),
         "",
     ]
     perturb = report["options"]["perturb"]
-    header = (f"{'field':<22} {'method':<14} {'acc':>5}  {'95% CI':<13} {'F1':>5}  {'ECE':>5} {'ECE(T)':>6} "
-              f"{'NLL':>5} {'NLL(T)':>6} {'T':>5}" + "".join(f" {'flips:' + p:>11}" for p in perturb))
+    header = (
+        f"{'field':<22} {'method':<14} {'acc':>5}  {'95% CI':<13} {'F1':>5}  {'ECE':>5} {'ECE(T)':>6} "
+        f"{'NLL':>5} {'NLL(T)':>6} {'T':>5}" + "".join(f" {'flips:' + p:>11}" for p in perturb)
+    )
     out.append(header)
     out.append("-" * len(header))
     for field in report["fields"]:
@@ -48,10 +54,12 @@ def render_text(report: dict) -> str:
                 continue
             calibration = block["calibration"]
             low, high = block["wilson95"]
-            line = (f"{field['name']:<22} {METHOD_LABELS[method]:<14} {_num(block['accuracy'])}  "
-                    f"[{low:.3f},{high:.3f}] {_num(block['macro_f1'])}  {_num(calibration['before']['ece'])} "
-                    f"{_num(calibration['after']['ece']):>6} {_num(calibration['before']['nll'])} "
-                    f"{_num(calibration['after']['nll']):>6} {calibration['temperature']:>5.2f}")
+            line = (
+                f"{field['name']:<22} {METHOD_LABELS[method]:<14} {_num(block['accuracy'])}  "
+                f"[{low:.3f},{high:.3f}] {_num(block['macro_f1'])}  {_num(calibration['before']['ece'])} "
+                f"{_num(calibration['after']['ece']):>6} {_num(calibration['before']['nll'])} "
+                f"{_num(calibration['after']['nll']):>6} {calibration['temperature']:>5.2f}"
+            )
             for name in perturb:
                 flips = field["perturbation"][name]["flips"].get(method)
                 shown = "" if flips is None else f"{flips}/{field['labeled']}"
@@ -62,13 +70,16 @@ def render_text(report: dict) -> str:
         tokenization = field["tokenization"]
         first = field["methods"]["first_token"]
         buckets = field["structure"]["buckets"]
-        shown = "; ".join("{" + ", ".join(_show(field["options"][i]) for i in bucket) + "}" for bucket in buckets)
+        shown = "; ".join(
+            "{" + ", ".join(_show(field["options"][i]) for i in bucket) + "}" for bucket in buckets
+        )
         out.append(
             f"{field['name']}: {field['labeled']} labeled rows; first-token ceiling {_num(tokenization['first_token_ceiling'])} "
             f"({tokenization['ceiling_rows']} golds can win), first-token accuracy {_num(first['accuracy'])}; "
             f"tokenization-caused errors: {tokenization['gold_unreachable']} gold not its bucket's tie winner, "
             f"{tokenization['first_token_wrong_full_sequence_right']} first-token wrong but full-sequence right"
-            + (f"; colliding buckets {shown}" if buckets else ""))
+            + (f"; colliding buckets {shown}" if buckets else "")
+        )
         letter = field["methods"]["letter"]
         if not letter.get("available"):
             out.append(f"  letter slots: {letter['reason']}")

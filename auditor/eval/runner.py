@@ -41,8 +41,16 @@ def _bar(enabled: bool, total: int):
     return tqdm(total=total, desc="eval", unit="row", file=sys.stderr)
 
 
-def score_rows(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, cache: ScoreCache,
-               variants: list[str], *, letters: bool, progress: bool) -> dict[str, list[list[dict]]]:
+def score_rows(
+    fields: list[EvalField],
+    rows: list[Row],
+    backend: ScoringBackend,
+    cache: ScoreCache,
+    variants: list[str],
+    *,
+    letters: bool,
+    progress: bool,
+) -> dict[str, list[list[dict]]]:
     """Scores per variant and row, from the cache where present; new rows are cached one by one."""
     todo = [(v, r) for v in variants for r in rows if cache.get(v, r.key) is None]
     bar = _bar(progress, len({(v, r.key) for v, r in todo}))
@@ -70,12 +78,16 @@ def _confidence(scores: list[float], chosen: int, temperature: float = 1.0) -> f
     return metrics.softmax(scores, temperature)[chosen]
 
 
-def _calibration_block(scores: list[list[float]], picks: list[int], gold: list[int], temperature: float) -> dict:
+def _calibration_block(
+    scores: list[list[float]], picks: list[int], gold: list[int], temperature: float
+) -> dict:
     confidences = [_confidence(s, p, temperature) for s, p in zip(scores, picks)]
     correct = [p == g for p, g in zip(picks, gold)]
-    return {"ece": metrics.expected_calibration_error(confidences, correct),
-            "nll": metrics.nll(scores, gold, temperature),
-            "reliability": [b.to_dict() for b in metrics.reliability_bins(confidences, correct)]}
+    return {
+        "ece": metrics.expected_calibration_error(confidences, correct),
+        "nll": metrics.nll(scores, gold, temperature),
+        "reliability": [b.to_dict() for b in metrics.reliability_bins(confidences, correct)],
+    }
 
 
 def _calibration(scores, picks, gold, train: list[int], held: list[int]) -> dict:
@@ -89,37 +101,58 @@ def _calibration(scores, picks, gold, train: list[int], held: list[int]) -> dict
     if not held or not train:
         note = "too few rows for a train/held-out split"
     elif after["ece"] > before["ece"] + 1e-12:
-        nll_part = ("held-out NLL fell" if after["nll"] < before["nll"] else "held-out NLL rose too")
-        note = (f"ECE rose from {before['ece']:.3f} to {after['ece']:.3f} on {len(held)} held-out rows; {nll_part} "
-                f"({before['nll']:.3f} -> {after['nll']:.3f}): T is fit to minimise NLL on {len(train)} training rows, "
-                "not ECE, and 10-bin ECE on this few rows is noisy")
+        nll_part = "held-out NLL fell" if after["nll"] < before["nll"] else "held-out NLL rose too"
+        note = (
+            f"ECE rose from {before['ece']:.3f} to {after['ece']:.3f} on {len(held)} held-out rows; {nll_part} "
+            f"({before['nll']:.3f} -> {after['nll']:.3f}): T is fit to minimise NLL on {len(train)} training rows, "
+            "not ECE, and 10-bin ECE on this few rows is noisy"
+        )
     if temperature >= metrics.T_UPPER * 0.99:
-        bound = (f"T reached the search bound {temperature:.0f}: on the training rows the scores carry almost no "
-                 "information about the gold option, so the best fit flattens them to uniform")
+        bound = (
+            f"T reached the search bound {temperature:.0f}: on the training rows the scores carry almost no "
+            "information about the gold option, so the best fit flattens them to uniform"
+        )
         note = bound if note is None else f"{note}; {bound}"
     elif temperature <= metrics.T_LOWER * 1.01:
         bound = f"T reached the search bound {temperature:.2f}: on the training rows the picks are almost always right"
         note = bound if note is None else f"{note}; {bound}"
-    return {"temperature": temperature, "train_rows": len(train), "heldout_rows": len(held),
-            "before": before, "after": after, "ece_improved": after["ece"] <= before["ece"] + 1e-12,
-            "note": note}
+    return {
+        "temperature": temperature,
+        "train_rows": len(train),
+        "heldout_rows": len(held),
+        "before": before,
+        "after": after,
+        "ece_improved": after["ece"] <= before["ece"] + 1e-12,
+        "note": note,
+    }
 
 
 def _method_block(method: str, scores, picks, gold, classes: int, train, held) -> dict:
     correct = sum(p == g for p, g in zip(picks, gold))
     total = len(gold)
     low, high = metrics.wilson_interval(correct, total)
-    block = {"available": True, "n": total, "correct": correct,
-             "accuracy": correct / total if total else None, "wilson95": [low, high],
-             "macro_f1": metrics.macro_f1(gold, picks, classes),
-             "confusion": metrics.confusion_matrix(gold, picks, classes)}
+    block = {
+        "available": True,
+        "n": total,
+        "correct": correct,
+        "accuracy": correct / total if total else None,
+        "wilson95": [low, high],
+        "macro_f1": metrics.macro_f1(gold, picks, classes),
+        "confusion": metrics.confusion_matrix(gold, picks, classes),
+    }
     block.update({"all_rows": _calibration_block(scores, picks, gold, 1.0)})
     block["calibration"] = _calibration(scores, picks, gold, train, held)
     return block
 
 
-def _field_report(spec: EvalField, structure: FieldStructure, rows: list[Row], variants: dict, index: int,
-                  options: EvalOptions) -> tuple[dict, dict[str, list[int]], list[int]]:
+def _field_report(
+    spec: EvalField,
+    structure: FieldStructure,
+    rows: list[Row],
+    variants: dict,
+    index: int,
+    options: EvalOptions,
+) -> tuple[dict, dict[str, list[int]], list[int]]:
     labeled = [i for i, row in enumerate(rows) if spec.name in row.labels]
     gold = [rows[i].labels[spec.name] for i in labeled]
     classes = len(spec.options)
@@ -148,9 +181,14 @@ def _field_report(spec: EvalField, structure: FieldStructure, rows: list[Row], v
         "ceiling_rows": sum(not u for u in unreachable),
     }
     report: dict = {
-        "name": spec.name, "kind": structure.kind, "options": list(spec.options), "labeled": len(gold),
+        "name": spec.name,
+        "kind": structure.kind,
+        "options": list(spec.options),
+        "labeled": len(gold),
         "label_counts": [gold.count(k) for k in range(classes)],
-        "structure": structure.to_dict(), "methods": methods, "tokenization": tokenization,
+        "structure": structure.to_dict(),
+        "methods": methods,
+        "tokenization": tokenization,
         "perturbation": {},
     }
     for name in options.perturb:
@@ -175,12 +213,23 @@ def _finite(value):
     return value
 
 
-def run_eval(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, options: EvalOptions, *,
-             schema_path: str, data_path: str) -> dict:
+def run_eval(
+    fields: list[EvalField],
+    rows: list[Row],
+    backend: ScoringBackend,
+    options: EvalOptions,
+    *,
+    schema_path: str,
+    data_path: str,
+) -> dict:
     """Score (or read from cache) every row and build the JSON report (version ``REPORT_VERSION``)."""
     identity = backend.identity()
-    material = {"schema": [[f.name, f.options, f.description, f.label] for f in fields], "backend": identity,
-                "scoring": backend.fingerprint(fields), "letters": options.letters}
+    material = {
+        "schema": [[f.name, f.options, f.description, f.label] for f in fields],
+        "backend": identity,
+        "scoring": backend.fingerprint(fields),
+        "letters": options.letters,
+    }
     cache = ScoreCache(options.cache_dir, material, shape=[len(f.options) for f in fields])
     if cache.skipped:  # a damaged line is rescored, and said
         options.notes.append(cache.note())
@@ -198,24 +247,43 @@ def run_eval(fields: list[EvalField], rows: list[Row], backend: ScoringBackend, 
         report, picks_by_method, labeled = _field_report(spec, structure, rows, scored, index, options)
         field_reports.append(report)
         for position, row_index in enumerate(labeled):
-            row_picks[row_index][spec.name] = {m: spec.options[p[position]] for m, p in picks_by_method.items()}
-    return _finite({
-        "version": REPORT_VERSION,
-        "tool": {"name": "pcdlint", "version": __version__},
-        "schema": schema_path,
-        "data": data_path,
-        "rows": len(rows),
-        "backend": identity,
-        "options": {"holdout": options.holdout, "seed": options.seed, "perturb": list(options.perturb),
-                    "letters": options.letters, "ece_bins": metrics.ECE_BINS},
-        "cache": {"path": str(cache.path) if cache.path else None, "key": cache.key,
-                  "hits": hits, "scored": len(wanted) - hits},
-        "fields": field_reports,
-        "predictions": [{"id": row.id, "context_sha256": row.key,
-                         "labels": {f.name: f.options[row.labels[f.name]] for f in fields if f.name in row.labels},
-                         "picks": row_picks[i]} for i, row in enumerate(rows)],
-        "notes": list(options.notes),
-    })
+            row_picks[row_index][spec.name] = {
+                m: spec.options[p[position]] for m, p in picks_by_method.items()
+            }
+    return _finite(
+        {
+            "version": REPORT_VERSION,
+            "tool": {"name": "pcdlint", "version": __version__},
+            "schema": schema_path,
+            "data": data_path,
+            "rows": len(rows),
+            "backend": identity,
+            "options": {
+                "holdout": options.holdout,
+                "seed": options.seed,
+                "perturb": list(options.perturb),
+                "letters": options.letters,
+                "ece_bins": metrics.ECE_BINS,
+            },
+            "cache": {
+                "path": str(cache.path) if cache.path else None,
+                "key": cache.key,
+                "hits": hits,
+                "scored": len(wanted) - hits,
+            },
+            "fields": field_reports,
+            "predictions": [
+                {
+                    "id": row.id,
+                    "context_sha256": row.key,
+                    "labels": {f.name: f.options[row.labels[f.name]] for f in fields if f.name in row.labels},
+                    "picks": row_picks[i],
+                }
+                for i, row in enumerate(rows)
+            ],
+            "notes": list(options.notes),
+        }
+    )
 
 
 def calibration_file(report: dict) -> dict:
@@ -226,12 +294,18 @@ def calibration_file(report: dict) -> dict:
         "backend": report["backend"],
         "schema": report["schema"],
         "apply": "p = softmax(log_scores / T) over a field's options; log_scores are the method's log-probabilities "
-                 "(first_token: the gathered first-token softmax; full_sequence: summed option log-probs)",
+        "(first_token: the gathered first-token softmax; full_sequence: summed option log-probs)",
         "split": {"holdout": report["options"]["holdout"], "seed": report["options"]["seed"]},
         "fields": {
-            f["name"]: {method: {"temperature": block["calibration"]["temperature"],
-                                 "heldout_ece_before": block["calibration"]["before"]["ece"],
-                                 "heldout_ece_after": block["calibration"]["after"]["ece"]}
-                        for method, block in f["methods"].items() if block.get("available")}
-            for f in report["fields"]},
+            f["name"]: {
+                method: {
+                    "temperature": block["calibration"]["temperature"],
+                    "heldout_ece_before": block["calibration"]["before"]["ece"],
+                    "heldout_ece_after": block["calibration"]["after"]["ece"],
+                }
+                for method, block in f["methods"].items()
+                if block.get("available")
+            }
+            for f in report["fields"]
+        },
     }

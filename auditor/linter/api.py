@@ -86,9 +86,14 @@ class LintResult:
         return self.ok
 
 
-def lint_source(source, *, tokenizers: Iterable[str] = ("qwen2.5",),
-                select: Iterable[str] | None = None, ignore: Iterable[str] | None = None,
-                engine: str | Iterable[str] | None = None) -> LintRun:
+def lint_source(
+    source,
+    *,
+    tokenizers: Iterable[str] = ("qwen2.5",),
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    engine: str | Iterable[str] | None = None,
+) -> LintRun:
     """Lint one source: a path, `"pkg.module:Name"`, a dict/list, JSON or YAML text, a Pydantic
     model class, a TypeAdapter, an Enum class, a Literal alias, a TypedDict or a dataclass."""
     options = LintOptions(suggestions=False)
@@ -169,7 +174,8 @@ def _model_for(source) -> FileModel:
             raise InputFileError("<bytes>", f"not UTF-8 text (byte {exc.start})") from None
         return _analysed(source, _text_suffix(source.decode("utf-8-sig"), "<bytes>"), "<bytes>")
     if isinstance(source, str):
-        return _analysed(source.encode("utf-8", "surrogatepass"), _text_suffix(source, shorten(source, 60)),
-                         "<string>")
+        return _analysed(
+            source.encode("utf-8", "surrogatepass"), _text_suffix(source, shorten(source, 60)), "<string>"
+        )
     name = getattr(source, "__name__", None) or type(source).__name__
     return analyse(load_python_object(source, None, name))

@@ -28,11 +28,19 @@ class BaselineResult:
 
 def baseline_text(run: LintRun) -> tuple[str, int]:
     """The baseline document recording this run's findings, and how many it holds."""
-    entries = [{"fingerprint": f.fingerprint, "code": f.code, "name": f.name, "path": f.path,
-                "pointer": f.site_pointer or f.pointer, "tokenizer": f.tokenizer,
-                "message": f.message} for f in run.findings]
-    text = json.dumps({"version": BASELINE_VERSION, "findings": entries}, indent=2,
-                      ensure_ascii=False) + "\n"
+    entries = [
+        {
+            "fingerprint": f.fingerprint,
+            "code": f.code,
+            "name": f.name,
+            "path": f.path,
+            "pointer": f.site_pointer or f.pointer,
+            "tokenizer": f.tokenizer,
+            "message": f.message,
+        }
+        for f in run.findings
+    ]
+    text = json.dumps({"version": BASELINE_VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n"
     return text, len(entries)
 
 
@@ -49,15 +57,24 @@ def load_baseline(source: str) -> list[dict]:
     except UnicodeDecodeError as exc:
         raise UsageError(f"--baseline {shorten(source)}: not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise UsageError(f"--baseline {shorten(source)}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        raise UsageError(
+            f"--baseline {shorten(source)}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}"
+        ) from None
     except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting past the stack
-        raise UsageError(f"--baseline {shorten(source)}: not a pcdlint baseline ({shorten(str(exc), 80)})") from None
+        raise UsageError(
+            f"--baseline {shorten(source)}: not a pcdlint baseline ({shorten(str(exc), 80)})"
+        ) from None
     entries = data.get("findings") if isinstance(data, dict) else None
-    if (not isinstance(data, dict) or data.get("version") != BASELINE_VERSION
-            or not isinstance(entries, list)
-            or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str) for e in entries)):
-        raise UsageError(f"--baseline {source}: not a pcdlint baseline (version {BASELINE_VERSION}, "
-                         "written by --write-baseline)")
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != BASELINE_VERSION
+        or not isinstance(entries, list)
+        or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str) for e in entries)
+    ):
+        raise UsageError(
+            f"--baseline {source}: not a pcdlint baseline (version {BASELINE_VERSION}, "
+            "written by --write-baseline)"
+        )
     return entries
 
 

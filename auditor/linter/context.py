@@ -121,12 +121,22 @@ class Finding(Deferred):
 class RuleContext:
     """What a rule's `check` gets besides its subject: options and a way to make findings."""
 
-    def __init__(self, rule: Rule, options: dict, file: FileModel, site: Site | None,
-                 tokenizer: LoadedTokenizer | None, severity: str, suggestions: bool = True,
-                 suggester: Callable[..., list[dict]] | None = None,
-                 engine: EngineProfile | None = None, details: bool = True,
-                 engine_row: EngineRow | None = None, sites: list[Site] | None = None,
-                 chat_template: ChatTemplate | None = None):
+    def __init__(
+        self,
+        rule: Rule,
+        options: dict,
+        file: FileModel,
+        site: Site | None,
+        tokenizer: LoadedTokenizer | None,
+        severity: str,
+        suggestions: bool = True,
+        suggester: Callable[..., list[dict]] | None = None,
+        engine: EngineProfile | None = None,
+        details: bool = True,
+        engine_row: EngineRow | None = None,
+        sites: list[Site] | None = None,
+        chat_template: ChatTemplate | None = None,
+    ):
         self.rule, self.options, self.file, self.site = rule, options, file, site
         self.tokenizer, self.severity = tokenizer, severity
         self.suggestions = suggestions  # whether rules should attach verified fix suggestions
@@ -172,9 +182,16 @@ class RuleContext:
             tokens.memo[key] = self._suggester(tokens, self.engine, self.letters)
         return tokens.memo[key]
 
-    def finding(self, message: str, *, data: dict | None = None, option: int | None = None,
-                related: list[int] | tuple[int, ...] = (), severity: str | None = None,
-                pointer: str | None = None) -> Finding:
+    def finding(
+        self,
+        message: str,
+        *,
+        data: dict | None = None,
+        option: int | None = None,
+        related: list[int] | tuple[int, ...] = (),
+        severity: str | None = None,
+        pointer: str | None = None,
+    ) -> Finding:
         """A finding at the site (or at one option of it, or at an explicit pointer)."""
         site, document = self.site, self.file.document
         if pointer is None and site is not None:
@@ -186,13 +203,23 @@ class RuleContext:
             span = site.span
         else:
             span = document.span(pointer)
-        related_locations = [
-            Location(site.option_pointers[i], site.option_spans[i]) for i in related
-        ] if site is not None else []
+        related_locations = (
+            [Location(site.option_pointers[i], site.option_spans[i]) for i in related]
+            if site is not None
+            else []
+        )
         return Finding(
-            code=self.rule.code, name=self.rule.name, severity=severity or self.severity,
-            path=self.file.path, pointer=pointer, field=site.field if site else "",
-            span=span, tokenizer=self.tokenizer.id if self.tokenizer else None,
-            message=message, data=data or {}, site_pointer=site.pointer if site else pointer,
-            related=related_locations, engine=self.engine_name if self.rule.per_engine else None,
+            code=self.rule.code,
+            name=self.rule.name,
+            severity=severity or self.severity,
+            path=self.file.path,
+            pointer=pointer,
+            field=site.field if site else "",
+            span=span,
+            tokenizer=self.tokenizer.id if self.tokenizer else None,
+            message=message,
+            data=data or {},
+            site_pointer=site.pointer if site else pointer,
+            related=related_locations,
+            engine=self.engine_name if self.rule.per_engine else None,
         )

@@ -74,7 +74,9 @@ class LintOptions:
     def decision_rows(self) -> list[EngineRow]:
         """The decision engines a decision request's questions are checked under (the System
         One specification's row when none is named)."""
-        rows = [ENGINE_ROWS[name] for name in self.engine_names() if not ENGINE_ROWS[name].scores_option_names]
+        rows = [
+            ENGINE_ROWS[name] for name in self.engine_names() if not ENGINE_ROWS[name].scores_option_names
+        ]
         return rows or [default_decision_row()]
 
     def names_decisions(self) -> bool:
@@ -104,8 +106,10 @@ class FileResult:
             "format": self.model.format,
             "sites": [s.to_dict() for s in self.model.sites],
             "remote_refs": self.model.remote_refs,
-            "schemas": [{"pointer": s.pointer, "kind": s.kind, "format": s.family, "label": s.label}
-                        for s in self.model.schemas],
+            "schemas": [
+                {"pointer": s.pointer, "kind": s.kind, "format": s.family, "label": s.label}
+                for s in self.model.schemas
+            ],
         }
 
 
@@ -140,10 +144,12 @@ class LintRun:
         if self.default_decisions and any(s.is_decision for r in self.files for s in r.model.sites):
             row = self.decision_engines[0]
             engines = ", ".join(r.name for r in decision_engines() if not r.default)
-            out.append(f"decision requests were checked against the System One specification "
-                       f"({row.options.phrase() if row.options else ''} options, "
-                       f"{row.levels.phrase() if row.levels else ''} levels; names); name the engine "
-                       f"that serves them with --engine for its own limits and rules ({engines})")
+            out.append(
+                f"decision requests were checked against the System One specification "
+                f"({row.options.phrase() if row.options else ''} options, "
+                f"{row.levels.phrase() if row.levels else ''} levels; names); name the engine "
+                f"that serves them with --engine for its own limits and rules ({engines})"
+            )
         out += self._template_notes()
         return out
 
@@ -151,12 +157,18 @@ class LintRun:
         """Once per tokenizer: decision labels checked with no chat template (none shipped with
         the tokenizer, no --chat-template), where an engine renders questions in one."""
         chat = [r.name for r in self.decision_engines if r.prompt in CHAT_PROMPTS]
-        if not chat or self.chat_template is not None or not any(
-                s.is_decision for r in self.files for s in r.model.sites):
+        if (
+            not chat
+            or self.chat_template is not None
+            or not any(s.is_decision for r in self.files for s in r.model.sites)
+        ):
             return []
-        return [f"tokenizer {t.id} ships no chat template and --chat-template was not given: "
-                f"labels under {', '.join(chat)} were checked alone after a newline"
-                for t in self.tokenizers if shipped_chat_template(t) is None]
+        return [
+            f"tokenizer {t.id} ships no chat template and --chat-template was not given: "
+            f"labels under {', '.join(chat)} were checked alone after a newline"
+            for t in self.tokenizers
+            if shipped_chat_template(t) is None
+        ]
 
     @property
     def unrecognized(self) -> list[FileResult]:
@@ -168,16 +180,20 @@ class LintRun:
         named = [r.model.path for r in self.unrecognized if r.named]
         if named and not allowed:
             listed = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
-            return (f"no schema found in {listed} (not a JSON Schema, PCD preset, known wrapper or decision request; "
-                    "pass --allow-unrecognized to list such files without failing)")
+            return (
+                f"no schema found in {listed} (not a JSON Schema, PCD preset, known wrapper or decision request; "
+                "pass --allow-unrecognized to list such files without failing)"
+            )
         if self.errors:
             return None
         if not self.files:
             where = ", ".join(self.empty_dirs) or "the given paths"
             return f"no lintable file: no *.json, *.yaml or *.yml file in {where}"
         if not allowed and all(not r.model.recognized for r in self.files):
-            return (f"no lintable file: none of the {len(self.files)} file(s) holds a schema "
-                    "(pass --allow-unrecognized to accept that)")
+            return (
+                f"no lintable file: none of the {len(self.files)} file(s) holds a schema "
+                "(pass --allow-unrecognized to accept that)"
+            )
         return None
 
     @property
@@ -192,15 +208,29 @@ class LintRun:
 def new_run(tokenizers: list[LoadedTokenizer], options: LintOptions | None) -> LintRun:
     """An empty run under the options' engines."""
     options = options or LintOptions()
-    return LintRun(tokenizers=tokenizers, engines=options.engine_profiles(),
-                   decision_engines=options.decision_rows(), names_decisions=options.names_decisions(),
-                   default_decisions=all(row.default for row in options.decision_rows()),
-                   chat_template=options.chat_template)
+    return LintRun(
+        tokenizers=tokenizers,
+        engines=options.engine_profiles(),
+        decision_engines=options.decision_rows(),
+        names_decisions=options.names_decisions(),
+        default_decisions=all(row.default for row in options.decision_rows()),
+        chat_template=options.chat_template,
+    )
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: (f.path, f.span.line, f.span.column, f.code, f.tokenizer or "",
-                                            f.engine or "", f.pointer))
+    return sorted(
+        findings,
+        key=lambda f: (
+            f.path,
+            f.span.line,
+            f.span.column,
+            f.code,
+            f.tokenizer or "",
+            f.engine or "",
+            f.pointer,
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- selection
@@ -218,10 +248,16 @@ def selected_rules(options: LintOptions) -> list[Rule]:
 # --------------------------------------------------------------------------- run
 
 
-def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptions | None = None,
-         use_cache: bool = True, stdin_filename: str | None = None,
-         stdin: bytes | None = None, max_bytes: int | None = None,
-         max_depth: int | None = None) -> LintRun:
+def lint(
+    paths: list[str],
+    tokenizers: list[LoadedTokenizer],
+    options: LintOptions | None = None,
+    use_cache: bool = True,
+    stdin_filename: str | None = None,
+    stdin: bytes | None = None,
+    max_bytes: int | None = None,
+    max_depth: int | None = None,
+) -> LintRun:
     """Lint files, directories, `-` (stdin) and `pkg.module:Name` objects (auditor.schema.inputs),
     within the input limits (auditor.schema.documents)."""
     from auditor.schema.inputs import expand_inputs
@@ -253,8 +289,16 @@ def lint(paths: list[str], tokenizers: list[LoadedTokenizer], options: LintOptio
     return run
 
 
-def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], options: LintOptions | None,
-            use_cache: bool, max_bytes: int | None, max_depth: int | None) -> LintRun | None:
+def _pooled(
+    inputs,
+    models,
+    workers: int,
+    tokenizers: list[LoadedTokenizer],
+    options: LintOptions | None,
+    use_cache: bool,
+    max_bytes: int | None,
+    max_depth: int | None,
+) -> LintRun | None:
     """The run linted by `workers` forked processes; None when a worker died."""
     from auditor.linter.pool import map_chunks
 
@@ -265,20 +309,29 @@ def _pooled(inputs, models, workers: int, tokenizers: list[LoadedTokenizer], opt
     if use_cache and 4 * sum(model is not None for model in cached) >= 3 * len(inputs):
         # (nearly) every analysis is cached: read here (fast), the workers inherit the models
         # and send back only findings and costs (sending models back costs more than linting)
-        loaded = [(model, item.named) if model is not None else next(models([item]))
-                  for item, model in zip(inputs, cached)]
+        loaded = [
+            (model, item.named) if model is not None else next(models([item]))
+            for item, model in zip(inputs, cached)
+        ]
         # a file costs about what its options do: chunks of equal option counts
-        weights = [1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
-                   for m, _ in loaded]
-        parts = map_chunks(lambda items: _worker_findings(lint_models(items, tokenizers, options)),
-                           loaded, workers, weights)
+        weights = [
+            1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
+            for m, _ in loaded
+        ]
+        parts = map_chunks(
+            lambda items: _worker_findings(lint_models(items, tokenizers, options)), loaded, workers, weights
+        )
         if parts is None:
             return lint_models(loaded, tokenizers, options)
         return _merged_findings(parts, loaded, tokenizers, options)
     # parsing to do: the workers parse their own files too and send the models back, in small
     # chunks, so the parent unpickles them while the workers go on
-    parts = map_chunks(lambda items: _worker_files(lint_models(models(items), tokenizers, options)),
-                       inputs, workers, per_worker=4)
+    parts = map_chunks(
+        lambda items: _worker_files(lint_models(models(items), tokenizers, options)),
+        inputs,
+        workers,
+        per_worker=4,
+    )
     return None if parts is None else _merged_files(parts, tokenizers, options)
 
 
@@ -299,8 +352,9 @@ def _pack_findings(part: LintRun) -> None:
         finding.pack_data()
 
 
-def _merged_findings(parts: list, loaded: list, tokenizers: list[LoadedTokenizer],
-                     options: LintOptions | None) -> LintRun:
+def _merged_findings(
+    parts: list, loaded: list, tokenizers: list[LoadedTokenizer], options: LintOptions | None
+) -> LintRun:
     """The workers' findings with the parent's models, in input order, as one run."""
     run = new_run(tokenizers, options)
     linted = iter([file for files, _ in parts for file in files])
@@ -341,8 +395,7 @@ def _costs(part: LintRun, result: FileResult) -> dict:
     return {t.id: (part.cost or {})[t.id]["files"].get(result.model.path) for t in part.tokenizers}
 
 
-def lint_models(models, tokenizers: list[LoadedTokenizer],
-                options: LintOptions | None = None) -> LintRun:
+def lint_models(models, tokenizers: list[LoadedTokenizer], options: LintOptions | None = None) -> LintRun:
     """Lint already-crawled files: (FileModel or the InputFileError it raised, named) pairs."""
     options = options or LintOptions()
     rules = selected_rules(options)
@@ -388,9 +441,9 @@ def gc_paused() -> Iterator[None]:
 # --------------------------------------------------------------------------- bulk tokenization
 
 
-
-def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: list[Rule],
-                 options: LintOptions) -> None:
+def tokenize_run(
+    results: list[FileResult], tokenizer: LoadedTokenizer, rules: list[Rule], options: LintOptions
+) -> None:
     """Tokenize once, in bulk: every distinct text the run's rules, engine profiles, the cost
     model and the verified suggestions will read is encoded in one native batch per step, and
     every SiteTokens is built from the memo. Rules then read precomputed arrays; a text missed
@@ -413,7 +466,9 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
         limit = int(configured[limited.option_limit])
         windows += [w for s in sites if len(s.options) > limit for w in window_sites(s, limit)]
     prefetch(sites + windows, tokenizer)  # what SiteTokens reads; then what the rest reads,
-    site_tokens = [r.site_tokens(s, tokenizer) for r in results for s in r.model.sites if s.name_scored(scored)]
+    site_tokens = [
+        r.site_tokens(s, tokenizer) for r in results for s in r.model.sites if s.name_scored(scored)
+    ]
     texts: list[str] = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer)]
     spans: list[str] = []
     for tokens in site_tokens:  # less the field texts SiteTokens joins from the memo (plain)
@@ -429,10 +484,15 @@ def tokenize_run(results: list[FileResult], tokenizer: LoadedTokenizer, rules: l
         prefetch_suggestions(site_tokens, tokenizer, engines, ("core",), canonical)
 
 
-def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[Rule],
-               options: LintOptions, run: LintRun | None = None,
-               result: FileResult | None = None,
-               suggester: Callable[..., list[dict]] | None = None) -> FileResult:
+def lint_model(
+    model: FileModel,
+    tokenizers: list[LoadedTokenizer],
+    rules: list[Rule],
+    options: LintOptions,
+    run: LintRun | None = None,
+    result: FileResult | None = None,
+    suggester: Callable[..., list[dict]] | None = None,
+) -> FileResult:
     """Lint one crawled file; `result` may hold the tokenizations tokenize_run prepared;
     `suggester` (default: a new SharedSuggestions) finds the verified suggestions."""
     suggester = suggester or SharedSuggestions()
@@ -445,10 +505,15 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     # entry names run too (only when something judges suppressions), their findings unreported.
     extra = []
     if judges:
-        named = {getattr(selection.find_rule(e), "code", None) for es in model.suppressions.values() for e in es}
+        named = {
+            getattr(selection.find_rule(e), "code", None) for es in model.suppressions.values() for e in es
+        }
         chosen = {r.code for r in rules}
-        extra = [r for r in load_rules().values() if r.code in named and r.code not in chosen
-                 and r.scope != "suppressions"]
+        extra = [
+            r
+            for r in load_rules().values()
+            if r.code in named and r.code not in chosen and r.scope != "suppressions"
+        ]
     checked = rules + extra
     chosen_codes = {r.code for r in rules}
     site_rules = [r for r in checked if r.scope == "site"]
@@ -466,18 +531,25 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
     # one context per (rule, engine) for the file, pointed at each site and tokenizer in turn (a
     # rule's findings are made within its check; its options are read, never changed)
     name_rules = [rule for rule in site_rules if rule.applies_to == "option-names"]
-    checks = [(rule, _context(rule, options, model, None, None, engine, suggester, _settings(rule, options)))
-              for rule in name_rules for engine in (engines if rule.per_engine else engines[:1])]
+    checks = [
+        (rule, _context(rule, options, model, None, None, engine, suggester, _settings(rule, options)))
+        for rule in name_rules
+        for engine in (engines if rule.per_engine else engines[:1])
+    ]
     question_checks: list[tuple[Rule, RuleContext]] = []
     if decisions:
-        question_checks = [(rule, _context(rule, options, model, None, None, engine, suggester,
-                                           _settings(rule, options)))
-                           for rule in name_rules for engine in (namers if rule.per_engine else namers[:1])]
+        question_checks = [
+            (rule, _context(rule, options, model, None, None, engine, suggester, _settings(rule, options)))
+            for rule in name_rules
+            for engine in (namers if rule.per_engine else namers[:1])
+        ]
         rows = options.decision_rows()
-        question_checks += [(rule, _context(rule, options, model, None, None, None, suggester,
-                                            _settings(rule, options), row))
-                            for rule in site_rules if rule.applies_to == "labels"
-                            for row in (rows if rule.per_engine else rows[:1])]
+        question_checks += [
+            (rule, _context(rule, options, model, None, None, None, suggester, _settings(rule, options), row))
+            for rule in site_rules
+            if rule.applies_to == "labels"
+            for row in (rows if rule.per_engine else rows[:1])
+        ]
     for index, tokenizer in enumerate(tokenizers):
         for site in model.sites:
             pairs = question_checks if site.is_decision else checks
@@ -514,8 +586,9 @@ def lint_model(model: FileModel, tokenizers: list[LoadedTokenizer], rules: list[
         for rule in judges:
             ctx = _context(rule, options, model, None, None)
             for finding in rule.check(subject, ctx):
-                if (suppressions.suppressing_entries(model, finding, rule)
-                        or any(p.matches(finding) for p in options.per_file_ignores)):
+                if suppressions.suppressing_entries(model, finding, rule) or any(
+                    p.matches(finding) for p in options.per_file_ignores
+                ):
                     if run is not None:
                         run.suppressed.append(finding)
                     continue
@@ -543,8 +616,13 @@ def _folded(findings: list[Finding], folds: dict[str, str]) -> list[Finding]:
             continue
         for host in found:
             host.data.setdefault("folded", []).append(
-                {"code": finding.code, "name": finding.name, "message": finding.message,
-                 "data": {k: v for k, v in finding.data.items() if k != "suggestions"}})
+                {
+                    "code": finding.code,
+                    "name": finding.name,
+                    "message": finding.message,
+                    "data": {k: v for k, v in finding.data.items() if k != "suggestions"},
+                }
+            )
     return kept
 
 
@@ -559,25 +637,49 @@ def _checked(rule: Rule, subject, ctx: RuleContext) -> list[Finding]:
         internal_rule = internal_error_rule()
         internal = RuleContext(internal_rule, {}, ctx.file, ctx.site, ctx.tokenizer, internal_rule.severity)
         message = f"{rule.code} {rule.name} raised {type(exc).__name__}: {exc}"
-        return [internal.finding(message, data={"rule": rule.code, "exception": type(exc).__name__,
-                                                "detail": str(exc)})]
+        return [
+            internal.finding(
+                message, data={"rule": rule.code, "exception": type(exc).__name__, "detail": str(exc)}
+            )
+        ]
 
 
 def _settings(rule: Rule, options: LintOptions) -> tuple[dict, str]:
     """(the rule's options with the run's settings over its defaults, its severity)."""
-    return ({**rule.options, **options.rule_options.get(rule.code, {})},
-            options.severities.get(rule.code, rule.severity))
+    return (
+        {**rule.options, **options.rule_options.get(rule.code, {})},
+        options.severities.get(rule.code, rule.severity),
+    )
 
 
-def _context(rule: Rule, options: LintOptions, model: FileModel, site, tokenizer,
-             engine: EngineProfile | None = None,
-             suggester: Callable[..., list[dict]] | None = None,
-             settings: tuple[dict, str] | None = None, engine_row: EngineRow | None = None,
-             sites: list[Site] | None = None) -> RuleContext:
+def _context(
+    rule: Rule,
+    options: LintOptions,
+    model: FileModel,
+    site,
+    tokenizer,
+    engine: EngineProfile | None = None,
+    suggester: Callable[..., list[dict]] | None = None,
+    settings: tuple[dict, str] | None = None,
+    engine_row: EngineRow | None = None,
+    sites: list[Site] | None = None,
+) -> RuleContext:
     """The rule's context; `settings`: its _settings, when the caller made them once for a file;
     `engine_row`: the decision engine of a decision-request rule; `sites`: the sites a file rule
     checks (default: all of the file's)."""
     merged, severity = settings or _settings(rule, options)
-    return RuleContext(rule, merged, model, site, tokenizer, severity, options.suggestions,
-                       suggester or verified_suggestions, engine, options.details, engine_row, sites,
-                       chat_template=options.chat_template)
+    return RuleContext(
+        rule,
+        merged,
+        model,
+        site,
+        tokenizer,
+        severity,
+        options.suggestions,
+        suggester or verified_suggestions,
+        engine,
+        options.details,
+        engine_row,
+        sites,
+        chat_template=options.chat_template,
+    )

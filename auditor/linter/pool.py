@@ -73,8 +73,13 @@ def chunk_bounds(weights: list[float], count: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def map_chunks(work: Callable[[list], object], items: list, workers: int,
-               weights: list[float] | None = None, per_worker: int = _CHUNKS_PER_WORKER) -> list | None:
+def map_chunks(
+    work: Callable[[list], object],
+    items: list,
+    workers: int,
+    weights: list[float] | None = None,
+    per_worker: int = _CHUNKS_PER_WORKER,
+) -> list | None:
     """[work(chunk) for each contiguous chunk of items], computed by this process and
     `workers - 1` forked ones; None when a worker died (killed for memory, say): the caller then
     does the work itself. `weights`: each item's expected cost (chunks of about equal weight;
@@ -83,7 +88,7 @@ def map_chunks(work: Callable[[list], object], items: list, workers: int,
     weights = weights or [1.0] * len(items)
     chunks = chunk_bounds(weights, workers * per_worker)
     # the heaviest chunks first (a worker that finishes early takes the next): a shorter tail
-    order = sorted(range(len(chunks)), key=lambda i: -sum(weights[chunks[i][0]:chunks[i][1]]))
+    order = sorted(range(len(chunks)), key=lambda i: -sum(weights[chunks[i][0] : chunks[i][1]]))
     _reap()
     previous = os.environ.get("TOKENIZERS_PARALLELISM")
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one core each, this process included
@@ -151,7 +156,7 @@ class _Forked:
             self.pending.extend(data)
             while len(self.pending) >= _FRAME.size:
                 number, offset, size = _FRAME.unpack_from(self.pending)
-                del self.pending[:_FRAME.size]
+                del self.pending[: _FRAME.size]
                 value = pickle.loads(os.pread(self.results, size, offset))
                 if number < 0:
                     raise value
@@ -193,8 +198,14 @@ def _memory_file() -> int:
         return os.dup(handle.fileno())
 
 
-def _worker(work: Callable[[list], object], items: list, chunks: list[tuple[int, int]], tasks: int,
-            notices: int, results: int) -> None:
+def _worker(
+    work: Callable[[list], object],
+    items: list,
+    chunks: list[tuple[int, int]],
+    tasks: int,
+    notices: int,
+    results: int,
+) -> None:
     """A forked worker: take chunk numbers from the task pipe until it is empty, append each
     result to the results file and announce its place, close the pipe and exit (no interpreter
     shutdown: the state is the parent's)."""
@@ -204,7 +215,7 @@ def _worker(work: Callable[[list], object], items: list, chunks: list[tuple[int,
         nonlocal offset
         data = memoryview(payload)
         while data:
-            data = data[os.pwrite(results, data, offset + len(payload) - len(data)):]
+            data = data[os.pwrite(results, data, offset + len(payload) - len(data)) :]
         _write_all(notices, _FRAME.pack(number, offset, len(payload)))
         offset += len(payload)
 
@@ -234,7 +245,7 @@ def _worker(work: Callable[[list], object], items: list, chunks: list[tuple[int,
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _kill(pid: int) -> None:

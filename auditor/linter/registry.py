@@ -100,12 +100,28 @@ CONFIRMS = ("collision", "agreement")
 READ_GROUPS = ("canonical", "normal", "lengths")
 
 
-def rule(*, code: str, name: str, severity: str, options: dict | None = None, scope: str = "site",
-         example_options: dict | None = None, default: bool = True, opt_in_reason: str = "",
-         per_engine: bool = False, example_engine: str = "", applies_to: str = "option-names",
-         needs_tokenizer: bool = True, suggests: bool = False, folds_into: str = "",
-         reads: tuple[str, ...] = (), letter_slots: bool = False, option_limit: str = "",
-         confirms: str = "", internal: bool = False):
+def rule(
+    *,
+    code: str,
+    name: str,
+    severity: str,
+    options: dict | None = None,
+    scope: str = "site",
+    example_options: dict | None = None,
+    default: bool = True,
+    opt_in_reason: str = "",
+    per_engine: bool = False,
+    example_engine: str = "",
+    applies_to: str = "option-names",
+    needs_tokenizer: bool = True,
+    suggests: bool = False,
+    folds_into: str = "",
+    reads: tuple[str, ...] = (),
+    letter_slots: bool = False,
+    option_limit: str = "",
+    confirms: str = "",
+    internal: bool = False,
+):
     """Register the decorated `check` generator as a rule, validating its metadata now.
 
     `default=False` leaves the rule out of the default set (`extend-select` or `--select ALL`
@@ -128,8 +144,9 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
         if scope not in ("site", "file", "suppressions") and not (internal and scope == "engine"):
             raise RuleDefinitionError(f"{where}: scope {scope!r} must be 'site', 'file' or 'suppressions'")
         if set(reads) - set(READ_GROUPS):
-            raise RuleDefinitionError(f"{where}: reads {sorted(set(reads) - set(READ_GROUPS))} "
-                                      f"are not text groups {READ_GROUPS}")
+            raise RuleDefinitionError(
+                f"{where}: reads {sorted(set(reads) - set(READ_GROUPS))} are not text groups {READ_GROUPS}"
+            )
         if confirms and confirms not in CONFIRMS:
             raise RuleDefinitionError(f"{where}: confirms {confirms!r} not in {CONFIRMS}")
         if option_limit and option_limit not in (options or {}):
@@ -147,11 +164,14 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
         if missing:
             raise RuleDefinitionError(f"{where}: docstring lacks headings {missing}")
         if default == bool(opt_in_reason):
-            raise RuleDefinitionError(f"{where}: an opt-in rule (default=False) needs opt_in_reason, "
-                                      "and only an opt-in rule has one")
+            raise RuleDefinitionError(
+                f"{where}: an opt-in rule (default=False) needs opt_in_reason, "
+                "and only an opt-in rule has one"
+            )
         if folds_into and (not CODE_PATTERN.match(folds_into) or folds_into == code or scope != "site"):
-            raise RuleDefinitionError(f"{where}: folds_into {folds_into!r} must be another rule's code "
-                                      "(site rules only)")
+            raise RuleDefinitionError(
+                f"{where}: folds_into {folds_into!r} must be another rule's code (site rules only)"
+            )
         if per_engine and scope != "site":
             raise RuleDefinitionError(f"{where}: only site rules can run per engine")
         if applies_to not in APPLIES_TO:
@@ -162,18 +182,37 @@ def rule(*, code: str, name: str, severity: str, options: dict | None = None, sc
             from auditor.pcd.engines.table import ENGINE_ROWS
 
             if example_engine not in ENGINE_ROWS or not per_engine:
-                raise RuleDefinitionError(f"{where}: example_engine {example_engine!r} is not an "
-                                          "engine profile of a per-engine rule")
+                raise RuleDefinitionError(
+                    f"{where}: example_engine {example_engine!r} is not an "
+                    "engine profile of a per-engine rule"
+                )
         unknown = set(example_options or {}) - set(options or {})
         if unknown:
             raise RuleDefinitionError(f"{where}: example_options {sorted(unknown)} are not options")
-        _RULES[code] = Rule(code, name, severity, scope, dict(options or {}), doc, check, where,
-                            dict(example_options or {}), per_engine=per_engine,
-                            example_engine=example_engine, internal=internal, default=default,
-                            opt_in_reason=opt_in_reason, applies_to=applies_to,
-                            needs_tokenizer=needs_tokenizer, suggests=suggests, folds_into=folds_into,
-                            reads=tuple(reads), letter_slots=letter_slots, option_limit=option_limit,
-                            confirms=confirms)
+        _RULES[code] = Rule(
+            code,
+            name,
+            severity,
+            scope,
+            dict(options or {}),
+            doc,
+            check,
+            where,
+            dict(example_options or {}),
+            per_engine=per_engine,
+            example_engine=example_engine,
+            internal=internal,
+            default=default,
+            opt_in_reason=opt_in_reason,
+            applies_to=applies_to,
+            needs_tokenizer=needs_tokenizer,
+            suggests=suggests,
+            folds_into=folds_into,
+            reads=tuple(reads),
+            letter_slots=letter_slots,
+            option_limit=option_limit,
+            confirms=confirms,
+        )
         check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check
 

@@ -76,10 +76,15 @@ def unknown_message(selector: str) -> str:
     if _SHORT_PREFIX.match(token.upper()):
         prefixed = [r.code for r in rules if r.code.startswith(token.upper())]
         if prefixed:
-            guesses.append(f"'{token.upper()}*' for {prefixed[0]}-{prefixed[-1]}" if len(prefixed) > 1
-                           else f"'{token.upper()}*' for {prefixed[0]}")
+            guesses.append(
+                f"'{token.upper()}*' for {prefixed[0]}-{prefixed[-1]}"
+                if len(prefixed) > 1
+                else f"'{token.upper()}*' for {prefixed[0]}"
+            )
         digits = token[3:]
-        guesses += [r.code for r in rules if r.code.endswith(digits) and r.code[3:].lstrip("0") == digits.lstrip("0")]
+        guesses += [
+            r.code for r in rules if r.code.endswith(digits) and r.code[3:].lstrip("0") == digits.lstrip("0")
+        ]
     guesses += difflib.get_close_matches(token.lower(), [r.name for r in rules], n=1)
     hint = f"; did you mean {' or '.join(dict.fromkeys(guesses))}?" if guesses else ""
     return f"'{selector}' matches no rule{hint} (see `pcdlint rules`)"

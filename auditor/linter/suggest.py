@@ -26,6 +26,8 @@ from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch
 def fixed_codes() -> frozenset[str]:
     """The rules that attach verified suggestions (`suggests=True`): a suggestion must clear them."""
     return codes_where(lambda r: r.suggests)
+
+
 WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W_\d]+", re.UNICODE)
 
 
@@ -43,36 +45,78 @@ def _candidates(options: list[str], slot_letters: tuple[str, ...]) -> list[tuple
     out = [("lowercase", "lower-case the options", [o.lower() for o in options])]
     words = [_words(o) for o in options]
     if all(words):
-        out.append(("lowercase-words", "lower-case words separated by spaces",
-                    [" ".join(w).lower() for w in words]))
+        out.append(
+            ("lowercase-words", "lower-case words separated by spaces", [" ".join(w).lower() for w in words])
+        )
         lead = 0
         while all(len(w) > lead + 1 for w in words) and len({w[lead].lower() for w in words}) == 1:
             lead += 1
         trail = 0
-        while (all(len(w) > lead + trail + 1 for w in words)
-               and len({w[-1 - trail].lower() for w in words}) == 1):
+        while (
+            all(len(w) > lead + trail + 1 for w in words) and len({w[-1 - trail].lower() for w in words}) == 1
+        ):
             trail += 1
-        core = [w[lead:len(w) - trail] for w in words]
+        core = [w[lead : len(w) - trail] for w in words]
         named = [[p for p in c if not p.isdigit()] or c for c in core]  # drop numeric codes
-        out.append(("distinguishing-part", "keep only the part that tells options apart",
-                    ["_".join(c).lower() for c in core]))
-        out.append(("distinguishing-words", "drop shared words and numeric codes",
-                    ["_".join(n).lower() for n in named]))
-        out.append(("distinguishing-words-spaced", "drop shared words and numeric codes; "
-                    "words separated by spaces", [" ".join(n).lower() for n in named]))
-        out.append(("first-distinct-word", "one word per option, the distinguishing one first",
-                    [n[0].lower() for n in named]))
-        out.append(("distinct-word-first", "move the distinguishing part to the front",
-                    ["_".join(c + w[:lead] + w[len(w) - trail:]).lower() for c, w in zip(core, words)]))
+        out.append(
+            (
+                "distinguishing-part",
+                "keep only the part that tells options apart",
+                ["_".join(c).lower() for c in core],
+            )
+        )
+        out.append(
+            (
+                "distinguishing-words",
+                "drop shared words and numeric codes",
+                ["_".join(n).lower() for n in named],
+            )
+        )
+        out.append(
+            (
+                "distinguishing-words-spaced",
+                "drop shared words and numeric codes; words separated by spaces",
+                [" ".join(n).lower() for n in named],
+            )
+        )
+        out.append(
+            (
+                "first-distinct-word",
+                "one word per option, the distinguishing one first",
+                [n[0].lower() for n in named],
+            )
+        )
+        out.append(
+            (
+                "distinct-word-first",
+                "move the distinguishing part to the front",
+                ["_".join(c + w[:lead] + w[len(w) - trail :]).lower() for c, w in zip(core, words)],
+            )
+        )
         counts = Counter(_fold(p) for w in words for p in set(w))
         own_first = [sorted(w, key=lambda p: counts[_fold(p)] > 1) for w in words]  # stable
-        out.append(("own-word-first", "put each option's own word first (all words kept)",
-                    ["_".join(w).lower() for w in own_first]))
-        out.append(("own-word-first-spaced", "put each option's own word first, words separated "
-                    "by spaces", [" ".join(w).lower() for w in own_first]))
+        out.append(
+            (
+                "own-word-first",
+                "put each option's own word first (all words kept)",
+                ["_".join(w).lower() for w in own_first],
+            )
+        )
+        out.append(
+            (
+                "own-word-first-spaced",
+                "put each option's own word first, words separated by spaces",
+                [" ".join(w).lower() for w in own_first],
+            )
+        )
     if slot_letters:
-        out.append(("letter-slots", "score single letters and map them back with a legend",
-                    list(slot_letters[:len(options)])))
+        out.append(
+            (
+                "letter-slots",
+                "score single letters and map them back with a legend",
+                list(slot_letters[: len(options)]),
+            )
+        )
     return out
 
 
@@ -81,9 +125,12 @@ def _word_set(option: str) -> frozenset[str]:
     return frozenset(_fold(w) for w in _words(option))
 
 
-def drops_distinguishing_word(options: list[str], renamed: list[str],
-                              sets: list[frozenset[str]] | None = None,
-                              counts: Counter | None = None) -> str | None:
+def drops_distinguishing_word(
+    options: list[str],
+    renamed: list[str],
+    sets: list[frozenset[str]] | None = None,
+    counts: Counter | None = None,
+) -> str | None:
     """The first word a renaming drops that tells its option apart from a sibling, or None.
 
     A word may go only when every sibling has it too (it says nothing), or when it is a
@@ -134,7 +181,9 @@ def _quick_collision(tokens, site, engine) -> bool:
 
 
 def _site_rules() -> list:
-    return [rule for rule in load_rules().values() if rule.scope == "site" and rule.applies_to == "option-names"]
+    return [
+        rule for rule in load_rules().values() if rule.scope == "site" and rule.applies_to == "option-names"
+    ]
 
 
 def _relint(tokens, options: list[str], engine=None) -> bool:
@@ -152,8 +201,17 @@ def _relint(tokens, options: list[str], engine=None) -> bool:
     for rule in _site_rules():
         # suggestions=False: re-linting a candidate must not look for suggestions of its own;
         # details=False: only its findings' severities are read
-        ctx = RuleContext(rule, dict(rule.options), file, site, tokens.tokenizer, rule.severity,
-                          suggestions=False, engine=engine, details=False)
+        ctx = RuleContext(
+            rule,
+            dict(rule.options),
+            file,
+            site,
+            tokens.tokenizer,
+            rule.severity,
+            suggestions=False,
+            engine=engine,
+            details=False,
+        )
         if any(severity_rank(f.severity) >= 1 for f in rule.check(candidate, ctx)):
             return False
     return True
@@ -161,9 +219,9 @@ def _relint(tokens, options: list[str], engine=None) -> bool:
 
 def verified_suggestions(tokens, engine=None, letters: str | None = None) -> list[dict]:
     """Suggestions for one field under one tokenizer and engine profile (default: gather),
-    each re-linted clean before it is kept and ranked by how many of each option's words it
-keeps (letter slots, a legend, last); letter slots come from `letters` or the engine's
-    alphabet, so an openjev user is never offered more than 16 letters."""
+        each re-linted clean before it is kept and ranked by how many of each option's words it
+    keeps (letter slots, a legend, last); letter slots come from `letters` or the engine's
+        alphabet, so an openjev user is never offered more than 16 letters."""
     engine = engine or get_engine(DEFAULT_ENGINE)
     options = tokens.site.options
     found = []
@@ -171,16 +229,18 @@ keeps (letter slots, a legend, last); letter slots come from `letters` or the en
         is_letters = strategy == "letter-slots"  # meaning kept by the legend, not the words
         if not _relint(tokens, renamed, engine):
             continue
-        found.append({
-            "strategy": strategy,
-            "description": description,
-            "options": renamed,
-            "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)],
-            "tokenizer": tokens.tokenizer.id,
-            "engine": engine.name,
-            "verified": True,
-            "words_kept": 0.0 if is_letters else round(words_kept(options, renamed), 3),
-        })
+        found.append(
+            {
+                "strategy": strategy,
+                "description": description,
+                "options": renamed,
+                "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)],
+                "tokenizer": tokens.tokenizer.id,
+                "engine": engine.name,
+                "verified": True,
+                "words_kept": 0.0 if is_letters else round(words_kept(options, renamed), 3),
+            }
+        )
     found.sort(key=lambda s: -s["words_kept"])  # stable: ties keep the candidates' order
     return found
 
@@ -192,8 +252,14 @@ def field_key(tokens, engine, letters: str | None) -> tuple | None:
     options = tokens.site.options
     if not all(type(o) is str for o in options):
         return None
-    return (tokens.tokenizer.id, engine.name if engine else None, letters, tokens.site.name,
-            tokens.array_depth, tuple(options))
+    return (
+        tokens.tokenizer.id,
+        engine.name if engine else None,
+        letters,
+        tokens.site.name,
+        tokens.array_depth,
+        tuple(options),
+    )
 
 
 class SharedSuggestions:
@@ -210,8 +276,10 @@ class SharedSuggestions:
             return verified_suggestions(tokens, engine, letters)
         if key not in self._found:
             self._found[key] = verified_suggestions(tokens, engine, letters)
-        return [{**s, "options": list(s["options"]), "mapping": [dict(m) for m in s["mapping"]]}
-                for s in self._found[key]]
+        return [
+            {**s, "options": list(s["options"]), "mapping": [dict(m) for m in s["mapping"]]}
+            for s in self._found[key]
+        ]
 
 
 def kept_candidates(tokens, letters: str) -> list[tuple[str, str, list[str]]]:
@@ -257,8 +325,9 @@ def prefetch_suggestions(site_tokens: list, tokenizer, engines, groups, canonica
     candidate's later rules read are left to the memo on demand), for each field whose finding
     will ask for suggestions: a first-token collision, a multi-token option, or (`canonical`:
     PCD005 runs) a non-canonical option."""
-    needing = [t for t in site_tokens
-               if t.collisions or t.multi_token or (canonical and t.noncanonical_options)]
+    needing = [
+        t for t in site_tokens if t.collisions or t.multi_token or (canonical and t.noncanonical_options)
+    ]
     names = dict.fromkeys(t.site.name for t in needing)
     tokenizer.prefill([text for name in names for text in letter_probe_texts(name, tokenizer=tokenizer)])
     fields: dict[tuple, tuple] = {}  # one of each distinct field (SharedSuggestions verifies it once)

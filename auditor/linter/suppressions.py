@@ -57,8 +57,12 @@ def suppressing_entries(model: FileModel, finding, rule: Rule) -> list[tuple[str
     """(holder, entry) pairs that silence `finding`; empty when nothing does."""
     if not model.suppressions:  # (most files: no entry anywhere, no site to look up)
         return []
-    return [(holder, entry) for holder in holders_for(model, finding)
-            for entry in model.suppressions.get(holder, ()) if entry_names(entry, rule)]
+    return [
+        (holder, entry)
+        for holder in holders_for(model, finding)
+        for entry in model.suppressions.get(holder, ())
+        if entry_names(entry, rule)
+    ]
 
 
 def _raw_entries(model: FileModel, holder: str) -> list[tuple[str, object]]:
@@ -80,6 +84,7 @@ def usage(model: FileModel, used: set[tuple[str, str]]) -> SuppressionUsage:
             raw = [(f"{holder}/{SUPPRESS_KEY}", e) for e in sorted(entries)]
         for pointer, value in raw:
             entry = str(value)
-            result.entries.append(SuppressionEntry(holder, pointer, entry, selection.find_rule(entry),
-                                                   (holder, entry) in used))
+            result.entries.append(
+                SuppressionEntry(holder, pointer, entry, selection.find_rule(entry), (holder, entry) in used)
+            )
     return result

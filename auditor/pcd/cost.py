@@ -34,12 +34,19 @@ def _pcd(sites, tokenizer, site_tokens, engine: EngineProfile) -> dict:
         steps = engine.extra_passes(site_tokens(site, tokenizer))
         if steps > worst_steps:
             worst_steps, worst_field = steps, site.field
-    return {"prefill": 1, "suffix_pass": 1, "fallback_steps": worst_steps,
-            "worst_field": worst_field if worst_steps else None, "passes": 2 + worst_steps,
-            "engine": engine.name}
+    return {
+        "prefill": 1,
+        "suffix_pass": 1,
+        "fallback_steps": worst_steps,
+        "worst_field": worst_field if worst_steps else None,
+        "passes": 2 + worst_steps,
+        "engine": engine.name,
+    }
 
 
-def file_cost(sites, tokenizer, site_tokens=SiteTokens, engines: list[EngineProfile] | None = None) -> dict | None:
+def file_cost(
+    sites, tokenizer, site_tokens=SiteTokens, engines: list[EngineProfile] | None = None
+) -> dict | None:
     """Cost of one file's fields under one tokenizer; `site_tokens(site, tokenizer)` may hand
     back the tokenization the engine already made (FileResult.site_tokens). The first engine
     (default gather) fills `pcd` and the speedups; `engines` has one entry per engine."""
@@ -60,9 +67,11 @@ def file_cost(sites, tokenizer, site_tokens=SiteTokens, engines: list[EngineProf
     per_engine = {}
     for engine in engines:
         pcd = _pcd(sites, tokenizer, site_tokens, engine)
-        per_engine[engine.name] = {"pcd": pcd,
-                                   "speedup_longest": round(object_tokens / pcd["passes"], 1),
-                                   "speedup_mean": round(naive_mean / pcd["passes"], 1)}
+        per_engine[engine.name] = {
+            "pcd": pcd,
+            "speedup_longest": round(object_tokens / pcd["passes"], 1),
+            "speedup_mean": round(naive_mean / pcd["passes"], 1),
+        }
     first = per_engine[engines[0].name]
     return {
         "fields": len(sites),
@@ -77,9 +86,11 @@ def file_cost(sites, tokenizer, site_tokens=SiteTokens, engines: list[EngineProf
 def _totals(files: dict, key) -> dict:
     pcd_total = sum(key(c)["pcd"]["passes"] for c in files.values())
     naive_total = sum(c["naive"]["passes_longest"] for c in files.values())
-    return {"pcd_passes_worst": max((key(c)["pcd"]["passes"] for c in files.values()), default=0),
-            "pcd_passes_total": pcd_total,
-            "speedup_longest": round(naive_total / pcd_total, 1) if pcd_total else None}
+    return {
+        "pcd_passes_worst": max((key(c)["pcd"]["passes"] for c in files.values()), default=0),
+        "pcd_passes_total": pcd_total,
+        "speedup_longest": round(naive_total / pcd_total, 1) if pcd_total else None,
+    }
 
 
 def _costed(run, sites: list) -> list:
@@ -97,8 +108,11 @@ def run_cost(run) -> dict:
         files = {}
         for result in run.files:
             known = result.costs  # computed by a pool worker
-            cost = (known[tokenizer.id] if tokenizer.id in known
-                    else file_cost(_costed(run, result.model.sites), tokenizer, result.site_tokens, engines))
+            cost = (
+                known[tokenizer.id]
+                if tokenizer.id in known
+                else file_cost(_costed(run, result.model.sites), tokenizer, result.site_tokens, engines)
+            )
             if cost is not None:
                 files[result.model.path] = cost
         naive_total = sum(c["naive"]["passes_longest"] for c in files.values())

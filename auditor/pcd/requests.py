@@ -85,8 +85,12 @@ def distinct_names(options: list) -> list:
 
 def renaming(options: list, renamed: list, description: str) -> dict:
     """A suggestion as `pcdlint suggest` reads it (auditor.linter.suggest)."""
-    return {"strategy": "distinct-names", "description": description, "options": renamed,
-            "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)]}
+    return {
+        "strategy": "distinct-names",
+        "description": description,
+        "options": renamed,
+        "mapping": [{"from": o, "to": r} for o, r in zip(options, renamed)],
+    }
 
 
 def split_passes(n: int, limit: int) -> list[dict]:
@@ -95,8 +99,10 @@ def split_passes(n: int, limit: int) -> list[dict]:
     a choice within the group picked (`first`, `last`: option indexes of each group)."""
     groups = -(-n // limit)
     size = -(-n // groups)
-    return [{"first": start, "last": min(start + size, n) - 1, "options": min(start + size, n) - start}
-            for start in range(0, n, size)]
+    return [
+        {"first": start, "last": min(start + size, n) - 1, "options": min(start + size, n) - start}
+        for start in range(0, n, size)
+    ]
 
 
 def _blank(value) -> bool:
@@ -153,11 +159,13 @@ def field_problems(row: EngineRow, site, data) -> list[FieldProblem]:
     if "nonblank" in row.required:
         out += _blanks(site, question, body, shape)
     if site.question_kind == "score" and {"nonblank", "nonblank-levels"} & set(row.required):
-        out += [FieldProblem(p, "level", "blank") for p, o in zip(site.option_pointers, site.options) if _blank(o)]
+        out += [
+            FieldProblem(p, "level", "blank") for p, o in zip(site.option_pointers, site.options) if _blank(o)
+        ]
     if "unique-ids" in row.required and shape.name_key and isinstance(body, dict):
         ids = [q.get(shape.name_key) for q in body.get("questions", []) if isinstance(q, dict)]
         mine = question.get(shape.name_key)
-        if mine is not None and mine in ids[:site.question_index]:
+        if mine is not None and mine in ids[: site.question_index]:
             out.append(FieldProblem(f"{site.pointer}/{shape.name_key}", shape.name_key, "repeated"))
     if "instructions" in row.required and question.get(text_key) is None:
         out.append(FieldProblem(site.pointer, text_key, "required"))

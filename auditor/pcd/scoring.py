@@ -73,7 +73,7 @@ def split_options(site: FieldLike):
     needs_escape = _NEEDS_ESCAPE.search  # (json_text, without a call per plain option)
     texts = [json_text(o) if needs_escape(o) else o for _, o in strings]
     prefix = os.path.commonprefix(texts) if len(texts) >= 2 else ""
-    result = strings, literals, texts, prefix, [t[len(prefix):] for t in texts]
+    result = strings, literals, texts, prefix, [t[len(prefix) :] for t in texts]
     site.__dict__["_split"] = result
     return result
 
@@ -94,14 +94,23 @@ def window_sites(site, limit: int) -> list:
         _, literals, texts, _, _ = split_options(site)
         cached = []
         for a, b in option_windows(len(site.options), limit):
-            window = replace(site, options=site.options[a:b], option_pointers=site.option_pointers[a:b],
-                             option_spans=site.option_spans[a:b])
+            window = replace(
+                site,
+                options=site.options[a:b],
+                option_pointers=site.option_pointers[a:b],
+                option_spans=site.option_spans[a:b],
+            )
             if not literals:  # its split from the site's JSON texts (its own prefix hoisted)
                 part = texts[a:b]
                 prefix = os.path.commonprefix(part) if len(part) >= 2 else ""
                 cut = len(prefix)
-                window.__dict__["_split"] = (list(enumerate(window.options)), [], part, prefix,
-                                             [t[cut:] for t in part] if cut else list(part))
+                window.__dict__["_split"] = (
+                    list(enumerate(window.options)),
+                    [],
+                    part,
+                    prefix,
+                    [t[cut:] for t in part] if cut else list(part),
+                )
             cached.append(window)
         site.__dict__[key] = cached
     return cached
@@ -152,8 +161,12 @@ def literal_texts(site: FieldLike) -> list[str]:
 TEXT_GROUPS = ("core", "canonical", "cost", "lengths", "normal", "letters")
 
 
-def site_texts(site: FieldLike, groups: Iterable[str], tokenizer: LoadedTokenizer | None = None,
-               plain: list[bool] | None = None) -> tuple[list[str], list[str]]:
+def site_texts(
+    site: FieldLike,
+    groups: Iterable[str],
+    tokenizer: LoadedTokenizer | None = None,
+    plain: list[bool] | None = None,
+) -> tuple[list[str], list[str]]:
     """(texts, texts whose offsets are needed too) that scoring this site reads, by group. The
     whole field texts that encode as their parts' ids are left out (SiteTokens joins those from
     the suffix's and the option's own): `plain` says which, per option (SiteTokens.plain), or
@@ -186,8 +199,11 @@ def site_texts(site: FieldLike, groups: Iterable[str], tokenizer: LoadedTokenize
     if "lengths" in groups:
         out += [json_text(v) for v in site.options]
     if "normal" in groups:  # (not those PCD010 leaves alone: LoadedTokenizer.round_trips)
-        out += [unicodedata.normalize("NFC", value) for _, value in strings
-                if value and not (tokenizer is not None and tokenizer.round_trips(value))]
+        out += [
+            unicodedata.normalize("NFC", value)
+            for _, value in strings
+            if value and not (tokenizer is not None and tokenizer.round_trips(value))
+        ]
     if "letters" in groups:
         out += letter_probe_texts(site.name, tokenizer=tokenizer)
     return out, spans
@@ -202,8 +218,9 @@ def plain_cuts(tokenizer: LoadedTokenizer, suffix: str, texts: list[str]) -> tup
     return closes, [a and b for a, b in zip(closes, opens)]
 
 
-def closed_remainder_ids(tokenizer: LoadedTokenizer, rest: str, closes: bool,
-                         ids: tuple[int, ...] | None = None) -> tuple[int, ...]:
+def closed_remainder_ids(
+    tokenizer: LoadedTokenizer, rest: str, closes: bool, ids: tuple[int, ...] | None = None
+) -> tuple[int, ...]:
     """ids of `rest + '"'`: the remainder's ids (`ids`, when the caller holds them) then the
     quote's where they join (`closes`, from plain_cuts), else the whole text's (what the
     `gather` plan scores for a string option)."""
@@ -255,8 +272,12 @@ def field_joins(site: FieldLike, tokenizer: LoadedTokenizer) -> tuple[str, list[
     return suffix, flags
 
 
-def prefetch(sites: Sequence[FieldLike], tokenizer: LoadedTokenizer,
-             groups: Iterable[str] = ("core",), extra: Iterable[str] = ()) -> None:
+def prefetch(
+    sites: Sequence[FieldLike],
+    tokenizer: LoadedTokenizer,
+    groups: Iterable[str] = ("core",),
+    extra: Iterable[str] = (),
+) -> None:
     """Encode every distinct text these sites need in one native batch (fills the tokenizer
     memo; SiteTokens, the rules and the cost model then read it without calls of their own).
     `extra`: more texts (an engine profile's, see EngineProfile.plan_texts)."""
@@ -319,10 +340,7 @@ class SlotTable:
         return {
             "viable": self.viable,
             "needed": self.needed,
-            "slots": [
-                {"letter": letter, "option": option}
-                for letter, option in zip(self.letters, options)
-            ]
+            "slots": [{"letter": letter, "option": option} for letter, option in zip(self.letters, options)]
             if self.viable
             else [],
             "failures": self.failures,
@@ -346,9 +364,12 @@ class SiteTokens(Generic[F]):
         self.array_depth = int(getattr(site, "array_depth", 0))
         self.suffix = field_head(site.name, self.array_depth) + '"' + self.prefix
         close, new = self.close_id, tuple.__new__  # (a ScoredOption without its Python __new__)
-        strung = [new(ScoredOption, (index, value, text, rest, ids, ids[0] if ids else close, True))
-                  for (index, value), text, rest, ids in zip(strings, texts, remainders,
-                                                             map(tuple, tokenizer.ids_many(remainders)))]
+        strung = [
+            new(ScoredOption, (index, value, text, rest, ids, ids[0] if ids else close, True))
+            for (index, value), text, rest, ids in zip(
+                strings, texts, remainders, map(tuple, tokenizer.ids_many(remainders))
+            )
+        ]
         if literals:
             self.literal_suffix, literal_options = self._literals(literals)
             scored = {o.index: o for o in strung}
@@ -480,11 +501,16 @@ class SiteTokens(Generic[F]):
         """closed_ids of every option, in option order (literals: None; the `gather` plan's)."""
         tokenizer, closes = self.tokenizer, self.closes
         if self.mixed or not self.has_strings:
-            return [closed_remainder_ids(tokenizer, o.remainder, closes[o.index], o.ids) if o.is_string else None
-                    for o in self.options]
+            return [
+                closed_remainder_ids(tokenizer, o.remainder, closes[o.index], o.ids) if o.is_string else None
+                for o in self.options
+            ]
         # all strings, in option order: closed_remainder_ids of each, without a call per option
         tail, ids = (self.close_id,), tokenizer.ids
-        return [o.ids + tail if joins else ids(o.remainder + STRING_CLOSE) for o, joins in zip(self.options, closes)]
+        return [
+            o.ids + tail if joins else ids(o.remainder + STRING_CLOSE)
+            for o, joins in zip(self.options, closes)
+        ]
 
     def closed_ids(self, option: ScoredOption) -> tuple[int, ...]:
         """ids of a string option's `remainder + '"'` (joined from the memo where they join)."""
@@ -539,8 +565,9 @@ def _letter_failures_alone(tokenizer: LoadedTokenizer, alphabet: str = SLOT_LETT
     return _alone_cache[key]
 
 
-def letter_probe_texts(field_name: str, alphabet: str = SLOT_LETTERS,
-                       tokenizer: LoadedTokenizer | None = None) -> list[str]:
+def letter_probe_texts(
+    field_name: str, alphabet: str = SLOT_LETTERS, tokenizer: LoadedTokenizer | None = None
+) -> list[str]:
     """What letter_slots encodes for one field: the suffix, each letter alone and after it
     (with the tokenizer: not the letters after it that it joins, see _in_context)."""
     suffix = field_head(field_name) + '"'
@@ -558,13 +585,15 @@ def _in_context(tokenizer: LoadedTokenizer, suffix: str, letters: list[str]) -> 
     key = ("plain letters", "".join(letters))
     plain = tokenizer.derived.get(key)
     if plain is None:
-        plain = tokenizer.derived[key] = [a and b for a, b in zip(tokenizer.joins_quote(letters),
-                                                                   tokenizer.opening_joins(letters))]
+        plain = tokenizer.derived[key] = [
+            a and b for a, b in zip(tokenizer.joins_quote(letters), tokenizer.opening_joins(letters))
+        ]
     return [c for c, cut in zip(letters, plain) if not cut]
 
 
-def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,
-                 alphabet: str = SLOT_LETTERS) -> SlotTable:
+def letter_slots(
+    tokenizer: LoadedTokenizer, field_name: str, needed: int, alphabet: str = SLOT_LETTERS
+) -> SlotTable:
     """Slots A, B, … of `alphabet` in order: each must be one round-trip token, alone and
     after the quote. Where the field's suffix `opens` and every letter is plain after it (no
     letter to encode in context), the table is the same for every field name: made once per
@@ -583,7 +612,7 @@ def letter_slots(tokenizer: LoadedTokenizer, field_name: str, needed: int,
         for letter, ids in zip(candidates, in_context):
             alone = tokenizer.ids(letter)
             if ids != base + alone + close:
-                pieces = [tokenizer.piece(t) for t in ids[len(base) - 1:]]
+                pieces = [tokenizer.piece(t) for t in ids[len(base) - 1 :]]
                 failures[letter] = f"merges with the quote after the suffix: {pieces}"
     letters = tuple(c for c in alphabet if c not in failures)
     in_order = all(c not in failures for c in alphabet[:needed]) and needed <= len(alphabet)

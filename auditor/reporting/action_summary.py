@@ -46,18 +46,20 @@ def _rows(sarif: dict) -> list[dict]:
             region = location.get("region", {})
             properties = result.get("properties", {})
             rule_id = result.get("ruleId", "")
-            rows.append({
-                "severity": LEVEL_TO_SEVERITY.get(result.get("level", "warning"), "warning"),
-                "code": rule_id,
-                "rule": f"{rule_id} {names.get(rule_id, '')}".strip(),
-                "path": location.get("artifactLocation", {}).get("uri", ""),
-                "line": region.get("startLine", 1),
-                "column": region.get("startColumn", 1),
-                "tokenizer": properties.get("tokenizer") or "",
-                "field": properties.get("field") or "",
-                "site": properties.get("fieldPointer") or properties.get("pointer") or "",
-                "message": _sarif_plain(result.get("message", {}).get("text", "")),
-            })
+            rows.append(
+                {
+                    "severity": LEVEL_TO_SEVERITY.get(result.get("level", "warning"), "warning"),
+                    "code": rule_id,
+                    "rule": f"{rule_id} {names.get(rule_id, '')}".strip(),
+                    "path": location.get("artifactLocation", {}).get("uri", ""),
+                    "line": region.get("startLine", 1),
+                    "column": region.get("startColumn", 1),
+                    "tokenizer": properties.get("tokenizer") or "",
+                    "field": properties.get("field") or "",
+                    "site": properties.get("fieldPointer") or properties.get("pointer") or "",
+                    "message": _sarif_plain(result.get("message", {}).get("text", "")),
+                }
+            )
     rows.sort(key=lambda r: (SEVERITY_ORDER.index(r["severity"]), r["path"], r["line"], r["column"]))
     return rows
 
@@ -66,8 +68,7 @@ def _fields(rows: list[dict]) -> list[dict]:
     """One entry per (file, field, tokenizer), worst severity first; its rows worst first."""
     groups: dict[tuple, dict] = {}
     for row in rows:  # rows are sorted worst first, so a group's first row is its worst
-        key = (row["path"], row["site"] if row["field"] else f"{row['site']}#{row['code']}",
-               row["tokenizer"])
+        key = (row["path"], row["site"] if row["field"] else f"{row['site']}#{row['code']}", row["tokenizer"])
         group = groups.setdefault(key, {"severity": row["severity"], "first": row, "rows": []})
         group["rows"].append(row)
     return list(groups.values())
@@ -79,8 +80,10 @@ def _field_table(groups: list[dict]) -> list[str]:
         first = group["first"]
         codes = ", ".join(dict.fromkeys(f"{r['code']} {r['severity']}" for r in group["rows"]))
         where = markdown_code(f"{first['path']}:{first['line']}:{first['column']}")
-        lines.append(f"| {_cell(first['field'] or '(file)')} | {where} | {_cell(first['tokenizer'])} | "
-                     f"{_cell(codes)} | {_cell(first['message'].removeprefix(first['field'] + ': '))} |")
+        lines.append(
+            f"| {_cell(first['field'] or '(file)')} | {where} | {_cell(first['tokenizer'])} | "
+            f"{_cell(codes)} | {_cell(first['message'].removeprefix(first['field'] + ': '))} |"
+        )
     if len(groups) > MAX_ROWS:
         lines.append(f"\n… and {len(groups) - MAX_ROWS} more; see the SARIF report or the annotations.")
     return lines
@@ -89,14 +92,23 @@ def _field_table(groups: list[dict]) -> list[str]:
 def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "error") -> str:
     lines = ["## pcdlint", ""]
     if sarif is None:
-        lines.append(f"pcdlint did not produce a report (exit code {exit_code}): a usage or input "
-                     "error; see the step log.")
+        lines.append(
+            f"pcdlint did not produce a report (exit code {exit_code}): a usage or input "
+            "error; see the step log."
+        )
         return "\n".join(lines) + "\n"
     rows = _rows(sarif)
     counts = Counter(r["severity"] for r in rows)
     parts = ", ".join(f"{counts[s]} {s}" for s in SEVERITY_ORDER if counts[s])
-    verdict = {0: "passed", 1: f"failed (findings at or above `{fail_on}`)",
-               2: "failed (usage or input error)"}.get(exit_code, "") if exit_code is not None else ""
+    verdict = (
+        {
+            0: "passed",
+            1: f"failed (findings at or above `{fail_on}`)",
+            2: "failed (usage or input error)",
+        }.get(exit_code, "")
+        if exit_code is not None
+        else ""
+    )
     head = f"**{len(rows)} finding{'s' if len(rows) != 1 else ''}**" + (f" ({parts})" if parts else "")
     lines.append(head + (f" — {verdict}" if verdict else ""))
     if not rows:
@@ -111,8 +123,12 @@ def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "err
     else:
         lines += ["", "No field has an error."]
     if warnings:
-        lines += ["", f"<details><summary>{len(warnings)} field{'s' if len(warnings) != 1 else ''} "
-                      "with warnings</summary>", ""]
+        lines += [
+            "",
+            f"<details><summary>{len(warnings)} field{'s' if len(warnings) != 1 else ''} "
+            "with warnings</summary>",
+            "",
+        ]
         lines += _field_table(warnings)
         lines += ["", "</details>"]
     lines += ["", "| Rule | Findings |", "|---|---:|"]
@@ -135,8 +151,9 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             print(f"pcdlint: error: {path}: cannot read SARIF ({exc})", file=sys.stderr)
             return 2
-    sys.stdout.write(render(sarif, args.exit_code, args.fail_on).encode("utf-8", "backslashreplace")
-                     .decode("utf-8"))
+    sys.stdout.write(
+        render(sarif, args.exit_code, args.fail_on).encode("utf-8", "backslashreplace").decode("utf-8")
+    )
     return 0
 
 

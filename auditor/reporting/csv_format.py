@@ -8,8 +8,21 @@ import io
 from auditor.linter.engine import LintRun
 from auditor.reporting import formatter
 
-COLUMNS = ("path", "line", "column", "end_line", "end_column", "code", "name", "severity",
-           "tokenizer", "field", "pointer", "message", "fingerprint")
+COLUMNS = (
+    "path",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "code",
+    "name",
+    "severity",
+    "tokenizer",
+    "field",
+    "pointer",
+    "message",
+    "fingerprint",
+)
 
 
 @formatter("csv", "one row per finding, with a header row")

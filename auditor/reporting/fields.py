@@ -34,7 +34,9 @@ class FieldGroup:
         """(code, severity) once per code, worst first: `PCD001 error, PCD002 warning`."""
         seen: dict[str, str] = {}
         for finding in self.findings:
-            if finding.code not in seen or severity_rank(finding.severity) > severity_rank(seen[finding.code]):
+            if finding.code not in seen or severity_rank(finding.severity) > severity_rank(
+                seen[finding.code]
+            ):
                 seen[finding.code] = finding.severity
         return sorted(seen.items(), key=lambda item: (-severity_rank(item[1]), item[0]))
 
@@ -65,8 +67,10 @@ def field_groups(run: LintRun, show_info: bool = True) -> list[FieldGroup]:
         group.findings.append(finding)
     for group in groups.values():
         group.findings.sort(key=lambda f: (-severity_rank(f.severity), f.line, f.column, f.code))
-    return sorted(groups.values(), key=lambda g: (-severity_rank(g.severity), g.path, g.span.line,
-                                                  g.span.column, g.tokenizer or ""))
+    return sorted(
+        groups.values(),
+        key=lambda g: (-severity_rank(g.severity), g.path, g.span.line, g.span.column, g.tokenizer or ""),
+    )
 
 
 @dataclass
@@ -82,31 +86,44 @@ class Verdict:
         """The HTML report's first line: `5 of 103 fields will be decided wrongly …`."""
         with_ = " and ".join(tokenizers)
         if self.wrong_fields:
-            return (f"{self.wrong_fields} of {self.fields} field{_s(self.fields)} will be decided "
-                    f"wrongly by first-token scoring with {with_}.")
+            return (
+                f"{self.wrong_fields} of {self.fields} field{_s(self.fields)} will be decided "
+                f"wrongly by first-token scoring with {with_}."
+            )
         if self.error_files:
             return f"{len(self.error_files)} file{_s(len(self.error_files))} cannot be used as written."
         if self.warning_fields:
-            return (f"No field will be decided wrongly with {with_}; {self.warning_fields} "
-                    f"field{_s(self.warning_fields)} {'has' if self.warning_fields == 1 else 'have'} "
-                    "warnings worth a look.")
+            return (
+                f"No field will be decided wrongly with {with_}; {self.warning_fields} "
+                f"field{_s(self.warning_fields)} {'has' if self.warning_fields == 1 else 'have'} "
+                "warnings worth a look."
+            )
         return f"No field will be decided wrongly with {with_}."
 
     def next_step(self) -> str:
         """The text output's last line: what to do next."""
         if self.wrong_fields:
             target = self.wrong_files[0] if len(self.wrong_files) == 1 else "FILE"
-            return (f"{self.wrong_fields} field{_s(self.wrong_fields)} will be decided wrongly. "
-                    f"Run pcdlint suggest {target} to see verified fixes.")
+            return (
+                f"{self.wrong_fields} field{_s(self.wrong_fields)} will be decided wrongly. "
+                f"Run pcdlint suggest {target} to see verified fixes."
+            )
         if self.error_files:
-            return (f"{len(self.error_files)} file{_s(len(self.error_files))} cannot be used as "
-                    "written; fix the errors above (pcdlint explain CODE says how).")
-        hidden = (f" {self.hidden_info} info finding{_s(self.hidden_info)} hidden (--show-info)."
-                  if self.hidden_info else "")
+            return (
+                f"{len(self.error_files)} file{_s(len(self.error_files))} cannot be used as "
+                "written; fix the errors above (pcdlint explain CODE says how)."
+            )
+        hidden = (
+            f" {self.hidden_info} info finding{_s(self.hidden_info)} hidden (--show-info)."
+            if self.hidden_info
+            else ""
+        )
         if self.warning_fields:
-            return (f"No field will be decided wrongly; {self.warning_fields} field"
-                    f"{_s(self.warning_fields)} {'has' if self.warning_fields == 1 else 'have'} "
-                    f"warnings (pcdlint explain CODE says why).{hidden}")
+            return (
+                f"No field will be decided wrongly; {self.warning_fields} field"
+                f"{_s(self.warning_fields)} {'has' if self.warning_fields == 1 else 'have'} "
+                f"warnings (pcdlint explain CODE says why).{hidden}"
+            )
         return f"No field will be decided wrongly.{hidden}"
 
 
@@ -127,5 +144,6 @@ def verdict(run: LintRun, show_info: bool = True) -> Verdict:
     wrong_files = list(dict.fromkeys(named_as.get(path, path) for path, _ in sorted(wrong)))
     error_files = list(dict.fromkeys(f.path for f in findings if f.severity == "error"))
     hidden = 0 if show_info else sum(1 for f in findings if f.severity == "info")
-    return Verdict(len(wrong), wrong_files, error_files, len(warned), hidden,
-                   sum(len(r.model.sites) for r in run.files))
+    return Verdict(
+        len(wrong), wrong_files, error_files, len(warned), hidden, sum(len(r.model.sites) for r in run.files)
+    )

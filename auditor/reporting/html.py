@@ -42,8 +42,10 @@ def _data_text(data: dict) -> str:
         return ""
     text = json.dumps(shown, indent=2, ensure_ascii=False, default=str)
     if len(text) > MAX_DATA_CHARS:
-        text = (text[:MAX_DATA_CHARS] + f"\n… {len(text) - MAX_DATA_CHARS} more characters "
-                "(see `pcdlint check --format json`)")
+        text = (
+            text[:MAX_DATA_CHARS] + f"\n… {len(text) - MAX_DATA_CHARS} more characters "
+            "(see `pcdlint check --format json`)"
+        )
     return text
 
 
@@ -78,19 +80,27 @@ def _cost(run: LintRun) -> dict | None:
     for tokenizer_id, model in cost.items():
         files = []
         for path, c in model["files"].items():
-            files.append({"path": path, "name": path.replace("\\", "/").rsplit("/", 1)[-1],
-                          "fields": c["fields"], "pcd": c["pcd"]["passes"],
-                          "fallback": c["pcd"]["fallback_steps"],
-                          "worst_field": c["pcd"].get("worst_field") or "",
-                          "naive": c["naive"]["passes_longest"], "naive_mean": c["naive"]["passes_mean"],
-                          "speedup": c.get("speedup_longest")})
+            files.append(
+                {
+                    "path": path,
+                    "name": path.replace("\\", "/").rsplit("/", 1)[-1],
+                    "fields": c["fields"],
+                    "pcd": c["pcd"]["passes"],
+                    "fallback": c["pcd"]["fallback_steps"],
+                    "worst_field": c["pcd"].get("worst_field") or "",
+                    "naive": c["naive"]["passes_longest"],
+                    "naive_mean": c["naive"]["passes_mean"],
+                    "speedup": c.get("speedup_longest"),
+                }
+            )
         top = max([f["naive"] for f in files] + [f["pcd"] for f in files] + [1])
         for number, f in enumerate(files):
             f["y"] = number * 34
             f["naive_w"] = max(2, round(CHART_WIDTH * f["naive"] / top))
             f["pcd_w"] = max(2, round(CHART_WIDTH * f["pcd"] / top))
-        tokenizers.append({"id": tokenizer_id, "files": files, "run": model.get("run", {}),
-                           "height": 34 * len(files) + 4})
+        tokenizers.append(
+            {"id": tokenizer_id, "files": files, "run": model.get("run", {}), "height": 34 * len(files) + 4}
+        )
     return {"tokenizers": tokenizers, "rows": []}
 
 
@@ -99,8 +109,11 @@ def _rule_help(code: str) -> dict:
     if rule is None:
         return {"summary": "", "what": "", "why": ""}
     sections = rule.sections
-    return {"summary": rule.summary, "what": sections.get("What it does", ""),
-            "why": sections.get("Why is this bad?", "")}
+    return {
+        "summary": rule.summary,
+        "what": sections.get("What it does", ""),
+        "why": sections.get("Why is this bad?", ""),
+    }
 
 
 def finding_view(finding: Finding) -> dict:
@@ -135,14 +148,13 @@ def _option_view(tokens: SiteTokens, index: int, colour: int | None) -> dict:
     }
 
 
-def _group(tokens: SiteTokens, indexes: list[int], colour: int | None, big: bool,
-           draw: bool = True) -> dict:
+def _group(tokens: SiteTokens, indexes: list[int], colour: int | None, big: bool, draw: bool = True) -> dict:
     drawn = (indexes[:EXAMPLES] if big else indexes) if draw else []
     return {
         "colour": colour,
         "size": len(indexes),
         "options": [_option_view(tokens, i, colour) for i in drawn],
-        "rest": ", ".join(tokens.options[i].text for i in indexes[len(drawn):]),
+        "rest": ", ".join(tokens.options[i].text for i in indexes[len(drawn) :]),
         "rest_count": len(indexes) - len(drawn),
     }
 
@@ -158,21 +170,29 @@ def _suggestions(findings: list[Finding]) -> list[dict]:
             seen.add(key)
             mapping = suggestion.get("mapping", [])
             letters = suggestion.get("strategy") == "letter-slots"
-            out.append({
-                "strategy": suggestion.get("strategy", ""),
-                "description": suggestion.get("description", ""),
-                "rows": [{"before": _jsonish(m["from"]), "after": _jsonish(m["to"])}
-                         for m in mapping[:FIX_ROWS]],
-                "more_rows": max(0, len(mapping) - FIX_ROWS),
-                "kept": ("(the legend maps each letter back)" if letters else
-                         f"(keeps {round(100 * suggestion.get('words_kept', 1))} % of the words, "
-                         "every word that tells the options apart)"),
-                "json": json.dumps({"enum": suggestion.get("options", [])}, ensure_ascii=False),
-                # letter slots: the decoder maps each answer back with this legend
-                "slots_json": json.dumps({m["to"]: m["from"] for m in mapping}, ensure_ascii=False)
-                if letters else "",
-                "tokenizer": suggestion.get("tokenizer", ""),
-            })
+            out.append(
+                {
+                    "strategy": suggestion.get("strategy", ""),
+                    "description": suggestion.get("description", ""),
+                    "rows": [
+                        {"before": _jsonish(m["from"]), "after": _jsonish(m["to"])}
+                        for m in mapping[:FIX_ROWS]
+                    ],
+                    "more_rows": max(0, len(mapping) - FIX_ROWS),
+                    "kept": (
+                        "(the legend maps each letter back)"
+                        if letters
+                        else f"(keeps {round(100 * suggestion.get('words_kept', 1))} % of the words, "
+                        "every word that tells the options apart)"
+                    ),
+                    "json": json.dumps({"enum": suggestion.get("options", [])}, ensure_ascii=False),
+                    # letter slots: the decoder maps each answer back with this legend
+                    "slots_json": json.dumps({m["to"]: m["from"] for m in mapping}, ensure_ascii=False)
+                    if letters
+                    else "",
+                    "tokenizer": suggestion.get("tokenizer", ""),
+                }
+            )
     return out[:MAX_FIXES]
 
 
@@ -180,26 +200,42 @@ def _bucket_bar(size: int, total: int) -> int:
     return max(4, round(BUCKET_BAR * size / max(total, 1)))
 
 
-def card_view(tokens: SiteTokens | None, findings: list[Finding], site=None,
-              letters: str = SLOT_LETTERS) -> dict:
+def card_view(
+    tokens: SiteTokens | None, findings: list[Finding], site=None, letters: str = SLOT_LETTERS
+) -> dict:
     """One card per field (and tokenizer): its findings, buckets, slot table and fixes."""
     severity = max((f.severity for f in findings), key=SEVERITIES.index)
     base = {
         "severity": severity,
         "codes": sorted({f.code for f in findings}),
         "code_severities": ", ".join(f"{c} {s}" for c, s in _code_severities(findings)),
-        "findings": [finding_view(f) for f in sorted(
-            findings, key=lambda f: (-SEVERITIES.index(f.severity), f.line, f.code))],
+        "findings": [
+            finding_view(f)
+            for f in sorted(findings, key=lambda f: (-SEVERITIES.index(f.severity), f.line, f.code))
+        ],
         # info-only fields need no fix: their cards stay light
         "suggestions": _suggestions(findings) if severity != "info" else [],
         "open": severity == "error",
     }
     if tokens is None:
-        return {**base, "field": findings[0].field, "pointer": findings[0].site_pointer,
-                "line": site.span.line if site else findings[0].line,
-                "kind": site.kind if site else "", "tokenizer": "", "options": len(site.options) if site else 0,
-                "distinct": 0, "multi_token": 0, "prefix": "", "suffix": "", "big": False, "groups": [],
-                "bars": [], "remap": None, "tokens": False}
+        return {
+            **base,
+            "field": findings[0].field,
+            "pointer": findings[0].site_pointer,
+            "line": site.span.line if site else findings[0].line,
+            "kind": site.kind if site else "",
+            "tokenizer": "",
+            "options": len(site.options) if site else 0,
+            "distinct": 0,
+            "multi_token": 0,
+            "prefix": "",
+            "suffix": "",
+            "big": False,
+            "groups": [],
+            "bars": [],
+            "remap": None,
+            "tokens": False,
+        }
     site = tokens.site
     big = len(site.options) > BIG_FIELD
     piece = tokens.tokenizer.piece
@@ -208,49 +244,68 @@ def card_view(tokens: SiteTokens | None, findings: list[Finding], site=None,
     drawn_collisions = collisions if not big else collisions[:DRAWN_GROUPS]
     for number, (token_id, indexes) in enumerate(drawn_collisions):
         colour = number % BUCKET_COLOURS
-        groups.append({
-            "title": f"scored token {piece(token_id)!r} (id {token_id})",
-            "colliding": True,
-            "winner": tokens.options[indexes[0]].text,
-            **_group(tokens, indexes, colour, big),
-        })
-        bars.append({"token": piece(token_id), "size": len(indexes), "colour": colour,
-                     "width": _bucket_bar(len(indexes), len(site.options)),
-                     "winner": tokens.options[indexes[0]].text,
-                     "losers": len(indexes) - 1})
-    undrawn = collisions[len(drawn_collisions):]
+        groups.append(
+            {
+                "title": f"scored token {piece(token_id)!r} (id {token_id})",
+                "colliding": True,
+                "winner": tokens.options[indexes[0]].text,
+                **_group(tokens, indexes, colour, big),
+            }
+        )
+        bars.append(
+            {
+                "token": piece(token_id),
+                "size": len(indexes),
+                "colour": colour,
+                "width": _bucket_bar(len(indexes), len(site.options)),
+                "winner": tokens.options[indexes[0]].text,
+                "losers": len(indexes) - 1,
+            }
+        )
+    undrawn = collisions[len(drawn_collisions) :]
     if undrawn:  # a big field's remaining buckets: one collapsed plain-text list
-        groups.append({
-            "title": f"{len(undrawn)} more collision buckets",
-            "colliding": False,
-            "winner": "",
-            "colour": None,
-            "size": sum(len(idx) for _, idx in undrawn),
-            "options": [],
-            "rest": "; ".join(
-                f"{piece(tid)!r} → " + ", ".join(tokens.options[i].text for i in idx)
-                for tid, idx in undrawn
-            ),
-            "rest_count": sum(len(idx) for _, idx in undrawn),
-        })
+        groups.append(
+            {
+                "title": f"{len(undrawn)} more collision buckets",
+                "colliding": False,
+                "winner": "",
+                "colour": None,
+                "size": sum(len(idx) for _, idx in undrawn),
+                "options": [],
+                "rest": "; ".join(
+                    f"{piece(tid)!r} → " + ", ".join(tokens.options[i].text for i in idx)
+                    for tid, idx in undrawn
+                ),
+                "rest_count": sum(len(idx) for _, idx in undrawn),
+            }
+        )
     distinct = [idx[0] for idx in tokens.buckets.values() if len(idx) == 1]
     if distinct:
-        groups.append({
-            "title": "options with a scored token of their own",
-            "colliding": False,
-            "winner": "",
-            **_group(tokens, distinct, None, big),
-        })
+        groups.append(
+            {
+                "title": "options with a scored token of their own",
+                "colliding": False,
+                "winner": "",
+                **_group(tokens, distinct, None, big),
+            }
+        )
     slots = tokens.slots(letters)  # the primary engine's letter alphabet
     options = site.options
     remap = {
         "viable": slots.viable,
-        "rows": [{"letter": letter, "option": _jsonish(option)}
-                 for letter, option in zip(slots.letters, options)] if slots.viable else [],
-        "failures": [{"letter": letter, "why": why} for letter, why in
-                     list(slots.failures.items())[:8]] if not slots.viable else [],
-        "reason": (f"{len(options)} options but only {len(letters)} letters {letters[0]}–{letters[-1]}"
-                   if len(options) > len(letters) else ""),
+        "rows": [
+            {"letter": letter, "option": _jsonish(option)} for letter, option in zip(slots.letters, options)
+        ]
+        if slots.viable
+        else [],
+        "failures": [{"letter": letter, "why": why} for letter, why in list(slots.failures.items())[:8]]
+        if not slots.viable
+        else [],
+        "reason": (
+            f"{len(options)} options but only {len(letters)} letters {letters[0]}–{letters[-1]}"
+            if len(options) > len(letters)
+            else ""
+        ),
     }
     return {
         **base,
@@ -297,11 +352,14 @@ def file_view(result, tokenizers: dict, number: int = 0, letters: str = SLOT_LET
     cards.sort(key=lambda c: (-SEVERITIES.index(c["severity"]), c["line"], c["tokenizer"]))
     worst_by_field: dict[str, int] = {}  # a field broken under two tokenizers counts once
     for c in cards:
-        worst_by_field[c["pointer"]] = max(worst_by_field.get(c["pointer"], 0), SEVERITIES.index(c["severity"]))
+        worst_by_field[c["pointer"]] = max(
+            worst_by_field.get(c["pointer"], 0), SEVERITIES.index(c["severity"])
+        )
     counts = Counter(SEVERITIES[rank] for rank in worst_by_field.values())
     loose_views = [finding_view(f) for f in sorted(loose, key=lambda f: -SEVERITIES.index(f.severity))]
-    worst = max([SEVERITIES.index(c["severity"]) for c in cards]
-                + [SEVERITIES.index(f.severity) for f in loose] + [0])
+    worst = max(
+        [SEVERITIES.index(c["severity"]) for c in cards] + [SEVERITIES.index(f.severity) for f in loose] + [0]
+    )
     return {
         "anchor": f"file-{number}",
         "path": result.model.path,
@@ -330,10 +388,14 @@ def _matrix_view(run: LintRun) -> dict | None:
     return {
         "tokenizers": matrix["tokenizers"],
         "collisions": [matrix["colliding_fields"][i] for i in matrix["tokenizers"]],
-        "rows": [{"label": row["field"] if single_file else f"{row['path']} {row['field']}",
-                  "differs": row["differs"],
-                  "cells": [", ".join(row["codes"][i]) or CLEAN for i in matrix["tokenizers"]]}
-                 for row in matrix["fields"]],
+        "rows": [
+            {
+                "label": row["field"] if single_file else f"{row['path']} {row['field']}",
+                "differs": row["differs"],
+                "cells": [", ".join(row["codes"][i]) or CLEAN for i in matrix["tokenizers"]],
+            }
+            for row in matrix["fields"]
+        ],
     }
 
 
@@ -347,8 +409,15 @@ def report_view(run: LintRun) -> dict:
     letters = run.engines[0].letters if run.engines else SLOT_LETTERS
     files = [file_view(r, tokenizers, n, letters) for n, r in enumerate(run.files) if r.findings]
     # worst first: files with errors by how many fields they get wrong, then the rest
-    files.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["error_fields"], -f["errors"],
-                              -f["warning_fields"], f["path"]))
+    files.sort(
+        key=lambda f: (
+            -SEVERITIES.index(f["severity"]),
+            -f["error_fields"],
+            -f["errors"],
+            -f["warning_fields"],
+            f["path"],
+        )
+    )
     judged = verdict(run)
     verified = any(f.verification for f in findings)
     return {
@@ -356,10 +425,13 @@ def report_view(run: LintRun) -> dict:
         "version": __version__,
         "verdict": judged.sentence([t.id for t in run.tokenizers]),
         "severity": SEVERITIES[max([SEVERITIES.index(f.severity) for f in findings] + [0])]
-        if findings else "clean",
-        "verification": ("verified on a real model: see each card" if verified else
-                         "verification not run (pcdlint check --verify runs the flagged fields "
-                         "through a real model)"),
+        if findings
+        else "clean",
+        "verification": (
+            "verified on a real model: see each card"
+            if verified
+            else "verification not run (pcdlint check --verify runs the flagged fields through a real model)"
+        ),
         "tokenizers": [t.describe() for t in run.tokenizers],
         "engines": [e.describe() for e in run.engines],
         "summary": {
@@ -369,10 +441,15 @@ def report_view(run: LintRun) -> dict:
             "suppressed": len(run.suppressed),
             "wrong_fields": judged.wrong_fields,
             "warning_fields": judged.warning_fields,
-            "by_rule": [{"code": code, "name": rules[code].name if code in rules else "",
-                         "count": n} for code, n in sorted(by_code.items())],
-            "by_severity": [{"severity": s, "count": by_severity[s]}
-                            for s in ("error", "warning", "info") if by_severity[s]],
+            "by_rule": [
+                {"code": code, "name": rules[code].name if code in rules else "", "count": n}
+                for code, n in sorted(by_code.items())
+            ],
+            "by_severity": [
+                {"severity": s, "count": by_severity[s]}
+                for s in ("error", "warning", "info")
+                if by_severity[s]
+            ],
             "by_tokenizer": [{"tokenizer": t, "count": n} for t, n in sorted(by_tokenizer.items())],
             "cost": _cost(run),
         },
@@ -382,16 +459,24 @@ def report_view(run: LintRun) -> dict:
         "matrix": _matrix_view(run),
         "clean_files": [r.model.path for r in run.files if not r.findings],
         "bucket_colours": list(range(BUCKET_COLOURS)),
-        "rules": [{"code": code, "name": rules[code].name, **_rule_help(code)}
-                  for code in sorted(by_code) if code in rules],
+        "rules": [
+            {"code": code, "name": rules[code].name, **_rule_help(code)}
+            for code in sorted(by_code)
+            if code in rules
+        ],
     }
 
 
 def environment():
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
-    return Environment(loader=PackageLoader("auditor.templates", "."), autoescape=True,
-                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return Environment(
+        loader=PackageLoader("auditor.templates", "."),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def render_report(view: dict) -> str:

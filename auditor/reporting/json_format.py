@@ -46,7 +46,9 @@ def run_to_dict(run: LintRun, fragments: bool = False) -> dict:
     if any(site.is_decision for result in run.files for site in result.model.sites):
         # (only where a run read a decision request: a schema run's document is as it was)
         document["decision_engines"] = [row.describe() for row in run.decision_engines]
-        document["notes"] = [f"{r.model.path}: {note}" for r in run.files for note in r.model.notes] + run.notes
+        document["notes"] = [
+            f"{r.model.path}: {note}" for r in run.files for note in r.model.notes
+        ] + run.notes
     return document
 
 

@@ -71,13 +71,17 @@ def _fallback_text(value) -> str:
     return reindent(compact)
 
 
-def _orjson_text(value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False) -> str | None:
+def _orjson_text(
+    value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False
+) -> str | None:
     """The document as `orjson` writes it, or None where that could differ from `json.dumps`."""
     raw = orjson_bytes(value, checked, newline)
     return None if raw is None else raw.decode()
 
 
-def orjson_bytes(value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False) -> bytes | None:
+def orjson_bytes(
+    value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False
+) -> bytes | None:
     """_orjson_text's UTF-8 bytes (orjson writes no lone surrogate: it refuses them), or None."""
     try:
         import orjson

@@ -44,9 +44,15 @@ def matrix_dict(run) -> dict:
     return {
         "tokenizers": ids,
         "colliding_fields": colliding_fields(run),
-        "fields": [{"path": path, "field": field, "codes": {i: sorted(cells[i]) for i in ids},
-                    "differs": len({tuple(sorted(c)) for c in cells.values()}) > 1}
-                   for (path, field), cells in rows.items()],
+        "fields": [
+            {
+                "path": path,
+                "field": field,
+                "codes": {i: sorted(cells[i]) for i in ids},
+                "differs": len({tuple(sorted(c)) for c in cells.values()}) > 1,
+            }
+            for (path, field), cells in rows.items()
+        ],
     }
 
 
@@ -63,13 +69,24 @@ def matrix_table(run) -> str:
     index = [field if single_file else f"{path} {field}" for path, field in rows]
     frame = pd.DataFrame(
         [[",".join(sorted(cells[i])) or CLEAN for i in ids] for cells in rows.values()],
-        index=pd.Index(index, name="field"), columns=ids,
+        index=pd.Index(index, name="field"),
+        columns=ids,
     )
     differ = sum(1 for cells in rows.values() if len({tuple(sorted(c)) for c in cells.values()}) > 1)
-    with pd.option_context("display.max_rows", None, "display.max_columns", None,
-                           "display.width", 200, "display.max_colwidth", 80):
+    with pd.option_context(
+        "display.max_rows",
+        None,
+        "display.max_columns",
+        None,
+        "display.width",
+        200,
+        "display.max_colwidth",
+        80,
+    ):
         table = frame.to_string()
     collisions = ", ".join(f"{i} {n}" for i, n in colliding_fields(run).items())
-    return (f"tokenizer matrix ({len(rows)} fields with findings, {differ} differ between "
-            f"tokenizers):\n{table}\nfields with a first-token collision ({collision_code()}) per "
-            f"tokenizer: {collisions}")
+    return (
+        f"tokenizer matrix ({len(rows)} fields with findings, {differ} differ between "
+        f"tokenizers):\n{table}\nfields with a first-token collision ({collision_code()}) per "
+        f"tokenizer: {collisions}"
+    )

@@ -90,8 +90,9 @@ def check_outputs(outputs: list[tuple[str, str]], inputs: list[str]) -> None:
                 raise UsageError(f"{flag} {target}: refusing to overwrite an input file")
         for other_flag, other in seen:
             if _same(target, other):
-                raise UsageError(f"{flag} {target}: same file as {other_flag}; "
-                                 "each output needs its own path")
+                raise UsageError(
+                    f"{flag} {target}: same file as {other_flag}; each output needs its own path"
+                )
         seen.append((flag, target))
 
 
@@ -135,8 +136,9 @@ def write_error(message: str) -> None:
         pass  # nowhere left to report to
 
 
-def write_report(text: str | bytes, target: str, flag: str, inputs: list[str], kind: str = "json",
-                 colour: bool = False) -> None:
+def write_report(
+    text: str | bytes, target: str, flag: str, inputs: list[str], kind: str = "json", colour: bool = False
+) -> None:
     """Write `text` to `target` (see the module docstring); `flag` names the option in errors."""
     if target in STDOUT_NAMES:
         write_stdout(text, kind, colour)

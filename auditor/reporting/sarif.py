@@ -102,8 +102,9 @@ def result_for(finding: Finding, rule_index: dict[str, int]) -> dict:
         "ruleId": finding.code,
         "ruleIndex": rule_index[finding.code],
         "level": LEVELS[finding.severity],
-        "message": {"text": sarif_text(f"{finding.field}: {finding.message}" if finding.field
-                                       else finding.message)},
+        "message": {
+            "text": sarif_text(f"{finding.field}: {finding.message}" if finding.field else finding.message)
+        },
         "locations": [location],
         "partialFingerprints": {"pcdlintFinding/v1": finding.fingerprint},
         "properties": {
@@ -133,20 +134,35 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
         {"level": "error", "message": {"text": sarif_text(str(error))}} for error in run.errors
     ]
     for result in run.unrecognized:  # read but not linted: said, never silent
-        notifications.append({
-            "level": "note",
-            "message": {"text": sarif_text(f"{result.model.path}: no schema found (not a JSON "
-                                           "Schema, PCD preset or known wrapper); not linted")},
-            "locations": [{"physicalLocation": {"artifactLocation": {
-                "uri": artifact_uri(result.model.path), "uriBaseId": SRCROOT}}}],
-        })
+        notifications.append(
+            {
+                "level": "note",
+                "message": {
+                    "text": sarif_text(
+                        f"{result.model.path}: no schema found (not a JSON "
+                        "Schema, PCD preset or known wrapper); not linted"
+                    )
+                },
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": artifact_uri(result.model.path), "uriBaseId": SRCROOT}
+                        }
+                    }
+                ],
+            }
+        )
     if len(findings) > len(kept):
-        notifications.append({
-            "level": "warning",
-            "message": {"text": f"{len(findings) - len(kept)} of {len(findings)} findings omitted "
-                                f"to stay within {max_results} results per run; see "
-                                f"`pcdlint check --format json` for all of them"},
-        })
+        notifications.append(
+            {
+                "level": "warning",
+                "message": {
+                    "text": f"{len(findings) - len(kept)} of {len(findings)} findings omitted "
+                    f"to stay within {max_results} results per run; see "
+                    f"`pcdlint check --format json` for all of them"
+                },
+            }
+        )
     invocation: dict[str, Any] = {"executionSuccessful": not run.errors}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
@@ -154,22 +170,29 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "pcdlint",
-                "version": __version__,
-                "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
-                "rules": [rule_descriptor(rule) for rule in rules],
-            }},
-            "originalUriBaseIds": {SRCROOT: {"uri": cwd}},
-            "invocations": [invocation],
-            "columnKind": "unicodeCodePoints",
-            "results": [result_for(f, rule_index) for f in kept],
-            "properties": {"tokenizers": [t.id for t in run.tokenizers],
-                           "engines": [e.name for e in run.engines],
-                           "findings": len(findings), "omitted": len(findings) - len(kept)},
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "pcdlint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [rule_descriptor(rule) for rule in rules],
+                    }
+                },
+                "originalUriBaseIds": {SRCROOT: {"uri": cwd}},
+                "invocations": [invocation],
+                "columnKind": "unicodeCodePoints",
+                "results": [result_for(f, rule_index) for f in kept],
+                "properties": {
+                    "tokenizers": [t.id for t in run.tokenizers],
+                    "engines": [e.name for e in run.engines],
+                    "findings": len(findings),
+                    "omitted": len(findings) - len(kept),
+                },
+            }
+        ],
     }
 
 

@@ -42,8 +42,10 @@ def group_lines(group: FieldGroup, color: bool = False) -> list[str]:
     codes = ", ".join(f"{code} {_paint(severity, color)}" for code, severity in group.codes)
     lines = [f"{where}: {group.label}{tok} {codes}"]
     for finding in group.findings:
-        lines.append(f"    {finding.line}:{finding.column} {finding.code} "
-                     f"{_paint(finding.severity, color)}: {finding.message}")
+        lines.append(
+            f"    {finding.line}:{finding.column} {finding.code} "
+            f"{_paint(finding.severity, color)}: {finding.message}"
+        )
     return lines
 
 
@@ -52,13 +54,18 @@ def summary_line(run: LintRun, show_info: bool = True) -> str:
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("error", "warning", "info")}
     sites = sum(len(r.model.sites) for r in run.files)
     tokenizers = ", ".join(t.id for t in run.tokenizers)
-    parts = ", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}"
-                      + (" hidden" if s == "info" and not show_info else "")
-                      for s, n in counts.items() if n)
+    parts = ", ".join(
+        f"{n} {s}{'s' if n != 1 and s != 'info' else ''}"
+        + (" hidden" if s == "info" and not show_info else "")
+        for s, n in counts.items()
+        if n
+    )
     found = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}" + (f" ({parts})" if parts else "")
     tail = f"; {len(run.suppressed)} suppressed" if run.suppressed else ""
-    return (f"{found} in {len(run.files)} file{'s' if len(run.files) != 1 else ''}, "
-            f"{sites} fields; tokenizers: {tokenizers}{tail}")
+    return (
+        f"{found} in {len(run.files)} file{'s' if len(run.files) != 1 else ''}, "
+        f"{sites} fields; tokenizers: {tokenizers}{tail}"
+    )
 
 
 def unrecognized_line(run: LintRun) -> str:
@@ -83,8 +90,15 @@ def statistics_lines(run: LintRun) -> list[str]:
 
 
 @formatter("text", "findings grouped by field, errors first, then a summary and the next step")
-def render(run: LintRun, quiet: bool = False, color: bool = False, show_info: bool = False,
-           cost: bool = False, statistics: bool = False, **_options) -> str:
+def render(
+    run: LintRun,
+    quiet: bool = False,
+    color: bool = False,
+    show_info: bool = False,
+    cost: bool = False,
+    statistics: bool = False,
+    **_options,
+) -> str:
     lines: list[str] = []
     if statistics:
         lines.extend(statistics_lines(run))
@@ -122,12 +136,15 @@ def cost_lines(run) -> list[str]:
                     f"cost [{tokenizer_id}] {path}: PCD {pcd['passes']} passes under {pcd.get('engine', engine)}"
                     f" (1 prefill + 1 suffix pass + {pcd['fallback_steps']} fallback{worst}) vs naive "
                     f"{c['naive']['passes_longest']} (longest options) / {c['naive']['passes_mean']} (mean)"
-                    f" passes over {c['fields']} fields")
+                    f" passes over {c['fields']} fields"
+                )
         r = cost["run"]
         if r["files"] > 1:
             for engine, t in r.get("engines", {"": r}).items():
-                lines.append(f"cost [{tokenizer_id}] run: PCD {t['pcd_passes_total']} passes in total "
-                             f"under {engine or r.get('engine')} (worst file {t['pcd_passes_worst']}) vs "
-                             f"naive {r['naive_passes_longest_total']} (longest) / "
-                             f"{r['naive_passes_mean_total']} (mean)")
+                lines.append(
+                    f"cost [{tokenizer_id}] run: PCD {t['pcd_passes_total']} passes in total "
+                    f"under {engine or r.get('engine')} (worst file {t['pcd_passes_worst']}) vs "
+                    f"naive {r['naive_passes_longest_total']} (longest) / "
+                    f"{r['naive_passes_mean_total']} (mean)"
+                )
     return lines

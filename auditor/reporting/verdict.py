@@ -100,8 +100,11 @@ def field_verdicts(field: FieldResult) -> list[str]:
     lines = [
         f"first-token picks {_show(field.options[first])} (p={field.first_token_probs[first]:.3f}); "
         f"full-sequence picks {_full(field, full)}"
-        + ("" if field.constrained_pick is None
-           else f"; constrained decoding returns {_show(field.options[field.constrained_pick])}")
+        + (
+            ""
+            if field.constrained_pick is None
+            else f"; constrained decoding returns {_show(field.options[field.constrained_pick])}"
+        )
     ]
     collision = collision_verdict(field)
     if collision:
@@ -127,22 +130,28 @@ def field_verdicts(field: FieldResult) -> list[str]:
 def verdict_block(result: VerifyResult) -> list[str]:
     """The closing verdict: which flagged findings decide the answer on this context."""
     deciding, harmless = result.deciding, result.harmless
-    lines = [f"verdict: {len(deciding)} finding(s) decide the answer on this context"
-             + (":" if deciding else "")]
+    lines = [
+        f"verdict: {len(deciding)} finding(s) decide the answer on this context" + (":" if deciding else "")
+    ]
     lines.extend(f"  {f.name}: {f.decision}" for f in deciding)
-    lines.append(f"{len(harmless)} flagged field(s) are present but harmless on this context"
-                 + (": " + ", ".join(f.name for f in harmless) if harmless else ""))
+    lines.append(
+        f"{len(harmless)} flagged field(s) are present but harmless on this context"
+        + (": " + ", ".join(f.name for f in harmless) if harmless else "")
+    )
     mismatched = [f.name for f in result.fields if f.tokenization_mismatches]
     if mismatched:
-        lines.append(f"tokenization: the server tokenized {len(mismatched)} field(s) differently from pcdlint: "
-                     + ", ".join(mismatched))
+        lines.append(
+            f"tokenization: the server tokenized {len(mismatched)} field(s) differently from pcdlint: "
+            + ", ".join(mismatched)
+        )
     bias = result.letter_bias
     if bias:
         lines.append(
             f"letters: picks by letter {bias['letters']} over {bias['fields']} field(s); "
             f"{bias['flips_when_reversed']} pick(s) flip with the legend reversed, "
             f"{bias['same_letter_both_orders']} keep the same letter; "
-            f"{bias['agree_with_full_sequence']} agree with full-sequence")
+            f"{bias['agree_with_full_sequence']} agree with full-sequence"
+        )
     return lines
 
 
@@ -155,11 +164,15 @@ def format_text(result: VerifyResult) -> str:
         "forward passes: " if result.backend == "in-process" else "scored prompts: ",
     ]
     out[-1] += ", ".join(f"{stage} {count}" for stage, count in result.passes.items()) + (
-        f" (total {sum(result.passes.values())})")
+        f" (total {sum(result.passes.values())})"
+    )
     if result.server:
-        out.append("server: " + ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in result.server.items()))
+        out.append(
+            "server: " + ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in result.server.items())
+        )
     times = ([f"load {result.load_seconds:.2f}s"] if result.load_seconds is not None else []) + [
-        f"{stage} {seconds:.2f}s" for stage, seconds in result.seconds.items()]
+        f"{stage} {seconds:.2f}s" for stage, seconds in result.seconds.items()
+    ]
     out.append("wall time: " + ", ".join(times))
     parity = result.parity_max_abs_diff
     if parity is not None:

@@ -75,8 +75,13 @@ def _installed(package: str) -> str:
     return versions[-1] if len(versions) == 1 else spec.origin
 
 
-def analyse_file(path: Path, display: str, use_cache: bool = True,
-                 max_bytes: int | None = None, max_depth: int | None = None) -> FileModel:
+def analyse_file(
+    path: Path,
+    display: str,
+    use_cache: bool = True,
+    max_bytes: int | None = None,
+    max_depth: int | None = None,
+) -> FileModel:
     """The file's model; any problem with the file is an InputFileError naming it."""
     raw = read_source(path, display, max_bytes)
     if use_cache:
@@ -96,20 +101,25 @@ def analyse_file(path: Path, display: str, use_cache: bool = True,
         if os.environ.get("PCDLINT_DEBUG"):
             raise
         first = str(exc).splitlines()[0] if str(exc) else ""
-        raise InputFileError(display, f"internal error while analysing this file: "
-                                      f"{type(exc).__name__}: {first} (rerun with PCDLINT_DEBUG=1 "
-                                      "and report it)") from None
+        raise InputFileError(
+            display,
+            f"internal error while analysing this file: "
+            f"{type(exc).__name__}: {first} (rerun with PCDLINT_DEBUG=1 "
+            "and report it)",
+        ) from None
 
 
 def _entry(path: Path, raw: bytes, max_depth: int | None) -> tuple[Path, str]:
     """(cache entry file, key) of a file's analysis."""
-    key = hashlib.sha256(raw + path.suffix.lower().encode() + _code_key().encode()
-                         + f"|{max_depth}".encode()).hexdigest()
+    key = hashlib.sha256(
+        raw + path.suffix.lower().encode() + _code_key().encode() + f"|{max_depth}".encode()
+    ).hexdigest()
     return cache_dir() / "analysis" / f"{key[:40]}.json", key
 
 
-def cached_analysis(path: Path, display: str, max_bytes: int | None = None,
-                    max_depth: int | None = None) -> FileModel | None:
+def cached_analysis(
+    path: Path, display: str, max_bytes: int | None = None, max_depth: int | None = None
+) -> FileModel | None:
     """The file's model from the analysis cache (what analyse_file reads on a hit), or None:
     no entry, a damaged one, or a file `read_source` refuses (analyse_file reports it)."""
     try:
@@ -144,8 +154,13 @@ def _spans(value) -> list:
     """An entry's packed spans (documents.pack_spans: [pointers, numbers]), checked; made into
     Spans where first read (Document.packed)."""
     pointers, numbers = value
-    if (not isinstance(pointers, list) or not isinstance(numbers, list) or len(numbers) != 4 * len(pointers)
-            or not set(map(type, pointers)) <= {str} or not set(map(type, numbers)) <= {int}):
+    if (
+        not isinstance(pointers, list)
+        or not isinstance(numbers, list)
+        or len(numbers) != 4 * len(pointers)
+        or not set(map(type, pointers)) <= {str}
+        or not set(map(type, numbers)) <= {int}
+    ):
         raise ValueError("spans")
     return [pointers, numbers]
 
@@ -160,16 +175,29 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
             "key_spans": pack_spans(doc.key_spans),
         },
         "format": model.format,
-        "sites": [{
-            "pointer": s.pointer, "field": s.field, "name": s.name, "options": s.options,
-            "option_pointers": s.option_pointers, "span": span(s.span),
-            # null: the options' value spans, already in value_spans (a big enum's, once)
-            "option_spans": (None if s.option_spans == doc.spans(s.option_pointers)
-                             else [span(o) for o in s.option_spans]), "kind": s.kind,
-            "description": s.description, "suppressed": sorted(s.suppressed),
-            "suppression_pointers": list(s.suppression_pointers), "array_depth": s.array_depth,
-            **({"decision": s.decision_state()} if s.question_kind is not None else {}),
-        } for s in model.sites],
+        "sites": [
+            {
+                "pointer": s.pointer,
+                "field": s.field,
+                "name": s.name,
+                "options": s.options,
+                "option_pointers": s.option_pointers,
+                "span": span(s.span),
+                # null: the options' value spans, already in value_spans (a big enum's, once)
+                "option_spans": (
+                    None
+                    if s.option_spans == doc.spans(s.option_pointers)
+                    else [span(o) for o in s.option_spans]
+                ),
+                "kind": s.kind,
+                "description": s.description,
+                "suppressed": sorted(s.suppressed),
+                "suppression_pointers": list(s.suppression_pointers),
+                "array_depth": s.array_depth,
+                **({"decision": s.decision_state()} if s.question_kind is not None else {}),
+            }
+            for s in model.sites
+        ],
         "notes": model.notes,
         "schemas": [dataclasses.asdict(located) for located in model.schemas],
         "schema_problems": [[p.pointer, p.message] for p in model.schema_problems],
@@ -188,8 +216,9 @@ def _span(value) -> Span:
 
 def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     d = data["document"]
-    document = Document.packed(display, d.get("data", ...), text, _spans(d["value_spans"]),
-                               _spans(d["key_spans"]))
+    document = Document.packed(
+        display, d.get("data", ...), text, _spans(d["value_spans"]), _spans(d["key_spans"])
+    )
     sites = []
     for s in data["sites"]:
         options, pointers = list(s["options"]), s["option_pointers"]
@@ -199,22 +228,40 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
         spans = None if s["option_spans"] is None else [_span(o) for o in s["option_spans"]]
         if len(options) != len(pointers) or (spans is not None and len(options) != len(spans)):
             raise ValueError("site")
-        site = Site(display, str(s["pointer"]), str(s["field"]), str(s["name"]), options,
-                    pointers, _span(s["span"]), spans or [], str(s["kind"]), str(s["description"]),
-                    frozenset(str(c) for c in s["suppressed"]),
-                    tuple(str(p) for p in s["suppression_pointers"]), int(s["array_depth"]),
-                    **_decision_fields(s.get("decision")))
+        site = Site(
+            display,
+            str(s["pointer"]),
+            str(s["field"]),
+            str(s["name"]),
+            options,
+            pointers,
+            _span(s["span"]),
+            spans or [],
+            str(s["kind"]),
+            str(s["description"]),
+            frozenset(str(c) for c in s["suppressed"]),
+            tuple(str(p) for p in s["suppression_pointers"]),
+            int(s["array_depth"]),
+            **_decision_fields(s.get("decision")),
+        )
         if spans is None:
             site.defer("option_spans", partial(document.spans, pointers))
         sites.append(site)
     problems = [SchemaProblem(str(p), str(m)) for p, m in data["schema_problems"]]
-    suppressions = {str(p): frozenset(str(c) for c in codes)
-                    for p, codes in data["suppressions"].items()}
+    suppressions = {str(p): frozenset(str(c) for c in codes) for p, codes in data["suppressions"].items()}
     schemas = [LocatedSchema(**{k: str(v) for k, v in located.items()}) for located in data["schemas"]]
     open_fields = [OpenField(str(p), str(f), list(o), str(b)) for p, f, o, b in data["open_fields"]]
-    return FileModel(document, str(data["format"]), sites, problems,
-                     [str(r) for r in data["remote_refs"]], suppressions, schemas,
-                     [str(n) for n in data.get("notes", [])], open_fields)
+    return FileModel(
+        document,
+        str(data["format"]),
+        sites,
+        problems,
+        [str(r) for r in data["remote_refs"]],
+        suppressions,
+        schemas,
+        [str(n) for n in data.get("notes", [])],
+        open_fields,
+    )
 
 
 def _decision_fields(stored) -> dict:
@@ -233,10 +280,14 @@ def load_entry(entry: Path, key: str, display: str, raw: bytes) -> FileModel | N
         with entry.open("rb") as handle:
             header = json.loads(handle.readline())
             payload = handle.read()
-        if (not isinstance(header, dict) or header.get("format") != CACHE_FORMAT
-                or header.get("version") != CACHE_VERSION or header.get("key") != key
-                or header.get("bytes") != len(payload)
-                or header.get("sha256") != hashlib.sha256(payload).hexdigest()):
+        if (
+            not isinstance(header, dict)
+            or header.get("format") != CACHE_FORMAT
+            or header.get("version") != CACHE_VERSION
+            or header.get("key") != key
+            or header.get("bytes") != len(payload)
+            or header.get("sha256") != hashlib.sha256(payload).hexdigest()
+        ):
             return None
         return _model_from_data(_loads(payload), display, raw.decode("utf-8-sig"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
@@ -261,7 +312,10 @@ def _loads(payload: bytes):
     try:
         exact = "data" not in value["document"] and not any(
             type(o) is float and not -_INT64 < o < _INT64
-            for s in value["sites"] if float in set(map(type, s["options"])) for o in s["options"])
+            for s in value["sites"]
+            if float in set(map(type, s["options"]))
+            for o in s["options"]
+        )
     except (KeyError, TypeError):
         exact = False  # not an entry's shape: json gives what the checks then refuse
     return value if exact else json.loads(payload)
@@ -274,11 +328,20 @@ def store_entry(entry: Path, key: str, model: FileModel, keep_data: bool) -> Non
     """Write the entry; `keep_data`: store the parsed value too (YAML: slow to parse again)."""
     try:
         # ensure_ascii: lone surrogates in a schema round-trip as \\udXXX escapes
-        payload = json.dumps(_model_to_data(model, keep_data), ensure_ascii=True, separators=(",", ":")).encode()
+        payload = json.dumps(
+            _model_to_data(model, keep_data), ensure_ascii=True, separators=(",", ":")
+        ).encode()
     except (ValueError, TypeError, RecursionError):
         return  # not representable: simply not cached
-    header = json.dumps({"format": CACHE_FORMAT, "version": CACHE_VERSION, "key": key,
-                         "bytes": len(payload), "sha256": hashlib.sha256(payload).hexdigest()})
+    header = json.dumps(
+        {
+            "format": CACHE_FORMAT,
+            "version": CACHE_VERSION,
+            "key": key,
+            "bytes": len(payload),
+            "sha256": hashlib.sha256(payload).hexdigest(),
+        }
+    )
     tmp = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)

@@ -340,7 +340,9 @@ def field_pointers(data, request_pointer: str, question_pointer: str) -> list[st
     for key, value in question.items() if isinstance(question, dict) else ():
         at = f"{question_pointer}/{escape_token(str(key))}"
         out.append(at)
-        members = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        members = (
+            value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        )
         for index, member in members:
             out.append(f"{at}/{escape_token(str(index))}")
             if isinstance(member, dict):

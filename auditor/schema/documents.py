@@ -252,8 +252,10 @@ def read_source(path: Path, display: str, max_bytes: int | None = None) -> bytes
         if not stat.S_ISREG(info.st_mode):
             raise InputFileError(display, f"not a regular file ({_kind(info.st_mode)}); skipped")
         if info.st_size > limit:
-            raise InputFileError(display, f"file is {info.st_size:,} bytes, over the limit of "
-                                          f"{limit:,} (config key max-file-bytes)")
+            raise InputFileError(
+                display,
+                f"file is {info.st_size:,} bytes, over the limit of {limit:,} (config key max-file-bytes)",
+            )
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
@@ -264,14 +266,19 @@ def read_source(path: Path, display: str, max_bytes: int | None = None) -> bytes
     except OSError as exc:
         raise InputFileError(display, f"cannot read file ({exc.strerror or exc})") from None
     if len(raw) > limit:
-        raise InputFileError(display, f"file is over the limit of {limit:,} bytes "
-                                      "(config key max-file-bytes)")
+        raise InputFileError(
+            display, f"file is over the limit of {limit:,} bytes (config key max-file-bytes)"
+        )
     return raw
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a file"
@@ -330,16 +337,20 @@ def check_unicode(data, display: str) -> None:
                 if isinstance(text, str):
                     found = _LONE_SURROGATE.search(text)
                     if found:
-                        raise InputFileError(display, f"lone surrogate U+{ord(found.group()):04X} in "
-                                                      f"a string at {child or '/'}: not Unicode text")
+                        raise InputFileError(
+                            display,
+                            f"lone surrogate U+{ord(found.group()):04X} in "
+                            f"a string at {child or '/'}: not Unicode text",
+                        )
             stack.append((value, child))
 
 
 def check_depth(data, display: str, limit: int) -> None:
     depth = nesting_depth(data)
     if depth > limit:
-        raise InputFileError(display, f"nested {depth} levels deep, over the limit of {limit} "
-                                      f"({_depth_key(limit)})")
+        raise InputFileError(
+            display, f"nested {depth} levels deep, over the limit of {limit} ({_depth_key(limit)})"
+        )
 
 
 def _depth_key(limit: int) -> str:
@@ -360,8 +371,9 @@ def _too_deep(display: str, limit: int) -> InputFileError:
 def _int_or_refuse(display: str):
     def parse_int(digits: str) -> int:
         if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-            raise InputFileError(display, f"integer literal with {len(digits.lstrip('-')):,} digits "
-                                          f"(limit {MAX_INT_DIGITS:,})")
+            raise InputFileError(
+                display, f"integer literal with {len(digits.lstrip('-')):,} digits (limit {MAX_INT_DIGITS:,})"
+            )
         return int(digits)
 
     return parse_int
@@ -425,8 +437,10 @@ class _NodeBudget:
     def spend(self, depth: int, container: bool) -> None:
         self.used += 1
         if self.used > self.limit:
-            raise InputFileError(self.display, f"YAML aliases expand to more than {self.limit:,} "
-                                               "nodes (an alias bomb?); refused")
+            raise InputFileError(
+                self.display,
+                f"YAML aliases expand to more than {self.limit:,} nodes (an alias bomb?); refused",
+            )
         if container and depth > self.max_depth:
             raise _too_deep(self.display, self.max_depth)
 

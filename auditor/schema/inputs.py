@@ -41,8 +41,9 @@ class Input:
     python: str | None = None  # "pkg.module:Name"
     refused: str | None = None  # why it is not read (a bad path, a symlink leaving the tree)
 
-    def load(self, use_cache: bool = True, max_bytes: int | None = None,
-             max_depth: int | None = None) -> FileModel:
+    def load(
+        self, use_cache: bool = True, max_bytes: int | None = None, max_depth: int | None = None
+    ) -> FileModel:
         if self.refused is not None:
             raise InputFileError(self.display, self.refused)
         if self.python is not None:
@@ -55,8 +56,9 @@ class Input:
         if self.raw is not None:
             if max_bytes is not None and len(self.raw) > max_bytes:
                 raise InputFileError(self.display, f"larger than max-file-bytes ({max_bytes} bytes)")
-            return analyse(parse_document(self.raw, _suffix_for(self.display, self.raw), self.display,
-                                          max_depth))
+            return analyse(
+                parse_document(self.raw, _suffix_for(self.display, self.raw), self.display, max_depth)
+            )
         assert self.path is not None
         return analyse_file(self.path, self.display, use_cache, max_bytes, max_depth)
 
@@ -84,9 +86,13 @@ def _suffix_for(display: str, raw: bytes) -> str:
     return ".json" if head in (b"{", b"[") or not head else ".yaml"
 
 
-def expand_inputs(args: list[str], stdin_filename: str | None = None,
-                  stdin: bytes | None = None, notices: list | None = None,
-                  max_bytes: int | None = None) -> tuple[list[Input], list[str]]:
+def expand_inputs(
+    args: list[str],
+    stdin_filename: str | None = None,
+    stdin: bytes | None = None,
+    notices: list | None = None,
+    max_bytes: int | None = None,
+) -> tuple[list[Input], list[str]]:
     """(inputs in a stable order, directories that held no JSON or YAML file); what a directory
     walk passes over (FIFOs, devices, links leaving the tree) is appended to `notices`."""
     out: list[Input] = []
@@ -103,8 +109,7 @@ def expand_inputs(args: list[str], stdin_filename: str | None = None,
                 path = resolve_path(given)
             except UsageError as exc:
                 display = shorten(given)
-                out.append(Input(display, True, path=path,
-                                 refused=str(exc).removeprefix(f"{display}: ")))
+                out.append(Input(display, True, path=path, refused=str(exc).removeprefix(f"{display}: ")))
                 continue
         if path.is_dir():
             found = _walk(path, notices)
@@ -155,8 +160,13 @@ def _walk(path: Path, notices: list | None = None) -> list[Input]:
                 notices.append(InputFileError(str(child), skipped))
     if python and notices is not None:
         shown = ", ".join(python[:10]) + (f" and {len(python) - 10} more" if len(python) > 10 else "")
-        notices.append(InputFileError(str(path), f"{len(python)} Python file(s) not imported: {shown} "
-                                      "(name a model to lint it: pkg.module:Class or path/file.py:Class)"))
+        notices.append(
+            InputFileError(
+                str(path),
+                f"{len(python)} Python file(s) not imported: {shown} "
+                "(name a model to lint it: pkg.module:Class or path/file.py:Class)",
+            )
+        )
     return found
 
 

@@ -24,14 +24,37 @@ DECISION_FORMAT = "decision-request"
 
 # JSON Schema keywords whose presence marks an object as a schema (not a wrapper or config).
 SCHEMA_HINTS = {
-    "$schema", "properties", "enum", "oneOf", "anyOf", "allOf", "$defs", "definitions", "items",
-    "const", "$ref", "patternProperties", "additionalProperties", "prefixItems", "required",
+    "$schema",
+    "properties",
+    "enum",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "$defs",
+    "definitions",
+    "items",
+    "const",
+    "$ref",
+    "patternProperties",
+    "additionalProperties",
+    "prefixItems",
+    "required",
 }
 JSON_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 # Keys whose values are instance data, not definitions: the walk does not look inside them.
-DATA_KEYS = {"tests", "examples", "example", "default", "const", "enum", "data", "messages",
-             "input", "content_parts"}
+DATA_KEYS = {
+    "tests",
+    "examples",
+    "example",
+    "default",
+    "const",
+    "enum",
+    "data",
+    "messages",
+    "input",
+    "content_parts",
+}
 MAX_WALK_DEPTH = 16
 
 
@@ -57,8 +80,11 @@ def is_schema_like(node) -> bool:
     kind = node.get("type")
     if isinstance(kind, str):
         return kind.lower() in JSON_TYPES
-    return isinstance(kind, list) and bool(kind) and all(
-        isinstance(k, str) and k.lower() in JSON_TYPES for k in kind)
+    return (
+        isinstance(kind, list)
+        and bool(kind)
+        and all(isinstance(k, str) and k.lower() in JSON_TYPES for k in kind)
+    )
 
 
 def is_preset_fields(node) -> bool:
@@ -67,9 +93,7 @@ def is_preset_fields(node) -> bool:
         isinstance(node, dict)
         and bool(node)
         and all(isinstance(v, dict) for v in node.values())
-        and any(
-            "choices" in v or v.get("type") in ("enum", "boolean", "multi") for v in node.values()
-        )
+        and any("choices" in v or v.get("type") in ("enum", "boolean", "multi") for v in node.values())
         and not any(k in SCHEMA_HINTS for k in node if k != "items")
     )
 
@@ -111,6 +135,7 @@ def _str(value) -> str:
 def _one(path: tuple, label: str) -> Callable[[dict], Iterator[tuple[tuple, str, str]]]:
     def schemas(node: dict):
         yield path, label.format(name=_name(node, "name", "json_schema", "function")), ""
+
     return schemas
 
 
@@ -131,12 +156,14 @@ def _openapi_schemas(node: dict) -> Iterator[tuple]:
     for path, item in _items(node.get("paths")):
         if isinstance(item, dict):
             yield from _parameters(("paths", path, "parameters"), item.get("parameters"), path, swagger)
-            operations.extend((path, method, item[method]) for method in HTTP_METHODS
-                              if isinstance(item.get(method), dict))
+            operations.extend(
+                (path, method, item[method]) for method in HTTP_METHODS if isinstance(item.get(method), dict)
+            )
     for path, method, operation in operations:
         where = f"{method.upper()} {path}"
-        yield from _parameters(("paths", path, method, "parameters"), operation.get("parameters"),
-                               where, swagger)
+        yield from _parameters(
+            ("paths", path, method, "parameters"), operation.get("parameters"), where, swagger
+        )
         body = operation.get("requestBody")
         for media, entry in _items(body.get("content") if isinstance(body, dict) else None):
             if _has(entry, "schema"):
@@ -210,8 +237,12 @@ def _gemini_declarations(node: dict):
             if not isinstance(decl, dict):
                 continue
             label = f"tool {_str(decl.get('name'))}".rstrip()
-            for field, dialect in (("parameters", "gemini"), ("parametersJsonSchema", "json-schema"),
-                                   ("response", "gemini"), ("responseJsonSchema", "json-schema")):
+            for field, dialect in (
+                ("parameters", "gemini"),
+                ("parametersJsonSchema", "json-schema"),
+                ("response", "gemini"),
+                ("responseJsonSchema", "json-schema"),
+            ):
                 if _has(decl, field):
                     suffix = " output" if field.startswith("response") else ""
                     yield (key, index, field), label + suffix, "", dialect
@@ -243,8 +274,12 @@ def _declaration_family(node: dict) -> str:
 
 
 def _gemini_config(node: dict):
-    for key, dialect in (("responseSchema", "gemini"), ("response_schema", "gemini"),
-                         ("responseJsonSchema", "json-schema"), ("response_json_schema", "json-schema")):
+    for key, dialect in (
+        ("responseSchema", "gemini"),
+        ("response_schema", "gemini"),
+        ("responseJsonSchema", "json-schema"),
+        ("response_json_schema", "json-schema"),
+    ):
         if _has(node, key):
             yield (key,), "responseSchema", "", dialect
 
@@ -271,59 +306,109 @@ def _generic_schema(node: dict):
 
 WRAPPERS: tuple[Wrapper, ...] = (
     # OpenAPI 3.0/3.1 and Swagger 2: a whole document; `#` is the document root.
-    Wrapper("openapi", _openapi_family, lambda n, k: isinstance(n.get("paths") or n.get("components")
-            or n.get("definitions"), dict) and ("openapi" in n or str(n.get("swagger")) == "2.0"),
-            _openapi_schemas, _openapi_dialect, ref_base="document", root_only=True),
+    Wrapper(
+        "openapi",
+        _openapi_family,
+        lambda n, k: (
+            isinstance(n.get("paths") or n.get("components") or n.get("definitions"), dict)
+            and ("openapi" in n or str(n.get("swagger")) == "2.0")
+        ),
+        _openapi_schemas,
+        _openapi_dialect,
+        ref_base="document",
+        root_only=True,
+    ),
     # OpenAI Chat Completions response_format / json_schema: {"type": "json_schema", "json_schema": {...}}
-    Wrapper("openai-response-format", "openai",
-            lambda n, k: n.get("type") == "json_schema" and _has(n, "json_schema", "schema"),
-            _one(("json_schema", "schema"), "response_format {name}")),
+    Wrapper(
+        "openai-response-format",
+        "openai",
+        lambda n, k: n.get("type") == "json_schema" and _has(n, "json_schema", "schema"),
+        _one(("json_schema", "schema"), "response_format {name}"),
+    ),
     # OpenAI Responses API text.format: {"type": "json_schema", "name": ..., "schema": {...}}
-    Wrapper("openai-text-format", "openai",
-            lambda n, k: n.get("type") == "json_schema" and _has(n, "schema"),
-            _one(("schema",), "text.format {name}")),
+    Wrapper(
+        "openai-text-format",
+        "openai",
+        lambda n, k: n.get("type") == "json_schema" and _has(n, "schema"),
+        _one(("schema",), "text.format {name}"),
+    ),
     # OpenAI Chat Completions tool: {"type": "function", "function": {"name", "parameters"}}
-    Wrapper("openai-function-tool", "openai",
-            lambda n, k: n.get("type") == "function" and _has(n, "function", "parameters"),
-            _one(("function", "parameters"), "tool {name}")),
+    Wrapper(
+        "openai-function-tool",
+        "openai",
+        lambda n, k: n.get("type") == "function" and _has(n, "function", "parameters"),
+        _one(("function", "parameters"), "tool {name}"),
+    ),
     # OpenAI Responses API tool: {"type": "function", "name": ..., "parameters": {...}}
-    Wrapper("openai-responses-tool", "openai",
-            lambda n, k: n.get("type") == "function" and isinstance(n.get("name"), str)
-            and _has(n, "parameters"),
-            _one(("parameters",), "tool {name}")),
+    Wrapper(
+        "openai-responses-tool",
+        "openai",
+        lambda n, k: n.get("type") == "function" and isinstance(n.get("name"), str) and _has(n, "parameters"),
+        _one(("parameters",), "tool {name}"),
+    ),
     # Gemini: a Tool's functionDeclarations[] (OpenAPI-subset dialect: "type": "STRING", nullable)
-    Wrapper("gemini-function", "gemini",
-            lambda n, k: isinstance(n.get("functionDeclarations") or n.get("function_declarations"), list),
-            _gemini_declarations, "gemini"),
+    Wrapper(
+        "gemini-function",
+        "gemini",
+        lambda n, k: isinstance(n.get("functionDeclarations") or n.get("function_declarations"), list),
+        _gemini_declarations,
+        "gemini",
+    ),
     # Gemini generationConfig.responseSchema
-    Wrapper("gemini-response-schema", "gemini",
-            lambda n, k: any(_has(n, key) for key in ("responseSchema", "response_schema",
-                                                      "responseJsonSchema", "response_json_schema")),
-            _gemini_config, "gemini"),
+    Wrapper(
+        "gemini-response-schema",
+        "gemini",
+        lambda n, k: any(
+            _has(n, key)
+            for key in ("responseSchema", "response_schema", "responseJsonSchema", "response_json_schema")
+        ),
+        _gemini_config,
+        "gemini",
+    ),
     # Anthropic Messages API tool: {"name", "description", "input_schema"}
-    Wrapper("anthropic-tool", "anthropic",
-            lambda n, k: isinstance(n.get("name"), str) and _has(n, "input_schema"),
-            _one(("input_schema",), "tool {name}")),
+    Wrapper(
+        "anthropic-tool",
+        "anthropic",
+        lambda n, k: isinstance(n.get("name"), str) and _has(n, "input_schema"),
+        _one(("input_schema",), "tool {name}"),
+    ),
     # MCP Tool (also inside a tools/list result): {"name", "inputSchema", "outputSchema"?}
-    Wrapper("mcp-tool", "mcp",
-            lambda n, k: isinstance(n.get("name"), str) and (_has(n, "inputSchema") or _has(n, "outputSchema")),
-            _mcp_schemas),
+    Wrapper(
+        "mcp-tool",
+        "mcp",
+        lambda n, k: isinstance(n.get("name"), str) and (_has(n, "inputSchema") or _has(n, "outputSchema")),
+        _mcp_schemas,
+    ),
     # OpenAI legacy `functions[]` (and any {"name", "parameters"} function declaration: a bare
     # list of Gemini declarations, told by its upper-case types; BFCL's Python-typed docs)
-    Wrapper("openai-function", _declaration_family,
-            lambda n, k: isinstance(n.get("name"), str) and "type" not in n and _has(n, "parameters")
-            and k != "functionDeclarations",
-            _one(("parameters",), "function {name}"), _declaration_dialect),
+    Wrapper(
+        "openai-function",
+        _declaration_family,
+        lambda n, k: (
+            isinstance(n.get("name"), str)
+            and "type" not in n
+            and _has(n, "parameters")
+            and k != "functionDeclarations"
+        ),
+        _one(("parameters",), "function {name}"),
+        _declaration_dialect,
+    ),
     # A named schema: {"name": ..., "schema": {...}} (OpenAI's json_schema object on its own)
-    Wrapper("named-schema", "schema-wrapper",
-            lambda n, k: isinstance(n.get("name"), str) and _has(n, "schema")
-            and not is_preset_fields(n.get("schema")),
-            _one(("schema",), "{name}")),
+    Wrapper(
+        "named-schema",
+        "schema-wrapper",
+        lambda n, k: (
+            isinstance(n.get("name"), str) and _has(n, "schema") and not is_preset_fields(n.get("schema"))
+        ),
+        _one(("schema",), "{name}"),
+    ),
     # Any other {"schema": {...}, ...}: test-suite cases {description, schema, tests}, configs
-    Wrapper("schema-wrapper", "schema-wrapper",
-            lambda n, k: _has(n, "schema") and not is_schema_like(n)
-            and not is_preset_fields(n.get("schema")),
-            _generic_schema),
+    Wrapper(
+        "schema-wrapper",
+        "schema-wrapper",
+        lambda n, k: _has(n, "schema") and not is_schema_like(n) and not is_preset_fields(n.get("schema")),
+        _generic_schema,
+    ),
 )
 # Rows that, at the document root, keep the plain field paths and the format name of old.
 ROOT_WRAPPERS = {"openai-response-format", "openai-text-format", "named-schema"}
@@ -403,8 +488,9 @@ def detect(data) -> Detection:
     if looks_like_preset_container(data):
         return Detection("pcd-preset", [])
     if is_schema_like(data):
-        return Detection("json-schema", [LocatedSchema("", "", "json-schema", "json-schema",
-                                                       types_dialect(data))])
+        return Detection(
+            "json-schema", [LocatedSchema("", "", "json-schema", "json-schema", types_dialect(data))]
+        )
     embedded = locate(data)
     return Detection(_format_of(embedded), embedded) if embedded else Detection("unknown", [])
 
@@ -440,7 +526,5 @@ def looks_like_preset_container(node, depth: int = 0) -> bool:
     ):
         return True
     return any(
-        looks_like_preset_container(v, depth + 1)
-        for v in node.values()
-        if isinstance(v, (dict, list))
+        looks_like_preset_container(v, depth + 1) for v in node.values() if isinstance(v, (dict, list))
     )

@@ -52,8 +52,9 @@ def compiled_validator(cls):
 # their own paths. Maps of subschemas, then arrays of them.
 _SCHEMA_MAPS = frozenset({"$defs", "definitions", "properties", "patternProperties", "dependentSchemas"})
 _SCHEMA_ARRAYS = frozenset({"allOf", "anyOf", "oneOf"})
-_NARROWED_DRAFTS = frozenset({"Draft4Validator", "Draft6Validator", "Draft7Validator",
-                              "Draft201909Validator", "Draft202012Validator"})
+_NARROWED_DRAFTS = frozenset(
+    {"Draft4Validator", "Draft6Validator", "Draft7Validator", "Draft201909Validator", "Draft202012Validator"}
+)
 
 
 def meta_schema_errors(cls, schema, use_compiled: bool = True) -> list:
@@ -92,8 +93,10 @@ def error_subschemas(cls, paths: list) -> list[tuple]:
         depth = 0  # path[:depth] is a qualifying subschema strictly above the error
         while depth + 2 < len(path):
             keyword, member = path[depth], path[depth + 1]
-            if not ((keyword in _SCHEMA_MAPS and isinstance(member, str))
-                    or (keyword in _SCHEMA_ARRAYS and isinstance(member, int))):
+            if not (
+                (keyword in _SCHEMA_MAPS and isinstance(member, str))
+                or (keyword in _SCHEMA_ARRAYS and isinstance(member, int))
+            ):
                 break
             depth += 2
         if depth == 0:

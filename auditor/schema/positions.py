@@ -32,8 +32,9 @@ _STRING_ELEMENT = re.compile(r'("[^"\\]*(?:\\[\s\S][^"\\]*)*")[ \t\n\r]*(?:(,)[ 
 _NEWLINE = re.compile("\n")
 ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # an array index as RFC 6901 writes it (fullmatch)
 # Steps over one value: numbers stay text (no big-int conversion), objects are never kept.
-_DECODER = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str,
-                            object_pairs_hook=lambda pairs: None)
+_DECODER = json.JSONDecoder(
+    parse_int=str, parse_float=str, parse_constant=str, object_pairs_hook=lambda pairs: None
+)
 _scan_value = json.scanner.make_scanner(_DECODER)  # type: ignore[attr-defined]
 _scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
 
@@ -207,7 +208,11 @@ class JsonPositions:
                 return
             starts = elements[0]
             for token, below in wanted.items():
-                if ARRAY_INDEX.fullmatch(token) and int(token) < len(starts) and text[starts[int(token)]] in "{[":
+                if (
+                    ARRAY_INDEX.fullmatch(token)
+                    and int(token) < len(starts)
+                    and text[starts[int(token)]] in "{["
+                ):
                     self._prefetch(starts[int(token)], below)
 
     def _scan_member(self, start: int, wanted: dict) -> int:

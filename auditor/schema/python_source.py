@@ -34,8 +34,17 @@ PYTHON_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_
 # `path/to/any-file.py:Class`: a file named by its path, whatever its name
 PYTHON_FILE_REF = re.compile(r"^(?P<file>.+\.py):(?P<name>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)$")
 EXTRA_HINT = install_hint("pydantic")
-_LIBRARY_MODULES = {"typing", "typing_extensions", "pydantic", "pydantic_core", "builtins", "enum",
-                    "abc", "dataclasses", "auditor"}
+_LIBRARY_MODULES = {
+    "typing",
+    "typing_extensions",
+    "pydantic",
+    "pydantic_core",
+    "builtins",
+    "enum",
+    "abc",
+    "dataclasses",
+    "auditor",
+}
 
 
 def is_python_ref(arg: str) -> bool:
@@ -52,8 +61,7 @@ def _pydantic():
     except ImportError:
         raise UsageError(f"linting Python objects needs Pydantic v2: {EXTRA_HINT}") from None
     if not str(getattr(pydantic, "VERSION", "0")).startswith("2"):
-        raise UsageError(f"linting Python objects needs Pydantic v2 (found {pydantic.VERSION}): "
-                         f"{EXTRA_HINT}")
+        raise UsageError(f"linting Python objects needs Pydantic v2 (found {pydantic.VERSION}): {EXTRA_HINT}")
     return pydantic
 
 
@@ -119,13 +127,17 @@ def import_object(spec: str):
         sys.path.insert(0, cwd)
     try:
         with stdout_to_stderr():  # stdout stays the report's (a clean JSON document)
-            module = (_import_file(module_name) if module_name.endswith(".py")
-                      else importlib.import_module(module_name))
+            module = (
+                _import_file(module_name)
+                if module_name.endswith(".py")
+                else importlib.import_module(module_name)
+            )
     except ImportError as exc:
         raise ImportFailed(spec, f"cannot import module '{module_name}': {exc}") from None
     except (Exception, SystemExit) as exc:  # the user's module raised (or exited) while importing
-        raise ImportFailed(spec, f"importing '{module_name}' raised {type(exc).__name__}: "
-                                 f"{shorten(str(exc))}") from None
+        raise ImportFailed(
+            spec, f"importing '{module_name}' raised {type(exc).__name__}: {shorten(str(exc))}"
+        ) from None
     finally:
         if added and cwd in sys.path:
             sys.path.remove(cwd)
@@ -187,8 +199,10 @@ def load_python_input(spec: str) -> tuple[Document, str | None]:
 
         document = read_class(source, _display(str(source)), attribute)
         reason = failed.message
-        return document, (f"read statically from its source with ast (not imported: {reason}); "
-                          "validators, defaults computed at import and imported types are not seen")
+        return document, (
+            f"read statically from its source with ast (not imported: {reason}); "
+            "validators, defaults computed at import and imported types are not seen"
+        )
     return load_python_object(obj, None, attribute.rsplit(".", 1)[-1]), None
 
 
@@ -276,9 +290,15 @@ class _Origins:
             return self._class_node(self.target)
         tree = self.tree(self.file) if self.file else None
         for node in tree.body if tree else []:
-            targets = (node.targets if isinstance(node, ast.Assign) else
-                       [node.target] if isinstance(node, ast.AnnAssign) else
-                       [getattr(node, "name", None)] if type(node).__name__ == "TypeAlias" else [])
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else [getattr(node, "name", None)]
+                if type(node).__name__ == "TypeAlias"
+                else []
+            )
             if any(isinstance(t, ast.Name) and t.id == self.name for t in targets):
                 return node
         return None
@@ -320,8 +340,10 @@ class _Origins:
             self._literals(pointer, getattr(node, "value", None))
             return
         annotated: dict[str, ast.AnnAssign] = {
-            stmt.target.id: stmt for stmt in node.body
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)}
+            stmt.target.id: stmt
+            for stmt in node.body
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+        }
         found = schema.get("properties")
         properties: dict = found if isinstance(found, dict) else {}
         for field_name, key in _property_keys(obj).items():
@@ -430,8 +452,12 @@ def _referenced_classes(obj, seen: set | None = None) -> list[type]:
     def visit(tp) -> None:
         if isinstance(tp, type) and tp not in seen and tp.__module__ != "builtins":
             seen.add(tp)
-            if (issubclass(tp, enum.Enum) or dataclasses.is_dataclass(tp)
-                    or hasattr(tp, "model_fields") or typing.is_typeddict(tp)):
+            if (
+                issubclass(tp, enum.Enum)
+                or dataclasses.is_dataclass(tp)
+                or hasattr(tp, "model_fields")
+                or typing.is_typeddict(tp)
+            ):
                 out.append(tp)
                 for annotation in _annotations(tp):
                     visit(annotation)

@@ -117,9 +117,13 @@ class Site(Deferred):
             "array_depth": self.array_depth,
         }
         if self.question_kind is not None:  # (keys only grow: schema sites keep their old ones)
-            out.update(question_kind=self.question_kind, request_shape=self.request_shape,
-                       question_name=self.question_name, question_type=self.question_type,
-                       request_pointer=self.request_pointer)
+            out.update(
+                question_kind=self.question_kind,
+                request_shape=self.request_shape,
+                question_name=self.question_name,
+                question_type=self.question_type,
+                request_pointer=self.request_pointer,
+            )
         return out
 
     def decision_state(self) -> dict:
@@ -129,9 +133,18 @@ class Site(Deferred):
         return {name: getattr(self, name) for name in DECISION_FIELDS}
 
 
-DECISION_FIELDS = ("question_kind", "request_shape", "question_name", "question_type", "question_text",
-                   "option_details", "request_pointer", "request_source", "question_index",
-                   "request_questions")
+DECISION_FIELDS = (
+    "question_kind",
+    "request_shape",
+    "question_name",
+    "question_type",
+    "question_text",
+    "option_details",
+    "request_pointer",
+    "request_source",
+    "question_index",
+    "request_questions",
+)
 
 
 @dataclass
@@ -265,7 +278,6 @@ def crawl_requests(document: Document, model, requests: list[LocatedRequest]) ->
             model.sites.append(site)
 
 
-
 # --------------------------------------------------------------------------- presets
 
 
@@ -278,8 +290,15 @@ def _suppressions_of(node) -> frozenset[str]:
     return frozenset()
 
 
-def _crawl_presets(document: Document, model: FileModel, node, pointer: str, depth: int,
-                   inherited: frozenset[str] = frozenset(), holders: tuple[str, ...] = ()) -> None:
+def _crawl_presets(
+    document: Document,
+    model: FileModel,
+    node,
+    pointer: str,
+    depth: int,
+    inherited: frozenset[str] = frozenset(),
+    holders: tuple[str, ...] = (),
+) -> None:
     if depth > 4:
         return
     if isinstance(node, list):
@@ -295,28 +314,36 @@ def _crawl_presets(document: Document, model: FileModel, node, pointer: str, dep
     schema = node.get("schema")
     if isinstance(schema, dict) and is_preset_fields(schema):
         for name, spec in schema.items():
-            _preset_field(document, model, spec, f"{pointer}/schema/{escape_token(name)}", name,
-                          inherited, holders)
+            _preset_field(
+                document, model, spec, f"{pointer}/schema/{escape_token(name)}", name, inherited, holders
+            )
         return
     fields = node.get("fields")
     if isinstance(fields, list) and any(isinstance(f, dict) and "choices" in f for f in fields):
         for index, spec in enumerate(fields):
             if isinstance(spec, dict):
                 name = str(spec.get("name", index))
-                _preset_field(document, model, spec, f"{pointer}/fields/{index}", name,
-                              inherited, holders)
+                _preset_field(document, model, spec, f"{pointer}/fields/{index}", name, inherited, holders)
         return
     questions = node.get("questions")
     if isinstance(questions, dict):
         for name, spec in questions.items():
             if isinstance(spec, dict) and isinstance(spec.get("criteria"), dict):
-                _question_field(document, model, spec, f"{pointer}/questions/{escape_token(name)}",
-                                name, inherited, holders)
+                _question_field(
+                    document,
+                    model,
+                    spec,
+                    f"{pointer}/questions/{escape_token(name)}",
+                    name,
+                    inherited,
+                    holders,
+                )
         return
     for key, value in node.items():
         if isinstance(value, (dict, list)):
-            _crawl_presets(document, model, value, f"{pointer}/{escape_token(key)}", depth + 1,
-                           inherited, holders)
+            _crawl_presets(
+                document, model, value, f"{pointer}/{escape_token(key)}", depth + 1, inherited, holders
+            )
 
 
 def _field_suppressions(model, spec, pointer, inherited, holders):
@@ -346,8 +373,22 @@ def _preset_field(document, model, spec, pointer, name, inherited, holders) -> N
         if "choices" in spec and not isinstance(choices, list):
             model.schema_problems.append(SchemaProblem(f"{pointer}/choices", "'choices' must be a list"))
         return
-    model.sites.append(Site(document.path, pointer, name, name, list(options), pointers,
-                            document.key_span(pointer), spans, kind, description, suppressed, holders))
+    model.sites.append(
+        Site(
+            document.path,
+            pointer,
+            name,
+            name,
+            list(options),
+            pointers,
+            document.key_span(pointer),
+            spans,
+            kind,
+            description,
+            suppressed,
+            holders,
+        )
+    )
 
 
 def _question_field(document, model, spec, pointer, name, inherited, holders) -> None:
@@ -358,9 +399,22 @@ def _question_field(document, model, spec, pointer, name, inherited, holders) ->
     pointers = [f"{pointer}/criteria/{escape_token(k)}" for k in criteria]
     spans = [document.key_span(p) for p in pointers]
     description = str(spec.get("instructions", "") or "")
-    model.sites.append(Site(document.path, pointer, name, name, list(criteria), pointers,
-                            document.key_span(pointer), spans, "question-" + str(spec.get("type")),
-                            description, suppressed, holders))
+    model.sites.append(
+        Site(
+            document.path,
+            pointer,
+            name,
+            name,
+            list(criteria),
+            pointers,
+            document.key_span(pointer),
+            spans,
+            "question-" + str(spec.get("type")),
+            description,
+            suppressed,
+            holders,
+        )
+    )
 
 
 # --------------------------------------------------------------------------- JSON Schema
@@ -391,7 +445,8 @@ class _JsonSchemaCrawler:
             self._validate_meta_schema(schema, schema_at)
             if schema_at.base not in self._resolvers:  # OpenAPI: every schema's base is the root
                 self._resolvers[schema_at.base] = self._make_resolver(
-                    resolve_pointer(self.document.data, schema_at.base))
+                    resolve_pointer(self.document.data, schema_at.base)
+                )
             resolver = self._resolvers[schema_at.base]
             suppressed, holders = self._inherited(schema_at.pointer)
             self._visit(schema, schema_at.pointer, "", schema_at.name, resolver, suppressed, holders)
@@ -458,7 +513,9 @@ class _JsonSchemaCrawler:
         except RecursionError:
             raise  # the file is nested too deeply: an input error, not a schema problem
         except Exception as exc:  # a broken meta-schema lookup must not crash the lint
-            self.model.schema_problems.append(SchemaProblem(located.pointer, f"meta-schema check failed: {exc}"))
+            self.model.schema_problems.append(
+                SchemaProblem(located.pointer, f"meta-schema check failed: {exc}")
+            )
             return
         reported: set[tuple[str, str]] = set()  # one problem per (place, message), not per sub-error
         for error in errors:
@@ -505,7 +562,8 @@ class _JsonSchemaCrawler:
                 self.model.remote_refs.append(ref)
             elif ref.startswith("#"):
                 self.model.schema_problems.append(
-                    SchemaProblem(self.located.pointer, f"unresolvable $ref '{ref}'"))
+                    SchemaProblem(self.located.pointer, f"unresolvable $ref '{ref}'")
+                )
             return None
         pointer = self._target_pointer(ref, resolved.contents)
         if pointer is None:
@@ -571,8 +629,9 @@ class _JsonSchemaCrawler:
             target = self._resolve(ref, resolver)
             if target is not None:
                 target_pointer, target_resolver, target_node = target
-                self._visit(target_node, target_pointer, field_path, name, target_resolver,
-                            suppressed, holders)
+                self._visit(
+                    target_node, target_pointer, field_path, name, target_resolver, suppressed, holders
+                )
         # (no table names `$defs`, `definitions`, `enum`, `const`, `examples` or `default`:
         # definitions are visited on their own, the others hold values, not schemas)
         for keyword, value in node.items():
@@ -583,19 +642,34 @@ class _JsonSchemaCrawler:
                 for key, sub in value.items():
                     sub_field = _join(field_path, key) if keyword != "dependentSchemas" else field_path
                     sub_name = key if keyword != "dependentSchemas" else name
-                    self._visit(sub, f"{child}/{escape_token(key)}", sub_field, sub_name,
-                                resolver, suppressed, holders)
+                    self._visit(
+                        sub,
+                        f"{child}/{escape_token(key)}",
+                        sub_field,
+                        sub_name,
+                        resolver,
+                        suppressed,
+                        holders,
+                    )
             elif keyword in LIST_SUBSCHEMAS and isinstance(value, list):
                 child = f"{pointer}/{escape_token(keyword)}"
                 suffix = LIST_SUBSCHEMAS[keyword]
                 for index, sub in enumerate(value):
-                    self._visit(sub, f"{child}/{index}", field_path + suffix, name, resolver,
-                                suppressed, holders)
+                    self._visit(
+                        sub, f"{child}/{index}", field_path + suffix, name, resolver, suppressed, holders
+                    )
             elif keyword in SINGLE_SUBSCHEMA and isinstance(value, dict):
                 suffix = SINGLE_SUBSCHEMA[keyword]
                 sub_field = _join(field_path, "*") if suffix == "*" else field_path + suffix
-                self._visit(value, f"{pointer}/{escape_token(keyword)}", sub_field, name, resolver,
-                            suppressed, holders)
+                self._visit(
+                    value,
+                    f"{pointer}/{escape_token(keyword)}",
+                    sub_field,
+                    name,
+                    resolver,
+                    suppressed,
+                    holders,
+                )
 
     def _open_union(self, node, pointer, field_path, name, resolver) -> None:
         """A union with listed values and a branch that takes any string is an open field: its
@@ -625,9 +699,14 @@ class _JsonSchemaCrawler:
             self.site_pointers.update(closed_at)
             shown = field_path or name or ("" if self.located.label else "(root)")
             label = self.located.label
-            self.model.open_fields.append(OpenField(
-                pointer, f"{label} › {shown}" if label and shown else (label or shown), options,
-                open_branch if len(open_branch) <= 80 else open_branch[:77] + "..."))
+            self.model.open_fields.append(
+                OpenField(
+                    pointer,
+                    f"{label} › {shown}" if label and shown else (label or shown),
+                    options,
+                    open_branch if len(open_branch) <= 80 else open_branch[:77] + "...",
+                )
+            )
             return
 
     def _visit_definitions(self, node, pointer, resolver) -> None:
@@ -639,7 +718,11 @@ class _JsonSchemaCrawler:
                 for key, sub in defs.items():
                     sub_pointer = f"{pointer}/{keyword}/{escape_token(key)}"
                     holders = tuple(p for p in self.model.suppressions if sub_pointer.startswith(p))
-                    suppressed = frozenset().union(*(self.model.suppressions[p] for p in holders)) if holders else frozenset()
+                    suppressed = (
+                        frozenset().union(*(self.model.suppressions[p] for p in holders))
+                        if holders
+                        else frozenset()
+                    )
                     self._visit(sub, sub_pointer, key, key, resolver, suppressed, holders)
                     self._visit_definitions(sub, sub_pointer, resolver)
 
@@ -648,9 +731,11 @@ class _JsonSchemaCrawler:
     def _collect_site(self, node, pointer, field_path, name, suppressed, holders, resolver) -> None:
         # (each finder asks for its keywords: a node with none of them is no site, unasked)
         union = "oneOf" in node or "anyOf" in node
-        found = ((self._enum_options(node, pointer) if "enum" in node else None)
-                 or (self._union_options(node, pointer) if union else None)
-                 or (self._boolean_options(node, pointer) if "type" in node else None))
+        found = (
+            (self._enum_options(node, pointer) if "enum" in node else None)
+            or (self._union_options(node, pointer) if union else None)
+            or (self._boolean_options(node, pointer) if "type" in node else None)
+        )
         if found is None:
             discriminator = self._discriminator(node, pointer, resolver) if union else None
             if discriminator is None:
@@ -668,9 +753,21 @@ class _JsonSchemaCrawler:
         shown = field_path or name or ("" if self.located.label else "(root)")
         label = self.located.label
         field_name = f"{label} › {shown}" if label and shown else (label or shown)
-        site = Site(self.document.path, pointer, field_name, name or "value", list(options), pointers,
-                    Span(0, 0, 0, 0), [], kind, str(description), suppressed, holders,
-                    _array_depth(field_path))
+        site = Site(
+            self.document.path,
+            pointer,
+            field_name,
+            name or "value",
+            list(options),
+            pointers,
+            Span(0, 0, 0, 0),
+            [],
+            kind,
+            str(description),
+            suppressed,
+            holders,
+            _array_depth(field_path),
+        )
         # its spans are found once the crawl is over, with every other pointer's (_keep_needed_spans)
         document = self.document
         site.defer("span", partial(document.key_span if pointer else document.span, pointer))
@@ -721,16 +818,22 @@ class _JsonSchemaCrawler:
         kind = node.get("type")
         if isinstance(kind, str) and kind.lower() == "boolean":
             if node.get("nullable") is True:
-                return ([True, False, None], [f"{pointer}/type"] * 2 + [f"{pointer}/nullable"],
-                        "nullable-boolean")
+                return (
+                    [True, False, None],
+                    [f"{pointer}/type"] * 2 + [f"{pointer}/nullable"],
+                    "nullable-boolean",
+                )
             return [True, False], [f"{pointer}/type", f"{pointer}/type"], "boolean"
         if isinstance(kind, list) and kind and all(isinstance(k, str) for k in kind):
             lowered = [k.lower() for k in kind]
             if "boolean" in lowered and set(lowered) <= {"boolean", "null"}:
                 at = f"{pointer}/type/{lowered.index('boolean')}"
                 if "null" in lowered:
-                    return ([True, False, None], [at, at, f"{pointer}/type/{lowered.index('null')}"],
-                            "nullable-boolean")
+                    return (
+                        [True, False, None],
+                        [at, at, f"{pointer}/type/{lowered.index('null')}"],
+                        "nullable-boolean",
+                    )
                 return [True, False], [at, at], "boolean"
         return None
 
@@ -740,14 +843,20 @@ class _JsonSchemaCrawler:
             branches = node.get(keyword)
             if not isinstance(branches, list) or len(branches) < 2:
                 continue
-            pins = [self._pins(branch, f"{pointer}/{keyword}/{index}", resolver)
-                    for index, branch in enumerate(branches)]
+            pins = [
+                self._pins(branch, f"{pointer}/{keyword}/{index}", resolver)
+                for index, branch in enumerate(branches)
+            ]
             if not all(pins):
                 continue
             # a discriminator tells the branches apart: pinned in every branch, to distinct values
             # (`"jsonrpc": "2.0"` in every branch is a constant, not a choice)
-            common = [p for p in pins[0] if all(p in other for other in pins[1:])
-                      and len({json.dumps(pin[p][0], sort_keys=True) for pin in pins}) == len(pins)]
+            common = [
+                p
+                for p in pins[0]
+                if all(p in other for other in pins[1:])
+                and len({json.dumps(pin[p][0], sort_keys=True) for pin in pins}) == len(pins)
+            ]
             if not common:
                 continue
             named = node.get("discriminator")
@@ -800,8 +909,11 @@ def crawl_needed(text: str, base_node) -> bool:
     if text.count('"$id"') > own_id or "\\u" in text or any(a in text for a in _ANCHORS):
         return True
     declared = base_node.get("$schema") if isinstance(base_node, dict) else None
-    if '"id"' in text and isinstance(declared, str) \
-            and specification_with(declared, default=DRAFT202012) in (DRAFT3, DRAFT4):
+    if (
+        '"id"' in text
+        and isinstance(declared, str)
+        and specification_with(declared, default=DRAFT202012) in (DRAFT3, DRAFT4)
+    ):
         return True
     return _OTHER_REF.search(text) is not None
 
@@ -829,7 +941,10 @@ def _const_branch(branch) -> bool:
         return False
     if "const" in branch:
         return True
-    if set(branch) - {"title", "description"} == {"type"} and str(branch["type"]).lower() in ("null", "boolean"):
+    if set(branch) - {"title", "description"} == {"type"} and str(branch["type"]).lower() in (
+        "null",
+        "boolean",
+    ):
         return True
     enum = branch.get("enum")
     return isinstance(enum, list) and bool(enum)

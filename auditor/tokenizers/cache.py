@@ -87,8 +87,9 @@ def cache_entry(source: Path, kind: str, variant: str = "") -> Path:
     return cache_dir() / f"{kind}-v{CONVERTER_VERSION}-{digest[:32]}.json"
 
 
-def cached_conversion(source: Path, kind: str, convert: Callable[[], Tokenizer],
-                      variant: str = "") -> Tokenizer:
+def cached_conversion(
+    source: Path, kind: str, convert: Callable[[], Tokenizer], variant: str = ""
+) -> Tokenizer:
     target = cache_entry(source, kind, variant)
     if target.is_file():
         try:

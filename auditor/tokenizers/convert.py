@@ -30,15 +30,17 @@ CL100K_PATTERN = (
 )
 LLAMA3_PATTERN = CL100K_PATTERN
 # tiktoken's o200k_base pat_str, verbatim (case-aware letters, contractions as suffixes).
-O200K_PATTERN = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
 QWEN2_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
@@ -86,14 +88,21 @@ def probe_patterns(patterns, source: str) -> None:
     import subprocess
     import sys
 
-    unknown = [p for p in dict.fromkeys(patterns) if isinstance(p, str) and p not in KNOWN_PATTERNS
-               and p not in _PROBED]
+    unknown = [
+        p
+        for p in dict.fromkeys(patterns)
+        if isinstance(p, str) and p not in KNOWN_PATTERNS and p not in _PROBED
+    ]
     if not unknown:
         return
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", _PROBE_CHILD, str(REGEX_PROBE_CHARS)],
-                              input=json.dumps(unknown), capture_output=True, text=True,
-                              timeout=REGEX_PROBE_SECONDS)
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", _PROBE_CHILD, str(REGEX_PROBE_CHARS)],
+            input=json.dumps(unknown),
+            capture_output=True,
+            text=True,
+            timeout=REGEX_PROBE_SECONDS,
+        )
         output, failed = done.stdout, done.returncode != 0
     except subprocess.TimeoutExpired as exc:
         output = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
@@ -101,13 +110,15 @@ def probe_patterns(patterns, source: str) -> None:
         raise TokenizerError(
             f"{source}: the pre-tokenizer pattern {_shown_pattern(unknown[number])} takes more than "
             f"{REGEX_PROBE_SECONDS:g} s on a {REGEX_PROBE_CHARS}-character probe text (catastrophic "
-            "backtracking); refused") from None
+            "backtracking); refused"
+        ) from None
     if failed or not output.rstrip().endswith("done"):
         lines = [line for line in output.split() if line.isdigit()]
         culprit = unknown[int(lines[-1])] if lines else unknown[0]
         last = (done.stderr.strip().splitlines() or ["the probe failed"])[-1]
-        raise TokenizerError(f"{source}: the pre-tokenizer pattern {_shown_pattern(culprit)} cannot be used "
-                             f"({last[:160]})")
+        raise TokenizerError(
+            f"{source}: the pre-tokenizer pattern {_shown_pattern(culprit)} cannot be used ({last[:160]})"
+        )
     _PROBED.update(unknown)
 
 
@@ -168,8 +179,9 @@ def _byte_alphabet() -> dict[int, str]:
     return {byte: chr(code) for byte, code in spelled.items()}
 
 
-def tokenizer_from_ranks(ranks: dict[bytes, int], pattern: str, specials: dict[str, int],
-                         id_offset: int = 0, nfc: bool = False) -> Tokenizer:
+def tokenizer_from_ranks(
+    ranks: dict[bytes, int], pattern: str, specials: dict[str, int], id_offset: int = 0, nfc: bool = False
+) -> Tokenizer:
     """A byte-level BPE that encodes exactly like tiktoken with these mergeable ranks.
 
     Merges are every split of a token into two tokens, ranked by the merged token's rank (what
@@ -197,15 +209,21 @@ def tokenizer_from_ranks(ranks: dict[bytes, int], pattern: str, specials: dict[s
     tokenizer = Tokenizer(models.BPE(vocab, merges, fuse_unk=False, ignore_merges=True))
     if nfc:
         tokenizer.normalizer = normalizers.NFC()
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
     # Already in the model vocabulary at their ids, so the added vocabulary reuses those ids.
-    tokenizer.add_special_tokens([AddedToken(text, special=True, normalized=False)
-                                  for text in sorted(specials, key=specials.__getitem__)])
+    tokenizer.add_special_tokens(
+        [
+            AddedToken(text, special=True, normalized=False)
+            for text in sorted(specials, key=specials.__getitem__)
+        ]
+    )
     return tokenizer
 
 
@@ -216,7 +234,9 @@ def read_tiktoken_ranks(path: Path) -> dict[bytes, int]:
     except OSError as exc:
         raise TokenizerError(f"{path}: cannot read ({exc.strerror})") from exc
     ranks: dict[bytes, int] = {}
-    decode = binascii.a2b_base64  # strict: what base64.b64decode(validate=True) accepts, without its checks in Python
+    decode = (
+        binascii.a2b_base64
+    )  # strict: what base64.b64decode(validate=True) accepts, without its checks in Python
     for number, line in enumerate(data.splitlines(), 1):
         if not line.strip():
             continue
@@ -230,8 +250,9 @@ def read_tiktoken_ranks(path: Path) -> dict[bytes, int]:
     return ranks
 
 
-def tokenizer_from_tiktoken(path: Path, pattern: str | None = None, specials: tuple[str, ...] | list[str] = (),
-                            nfc: bool = False) -> Tokenizer:
+def tokenizer_from_tiktoken(
+    path: Path, pattern: str | None = None, specials: tuple[str, ...] | list[str] = (), nfc: bool = False
+) -> Tokenizer:
     """A `.tiktoken` file; specials follow the last rank in order. PATTERN: a regex, or by size."""
     ranks = read_tiktoken_ranks(path)
     regex = resolve_pattern(pattern or default_tiktoken_pattern(len(ranks)))
@@ -246,7 +267,7 @@ def read_quicktok_vocab(path: Path) -> dict[bytes, int]:
     (count,), offset, ranks = struct.unpack_from("<I", data), 4, {}
     for _ in range(count):
         (length,) = struct.unpack_from("<H", data, offset)
-        token = data[offset + 2:offset + 2 + length]
+        token = data[offset + 2 : offset + 2 + length]
         (rank,) = struct.unpack_from("<I", data, offset + 2 + length)
         ranks[token] = rank
         offset += 6 + length
@@ -258,7 +279,7 @@ def read_quicktok_specials(path: Path) -> dict[str, int]:
     (count,), offset, specials = struct.unpack_from("<I", data), 4, {}
     for _ in range(count):
         token_id, length = struct.unpack_from("<IH", data, offset)
-        specials[data[offset + 6:offset + 6 + length].decode("utf-8")] = token_id
+        specials[data[offset + 6 : offset + 6 + length].decode("utf-8")] = token_id
         offset += 6 + length
     return specials
 
@@ -268,9 +289,25 @@ def read_quicktok_specials(path: Path) -> dict[str, int]:
 # Files of version <= v7 carry no special_tokens list; these are mistral-common's defaults
 # (Tekkenizer.DEPRECATED_SPECIAL_TOKENS), then "<SPECIAL_{id}>" fillers up to the declared count.
 TEKKEN_DEFAULT_SPECIALS = (
-    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
-    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+    "<unk>",
+    "<s>",
+    "</s>",
+    "[INST]",
+    "[/INST]",
+    "[AVAILABLE_TOOLS]",
+    "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]",
+    "[/TOOL_RESULTS]",
+    "[TOOL_CALLS]",
+    "[IMG]",
+    "<pad>",
+    "[IMG_BREAK]",
+    "[IMG_END]",
+    "[PREFIX]",
+    "[MIDDLE]",
+    "[SUFFIX]",
+    "[SYSTEM_PROMPT]",
+    "[/SYSTEM_PROMPT]",
     "[TOOL_CONTENT]",
 )
 
@@ -294,8 +331,11 @@ def tokenizer_from_tekken(path: Path) -> Tokenizer:
         pattern, size = config["pattern"], config["default_vocab_size"]
         special_count = config["default_num_special_tokens"]
         inner = size - special_count
-        ranks = {base64.b64decode(entry["token_bytes"]): entry["rank"]
-                 for entry in data["vocab"] if entry["rank"] < inner}
+        ranks = {
+            base64.b64decode(entry["token_bytes"]): entry["rank"]
+            for entry in data["vocab"]
+            if entry["rank"] < inner
+        }
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise TokenizerError(f"{path}: not a Tekken tokenizer file ({type(exc).__name__}: {exc})") from exc
     listed = data.get("special_tokens")
@@ -321,8 +361,10 @@ def _sentencepiece_proto():
     try:
         from sentencepiece import sentencepiece_model_pb2
     except ImportError as exc:
-        raise TokenizerError("reading a SentencePiece vocabulary needs the 'sentencepiece' and "
-                             f"'protobuf' packages: {install_hint('tokenizers')}") from exc
+        raise TokenizerError(
+            "reading a SentencePiece vocabulary needs the 'sentencepiece' and "
+            f"'protobuf' packages: {install_hint('tokenizers')}"
+        ) from exc
     return sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]  # generated protobuf
 
 
@@ -354,13 +396,17 @@ def _tokenizer_from_spm_proto(proto, path: Path) -> Tokenizer:
     elif model_type == SP_UNIGRAM:
         vocab = [(piece.piece, piece.score) for piece in proto.pieces]
     else:
-        raise TokenizerError(f"{path}: SentencePiece model type {model_type} is not supported "
-                             "(only BPE and unigram)")
+        raise TokenizerError(
+            f"{path}: SentencePiece model type {model_type} is not supported (only BPE and unigram)"
+        )
     tokenizer = SpmConverter.build_tokenizer_from_spm_proto(proto, vocab, legacy=True)
-    tokenizer.add_tokens([
-        AddedToken(piece.piece, special=piece.type != SP_USER_DEFINED, normalized=False)
-        for piece in proto.pieces if piece.type in (SP_UNKNOWN, SP_CONTROL, SP_USER_DEFINED)
-    ])
+    tokenizer.add_tokens(
+        [
+            AddedToken(piece.piece, special=piece.type != SP_USER_DEFINED, normalized=False)
+            for piece in proto.pieces
+            if piece.type in (SP_UNKNOWN, SP_CONTROL, SP_USER_DEFINED)
+        ]
+    )
     return tokenizer
 
 
@@ -402,10 +448,12 @@ def _gguf_pre_tokenizer(pre: str):
     patterns = {"qwen2": QWEN2_PATTERN, "llama-bpe": LLAMA3_PATTERN, "llama3": LLAMA3_PATTERN}
     if pre == "smollm":
         # SmolLM2's tokenizer.json: individual digits, then GPT-2 byte-level splitting.
-        return pre_tokenizers.Sequence([
-            pre_tokenizers.Digits(individual_digits=True),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
-        ])
+        return pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Digits(individual_digits=True),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+            ]
+        )
     if pre in ("default", "gpt2", "gpt-2"):
         return pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     if pre in patterns:
@@ -460,8 +508,13 @@ def _byte_level_gguf(field_value, pre) -> Tokenizer:
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
     # token_type 3 = control (special), 4 = user-defined (added, not special)
-    tokenizer.add_tokens([AddedToken(tok, special=(kind == 3), normalized=False)
-                          for tok, kind in zip(tokens, types) if kind in (3, 4)])
+    tokenizer.add_tokens(
+        [
+            AddedToken(tok, special=(kind == 3), normalized=False)
+            for tok, kind in zip(tokens, types)
+            if kind in (3, 4)
+        ]
+    )
     return tokenizer
 
 
@@ -473,13 +526,17 @@ def _transformers_gguf(path: Path) -> Tokenizer:
             get_gguf_tokenizer,
         )
     except ImportError as exc:
-        raise TokenizerError(f"{path}: rebuilding this GGUF's tokenizer needs a newer transformers "
-                             f"(pip install -U transformers): {exc}") from exc
+        raise TokenizerError(
+            f"{path}: rebuilding this GGUF's tokenizer needs a newer transformers "
+            f"(pip install -U transformers): {exc}"
+        ) from exc
     try:
         architecture, tokenizer_dict, _ = get_gguf_tokenizer(str(path))
         tokenizer, _ = convert_gguf_tokenizer(architecture, tokenizer_dict)
     except Exception as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise TokenizerError(f"{path}: transformers cannot rebuild this GGUF's tokenizer ({first}); "
-                             "pass the model's tokenizer.json instead") from exc
+        raise TokenizerError(
+            f"{path}: transformers cannot rebuild this GGUF's tokenizer ({first}); "
+            "pass the model's tokenizer.json instead"
+        ) from exc
     return tokenizer

@@ -33,8 +33,15 @@ RankSource = Callable[[], tuple[dict[bytes, int], str]]  # () → (mergeable ran
 # two sides' ids, end to end: the fast "join" (LoadedTokenizer.joins) reads them from the memo
 # instead of encoding the whole text. tests/test_fast_encoding.py checks the rule below against
 # `tokenizers` on every text a corpus run encodes and on seeded random texts, for each regex.
-CUTTING_PATTERNS = frozenset({convert.QWEN2_PATTERN, convert.QWEN3_5_PATTERN, convert.CL100K_PATTERN,
-                              convert.LLAMA3_PATTERN, convert.O200K_PATTERN})
+CUTTING_PATTERNS = frozenset(
+    {
+        convert.QWEN2_PATTERN,
+        convert.QWEN3_5_PATTERN,
+        convert.CL100K_PATTERN,
+        convert.LLAMA3_PATTERN,
+        convert.O200K_PATTERN,
+    }
+)
 _ALNUM = frozenset(string.ascii_letters + string.digits)
 
 
@@ -84,8 +91,9 @@ class FastEncoder:
     def __init__(self, ranks: dict[bytes, int], pattern: str, specials: dict[str, int]):
         import tiktoken
 
-        self._encoding = tiktoken.Encoding("pcdlint-fast", pat_str=pattern, mergeable_ranks=ranks,
-                                           special_tokens=specials)
+        self._encoding = tiktoken.Encoding(
+            "pcdlint-fast", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
+        )
         size = max([*ranks.values(), *specials.values()]) + 1
         lengths = [0] * size
         for token, rank in ranks.items():

@@ -154,16 +154,22 @@ class LoadedTokenizer:
         memo, spans = self._memo, self._offsets
         want = set(with_offsets)
         derived = self._fast_ready  # ASCII offsets then follow from the ids (see `offsets`)
-        missing = [t for t in dict.fromkeys(texts) if t not in memo or (
-            t in want and t not in spans and not (derived and t.isascii()))]
+        missing = [
+            t
+            for t in dict.fromkeys(texts)
+            if t not in memo or (t in want and t not in spans and not (derived and t.isascii()))
+        ]
         if not missing:
             return
         if len(memo) + len(missing) > MEMO_LIMIT:
             memo.clear()
             spans.clear()
         # the fast encoder once built serves every batch; building it pays off for a large one
-        if derived or (len(missing) >= fast.FAST_MIN_TEXTS and self.rank_source is not None
-                       and self.fast_encoder is not None):
+        if derived or (
+            len(missing) >= fast.FAST_MIN_TEXTS
+            and self.rank_source is not None
+            and self.fast_encoder is not None
+        ):
             # one int object per token id pays for itself in memory only in a large run
             shared = self._shared if len(memo) + len(missing) >= SHARE_MIN_TEXTS else tuple
             plain = [t for t in missing if t.isascii()]
@@ -174,7 +180,7 @@ class LoadedTokenizer:
                 missing = []
         encode_batch = self.hf.encode_batch
         for begin in range(0, len(missing), PREFILL_CHUNK):
-            chunk = missing[begin:begin + PREFILL_CHUNK]
+            chunk = missing[begin : begin + PREFILL_CHUNK]
             for text, enc in zip(chunk, encode_batch(chunk, add_special_tokens=False)):
                 memo[text] = self._shared(enc.ids)
                 if text in want:
@@ -291,8 +297,9 @@ def _load_path(path: Path, tiktoken_pattern: str | None = None) -> Tokenizer:
             found = sorted(path.glob(pattern))
             if found:
                 return _load_path(found[0], tiktoken_pattern)
-        raise TokenizerError(f"{path}: no tokenizer.json, tekken.json, .gguf, tokenizer.model or "
-                             ".tiktoken in this directory")
+        raise TokenizerError(
+            f"{path}: no tokenizer.json, tekken.json, .gguf, tokenizer.model or .tiktoken in this directory"
+        )
     if not path.is_file():
         raise TokenizerError(f"{path}: not a regular file")
     suffix = path.suffix.lower()
@@ -302,8 +309,9 @@ def _load_path(path: Path, tiktoken_pattern: str | None = None) -> Tokenizer:
         choice = tiktoken_pattern or convert.default_tiktoken_pattern(_line_count(path))
         regex = convert.resolve_pattern(choice)
         convert.probe_patterns([regex], f"--tiktoken-pattern for {path}")
-        return cached_conversion(path, "tiktoken", lambda: convert.tokenizer_from_tiktoken(path, regex),
-                                 variant=regex)
+        return cached_conversion(
+            path, "tiktoken", lambda: convert.tokenizer_from_tiktoken(path, regex), variant=regex
+        )
     if suffix == ".model" or ".model." in path.name:
         return cached_conversion(path, "spm", lambda: convert.tokenizer_from_sentencepiece(path))
     if suffix == ".json" and convert.is_tekken_file(path):
@@ -357,12 +365,17 @@ def _load_hub(repo_id: str, allow_download: bool) -> tuple[Tokenizer, str]:
 
 
 def _looks_like_path(spec: str) -> bool:
-    return (spec.startswith((".", "/", "~")) or "\\" in spec
-            or spec.lower().endswith(PATH_SUFFIXES) or ".model." in spec.lower())
+    return (
+        spec.startswith((".", "/", "~"))
+        or "\\" in spec
+        or spec.lower().endswith(PATH_SUFFIXES)
+        or ".model." in spec.lower()
+    )
 
 
-def load_tokenizer(spec: str, allow_download: bool = False,
-                   tiktoken_pattern: str | None = None) -> LoadedTokenizer:
+def load_tokenizer(
+    spec: str, allow_download: bool = False, tiktoken_pattern: str | None = None
+) -> LoadedTokenizer:
     """Resolve SPEC: a built-in name, a path, or a Hugging Face hub id (cache only by default).
 
     TIKTOKEN_PATTERN (cl100k, o200k, qwen2 or a regex) applies to `.tiktoken` paths; without it
@@ -373,12 +386,17 @@ def load_tokenizer(spec: str, allow_download: bool = False,
     if name is not None:
         builtin = BUILTINS[name]
         tok, source = builtin.load()
-        return LoadedTokenizer(id=name, source=source, hf=tok, rank_source=builtin.rank_source(),
-                               declared_vocab_size=builtin.vocab_size, split_pattern=builtin.pattern)
+        return LoadedTokenizer(
+            id=name,
+            source=source,
+            hf=tok,
+            rank_source=builtin.rank_source(),
+            declared_vocab_size=builtin.vocab_size,
+            split_pattern=builtin.pattern,
+        )
     path = resolve_path(spec, "tokenizer")  # ~ expanded; a name too long is one line
     if path.exists():
-        return LoadedTokenizer(id=path.name or spec, source=str(path),
-                               hf=_load_path(path, tiktoken_pattern))
+        return LoadedTokenizer(id=path.name or spec, source=str(path), hf=_load_path(path, tiktoken_pattern))
     if _looks_like_path(spec):
         raise TokenizerError(f"tokenizer '{spec}': no such file or directory")
     if HUB_ID.match(spec):
@@ -391,8 +409,9 @@ def load_tokenizer(spec: str, allow_download: bool = False,
     )
 
 
-def load_tokenizers(specs: list[str], allow_download: bool = False,
-                    tiktoken_pattern: str | None = None) -> list[LoadedTokenizer]:
+def load_tokenizers(
+    specs: list[str], allow_download: bool = False, tiktoken_pattern: str | None = None
+) -> list[LoadedTokenizer]:
     """Load each distinct spec once, `all` expanded to every installed built-in; ids are unique,
     and a clash (two files named tokenizer.json) is resolved by naming each by its given path."""
     specs = expand_specs(specs)

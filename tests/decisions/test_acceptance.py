@@ -10,24 +10,56 @@ import pytest
 import auditor
 from support import FIXTURES
 
-NAME_RULES = {"PCD001", "PCD002", "PCD003", "PCD004", "PCD005", "PCD007", "PCD008", "PCD009", "PCD010", "PCD013"}
+NAME_RULES = {
+    "PCD001",
+    "PCD002",
+    "PCD003",
+    "PCD004",
+    "PCD005",
+    "PCD007",
+    "PCD008",
+    "PCD009",
+    "PCD010",
+    "PCD013",
+}
 
 
 def sglang(options: list, **question) -> dict:
-    return {"input": "I've been charged twice this month.",
-            "questions": [{"id": "team", "type": "choice", "question": "Which team should handle this?",
-                           "options": options, **question}]}
+    return {
+        "input": "I've been charged twice this month.",
+        "questions": [
+            {
+                "id": "team",
+                "type": "choice",
+                "question": "Which team should handle this?",
+                "options": options,
+                **question,
+            }
+        ],
+    }
 
 
 def systemone(criteria, kind: str = "choice", **body) -> dict:
-    return {"state": "I've been charged twice this month.", **body,
-            "questions": {"q": {"type": kind, "instructions": "Which one?", "criteria": criteria}}}
+    return {
+        "state": "I've been charged twice this month.",
+        **body,
+        "questions": {"q": {"type": kind, "instructions": "Which one?", "criteria": criteria}},
+    }
 
 
 def openai(values: list) -> dict:
-    return {"model": "accounts/acme/models/decider", "input": "Charged twice.",
-            "questions": [{"type": "choice", "name": "team", "instructions": "Which team?",
-                           "choices": [{"value": v} for v in values]}]}
+    return {
+        "model": "accounts/acme/models/decider",
+        "input": "Charged twice.",
+        "questions": [
+            {
+                "type": "choice",
+                "name": "team",
+                "instructions": "Which team?",
+                "choices": [{"value": v} for v in values],
+            }
+        ],
+    }
 
 
 def findings(body, engine=None, code=None):
@@ -43,18 +75,23 @@ def test_27_option_choice_under_sglang_decisions_names_the_limit():
 
 
 def test_billing_and_billing_space_are_an_error_under_sglang():
-    (found,) = findings(sglang([{"name": "Billing"}, {"name": "billing "}, {"name": "sales"}]),
-                        "sglang-decisions", "PCD101")
+    (found,) = findings(
+        sglang([{"name": "Billing"}, {"name": "billing "}, {"name": "sales"}]), "sglang-decisions", "PCD101"
+    )
     assert found.severity == "error" and found.pointer == "/questions/0/options/1/name"
 
 
 def test_a_name_with_a_newline_is_an_error_under_sglang():
-    (found,) = findings(sglang([{"name": "billing\nrefunds"}, {"name": "sales"}]), "sglang-decisions", "PCD102")
+    (found,) = findings(
+        sglang([{"name": "billing\nrefunds"}, {"name": "sales"}]), "sglang-decisions", "PCD102"
+    )
     assert found.severity == "error" and "U+000A" in found.message
 
 
 def test_an_unknown_field_is_an_error_under_sglang():
-    (found,) = findings(sglang([{"name": "billing"}, {"name": "sales"}], weight=3), "sglang-decisions", "PCD103")
+    (found,) = findings(
+        sglang([{"name": "billing"}, {"name": "sales"}], weight=3), "sglang-decisions", "PCD103"
+    )
     assert found.severity == "error" and found.pointer == "/questions/0/weight"
 
 
@@ -112,13 +149,24 @@ MALFORMED = [
     {"input": "x", "questions": [{"type": "choice", "choices": [1, "a", None, {"value": {"a": 1}}]}]},
     {"input": "x", "questions": [{"type": "score", "levels": [{"label": None}, "x"]}]},
     {"input": "x", "questions": [{"id": 5, "type": "yes_no", "question": {"a": [1]}}]},
-    {"input": "x", "questions": [{"id": "a", "type": "choice", "question": "q",
-                                  "options": [{"name": 3}, {"name": None}, "bare", {"description": "d"}]}]},
+    {
+        "input": "x",
+        "questions": [
+            {
+                "id": "a",
+                "type": "choice",
+                "question": "q",
+                "options": [{"name": 3}, {"name": None}, "bare", {"description": "d"}],
+            }
+        ],
+    },
     {"state": "s", "questions": {"": {"type": "choice", "criteria": {"": 1, " ": 2}}}},
 ]
 
 
-@pytest.mark.parametrize("engine", [None, "sglang-decisions", "sglang-systemone", "llamacpp-openjev", "gather"])
+@pytest.mark.parametrize(
+    "engine", [None, "sglang-decisions", "sglang-systemone", "llamacpp-openjev", "gather"]
+)
 def test_malformed_requests_are_linted_without_internal_errors(engine):
     for body in MALFORMED:
         result = auditor.lint(body, engine=engine)

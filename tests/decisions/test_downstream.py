@@ -13,8 +13,12 @@ from auditor.cli.main import cli
 BODY = {
     "input": "I've been charged twice this month.",
     "questions": [
-        {"id": "team", "type": "choice", "question": "Which team?",
-         "options": [{"name": "Billing"}, {"name": "billing "}, {"name": "sales"}]},
+        {
+            "id": "team",
+            "type": "choice",
+            "question": "Which team?",
+            "options": [{"name": "Billing"}, {"name": "billing "}, {"name": "sales"}],
+        },
         {"id": "urgent", "type": "yes_no", "question": "Needs an answer today?", "weight": 1},
     ],
 }
@@ -52,16 +56,20 @@ def test_text_and_json(project):
     assert [e["name"] for e in document["decision_engines"]] == ["sglang-decisions"]
     found = {(f["code"], f["pointer"], f["line"], f["engine"]) for f in document["findings"]}
     dup, weight = line_of(project, '"billing "'), line_of(project, '"weight"')
-    assert found == {("PCD101", "/questions/0/options/1/name", dup, "sglang-decisions"),
-                     ("PCD103", "/questions/1/weight", weight, "sglang-decisions")}
+    assert found == {
+        ("PCD101", "/questions/0/options/1/name", dup, "sglang-decisions"),
+        ("PCD103", "/questions/1/weight", weight, "sglang-decisions"),
+    }
     assert document["files"][0]["sites"][0]["question_kind"] == "choice"
 
 
 def test_sarif_regions_and_github_annotations(project):
     check("requests", "--output-sarif", "out.sarif")
     sarif = json.loads((project / "out.sarif").read_text())
-    regions = sorted((r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"])
-                     for r in sarif["runs"][0]["results"])
+    regions = sorted(
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"])
+        for r in sarif["runs"][0]["results"]
+    )
     dup, weight = line_of(project, '"billing "'), line_of(project, '"weight"')
     assert regions == [("PCD101", dup), ("PCD103", weight)]
     _, out, _ = check("requests", "-f", "github")
@@ -81,44 +89,85 @@ def test_baseline(project):
     assert code == 0 and "PCD101" not in out
 
 
-@pytest.mark.parametrize(("key", "left"), [
-    ("requests/*.json#question:team", {"PCD103"}),
-    ("ticket.json#/questions/1", {"PCD101"}),
-    ("requests/ticket.json", set()),
-])
+@pytest.mark.parametrize(
+    ("key", "left"),
+    [
+        ("requests/*.json#question:team", {"PCD103"}),
+        ("ticket.json#/questions/1", {"PCD101"}),
+        ("requests/ticket.json", set()),
+    ],
+)
 def test_config_suppression_by_question_name_or_pointer(project, key, left):
     (project / ".pcdlint.toml").write_text(
-        f'[per-file-ignores]\n"{key}" = ["colliding-option-names", "PCD103"]\n', encoding="utf-8")
+        f'[per-file-ignores]\n"{key}" = ["colliding-option-names", "PCD103"]\n', encoding="utf-8"
+    )
     _, out, _ = check("requests", "-f", "json")
     assert {f["code"] for f in json.loads(out)["findings"]} == left
 
 
 def test_bad_question_fragment_is_a_usage_error(project):
-    (project / ".pcdlint.toml").write_text('[per-file-ignores]\n"a.json#question:" = ["PCD101"]\n', encoding="utf-8")
+    (project / ".pcdlint.toml").write_text(
+        '[per-file-ignores]\n"a.json#question:" = ["PCD101"]\n', encoding="utf-8"
+    )
     code, _, err = check("requests")
     assert code == 2 and "question like #question:urgency" in err
 
 
 def test_suggest_renames_colliding_names_and_the_rewrite_lints_clean(project):
-    body = dict(BODY, questions=[BODY["questions"][0] | {"options": [
-        {"name": "Billing"}, {"name": "billing "}, {"name": "bill\ning"}, {"name": "sales"}]}])
+    body = dict(
+        BODY,
+        questions=[
+            BODY["questions"][0]
+            | {
+                "options": [
+                    {"name": "Billing"},
+                    {"name": "billing "},
+                    {"name": "bill\ning"},
+                    {"name": "sales"},
+                ]
+            }
+        ],
+    )
     (project / "requests" / "ticket.json").write_text(json.dumps(body, indent=2), encoding="utf-8")
-    result = CliRunner().invoke(cli, ["suggest", "requests/ticket.json", "--engine", "sglang-decisions",
-                                      "--format", "json", "--write", "fixed.json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "suggest",
+            "requests/ticket.json",
+            "--engine",
+            "sglang-decisions",
+            "--format",
+            "json",
+            "--write",
+            "fixed.json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     entries = json.loads(result.stdout)
-    assert {tuple(e["suggestions"][0]["options"]) for e in entries} == {("Billing", "billing 2", "bill ing", "sales")}
+    assert {tuple(e["suggestions"][0]["options"]) for e in entries} == {
+        ("Billing", "billing 2", "bill ing", "sales")
+    }
     fixed = json.loads((project / "fixed.json").read_text())
-    assert [o["name"] for o in fixed["questions"][0]["options"]] == ["Billing", "billing 2", "bill ing", "sales"]
+    assert [o["name"] for o in fixed["questions"][0]["options"]] == [
+        "Billing",
+        "billing 2",
+        "bill ing",
+        "sales",
+    ]
     code, out, _ = check("fixed.json", "-f", "json")
     assert code == 0 and json.loads(out)["findings"] == []
 
 
 def test_limit_finding_proposes_two_passes(project):
-    body = dict(BODY, questions=[BODY["questions"][0] | {"options": [{"name": f"team {i}"} for i in range(60)]}])
+    body = dict(
+        BODY, questions=[BODY["questions"][0] | {"options": [{"name": f"team {i}"} for i in range(60)]}]
+    )
     (project / "requests" / "ticket.json").write_text(json.dumps(body, indent=2), encoding="utf-8")
     _, out, _ = check("requests", "-f", "json")
     (limit,) = [f for f in json.loads(out)["findings"] if f["code"] == "PCD100"]
-    assert limit["data"]["split"] == [{"first": 0, "last": 19, "options": 20}, {"first": 20, "last": 39, "options": 20},
-                                      {"first": 40, "last": 59, "options": 20}]
+    assert limit["data"]["split"] == [
+        {"first": 0, "last": 19, "options": 20},
+        {"first": 20, "last": 39, "options": 20},
+        {"first": 40, "last": 59, "options": 20},
+    ]
     assert "split it into two passes: a choice among 3 groups of at most 20 options" in limit["message"]

@@ -83,7 +83,7 @@ def test_readme_table_is_the_generated_one():
     from support import REPO
 
     readme = (REPO / "docs" / "decision-requests.md").read_text(encoding="utf-8")
-    shown = readme[readme.index(TABLE_BEGIN):readme.index(TABLE_END) + len(TABLE_END)]
+    shown = readme[readme.index(TABLE_BEGIN) : readme.index(TABLE_END) + len(TABLE_END)]
     assert shown == markdown_table(), "the docs' engine table is stale: run python scripts/engine_table.py"
     spec = importlib.util.spec_from_file_location("engine_table", REPO / "scripts" / "engine_table.py")
     assert spec is not None and spec.loader is not None

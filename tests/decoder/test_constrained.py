@@ -56,7 +56,7 @@ def test_pick_matches_xgrammar_greedy_decoding():
     prompt_ids = encode(build_prompt(tokenizer, fields, context))
     agree = 0
     for field in result.fields:
-        remainders = [option[len(field.prefix):] for option in field.options]
+        remainders = [option[len(field.prefix) :] for option in field.options]
         grammar = "root ::= (" + " | ".join(json.dumps(r) for r in remainders) + ') "\\""'
         matcher = xgr.GrammarMatcher(compiler.compile_grammar(grammar))
         bitmask = xgr.allocate_token_bitmask(1, info.vocab_size)

@@ -25,7 +25,13 @@ def declared_passes(fields: int, letters: bool) -> dict:
     """One prefill, one packed suffix pass, one packed teacher-forced pass; fast parity = one
     cache-copy continuation per field plus one fresh forward; letters = one pass per legend order
     (forward, reversed) on the prompt cache, no second prefill."""
-    passes = {"prefill": 1, "suffix": 1, "teacher_forced": 1, "parity_continuation": fields, "parity_fresh": 1}
+    passes = {
+        "prefill": 1,
+        "suffix": 1,
+        "teacher_forced": 1,
+        "parity_continuation": fields,
+        "parity_fresh": 1,
+    }
     if letters:
         passes["letter"] = 2
     return passes
@@ -70,7 +76,9 @@ def by_name(result, name):
 
 
 def test_import_is_cheap():
-    code = "import sys, auditor.decoder; assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
+    code = (
+        "import sys, auditor.decoder; assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env={"PYTHONPATH": str(REPO)})
 
 
@@ -178,9 +186,14 @@ def test_tree_matches_one_row_per_option(loaded, customs_subset, customs_result)
     from auditor.decoder import verify_fields
 
     field, context = customs_subset
-    rows = verify_fields([field], context, full_sequence_mode="rows", model=loaded, progress=False, parity=False)
+    rows = verify_fields(
+        [field], context, full_sequence_mode="rows", model=loaded, progress=False, parity=False
+    )
     tree = customs_result
-    diffs = [abs(a - b) for a, b in zip(tree.fields[0].full_sequence_logprob_sum, rows.fields[0].full_sequence_logprob_sum)]
+    diffs = [
+        abs(a - b)
+        for a, b in zip(tree.fields[0].full_sequence_logprob_sum, rows.fields[0].full_sequence_logprob_sum)
+    ]
     assert max(diffs) <= PARITY_TOLERANCE
     assert tree.passes["teacher_forced"] == 1
 
@@ -193,7 +206,9 @@ def test_coupling_counts_its_passes(loaded):
         FieldSpec("action", ["APPROVE", "REVIEW", "BLOCK"]),
         FieldSpec("is_fraudulent", [True, False]),
     ]
-    result = verify_fields(fields, CONTEXT, model=loaded, progress=False, parity=False, coupling=["risk_level"])
+    result = verify_fields(
+        fields, CONTEXT, model=loaded, progress=False, parity=False, coupling=["risk_level"]
+    )
     assert result.passes["coupling_prefill"] == 1 and result.passes["coupling_suffix"] == 1
     assert [entry["given"] for entry in result.coupling] == ["risk_level"]
     with pytest.raises(DecoderError, match="unknown field"):
@@ -224,10 +239,13 @@ def test_user_errors_are_decoder_errors(spec, message):
         load_model(spec, device="cpu", progress=False)
 
 
-@pytest.mark.parametrize(("head", "message"), [
-    (b"PK\x03\x04" + b"\0" * 60, "no GGUF magic"),  # a zip renamed .gguf
-    (b"GGUF\x09\0\0\0" + b"\0" * 56, "GGUF version 9"),
-])
+@pytest.mark.parametrize(
+    ("head", "message"),
+    [
+        (b"PK\x03\x04" + b"\0" * 60, "no GGUF magic"),  # a zip renamed .gguf
+        (b"GGUF\x09\0\0\0" + b"\0" * 56, "GGUF version 9"),
+    ],
+)
 def test_a_file_that_is_not_gguf_is_refused_before_torch_loads(tmp_path, head, message):
     from auditor.decoder import load_model
 

@@ -28,8 +28,15 @@ def test_bars_show_on_a_terminal_without_a_size():
     pytest.importorskip("tqdm")
     master, slave = pty.openpty()  # 0 rows, 0 columns
     try:
-        done = subprocess.run([sys.executable, "-c", CODE], stdin=slave, stdout=slave, stderr=slave,
-                              cwd=REPO, timeout=120, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", CODE],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=REPO,
+            timeout=120,
+            check=False,
+        )
     finally:
         os.close(slave)
     written = b""

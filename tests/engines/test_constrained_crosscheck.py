@@ -23,8 +23,13 @@ pytestmark = pytest.mark.model
 BIAS = 1.0e4
 MAX_STEPS = 24
 FIELDS = {
-    "recommended_action": ["DELIVER", "DELIVER_WITH_WARNING", "QUARANTINE", "BLOCK_SENDER",
-                           "REPORT_TO_SECURITY"],
+    "recommended_action": [
+        "DELIVER",
+        "DELIVER_WITH_WARNING",
+        "QUARANTINE",
+        "BLOCK_SENDER",
+        "REPORT_TO_SECURITY",
+    ],
     "lib": ["ES2015", "ES2015.Collection", "ES2016"],
     "locale": ["de", "default", "de-DE", "en"],
 }
@@ -52,8 +57,13 @@ def _site(name, options):
     from auditor.schema.sites import Site
 
     values = {f.name: None for f in fields(Site) if f.default is MISSING and f.default_factory is MISSING}
-    values.update(name=name, field=name, options=options, pointer=f"/properties/{name}",
-                  option_pointers=[""] * len(options))
+    values.update(
+        name=name,
+        field=name,
+        options=options,
+        pointer=f"/properties/{name}",
+        option_pointers=[""] * len(options),
+    )
     return Site(**values)
 
 

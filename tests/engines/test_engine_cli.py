@@ -17,7 +17,9 @@ def _invoke(*args):
 
 
 def _schema(write_schema, **properties):
-    return str(write_schema({"type": "object", "properties": {k: {"enum": v} for k, v in properties.items()}}))
+    return str(
+        write_schema({"type": "object", "properties": {k: {"enum": v} for k, v in properties.items()}})
+    )
 
 
 def test_unknown_engine_is_one_line_exit_2(write_schema):
@@ -29,7 +31,9 @@ def test_unknown_engine_is_one_line_exit_2(write_schema):
 
 def test_json_names_the_engine_per_finding(write_schema):
     path = _schema(write_schema, action=DELIVER)
-    data = json.loads(_invoke("check", "-f", "json", "--engine", "gather", "--engine", "rlcd-mlx", path).output)
+    data = json.loads(
+        _invoke("check", "-f", "json", "--engine", "gather", "--engine", "rlcd-mlx", path).output
+    )
     assert [e["name"] for e in data["engines"]] == ["gather", "rlcd-mlx"]
     by_code = {}
     for finding in data["findings"]:
@@ -37,7 +41,9 @@ def test_json_names_the_engine_per_finding(write_schema):
         by_code.setdefault(finding["code"], set()).add(finding["engine"])
     assert by_code["PCD001"] == {"gather", "rlcd-mlx"}
     assert by_code["PCD013"] == {"rlcd-mlx"}  # gather loses it to a tie, PCD001's business
-    assert all(engines == {None} for code, engines in by_code.items() if code not in ("PCD001", "PCD004", "PCD013"))
+    assert all(
+        engines == {None} for code, engines in by_code.items() if code not in ("PCD001", "PCD004", "PCD013")
+    )
     fingerprints = [f["fingerprint"] for f in data["findings"]]
     assert len(fingerprints) == len(set(fingerprints))
 
@@ -81,7 +87,9 @@ def test_config_engine_key_and_show_config(write_schema, tmp_path, monkeypatch):
 
 def test_letters_rule_option_in_config(write_schema, tmp_path, monkeypatch):
     path = _schema(write_schema, code=CODES22)
-    (tmp_path / ".pcdlint.toml").write_text('[rules.PCD004]\nletters = "ABCDEFGHIJKLMNOP"\n', encoding="utf-8")
+    (tmp_path / ".pcdlint.toml").write_text(
+        '[rules.PCD004]\nletters = "ABCDEFGHIJKLMNOP"\n', encoding="utf-8"
+    )
     monkeypatch.chdir(tmp_path)
     data = json.loads(_invoke("check", "-f", "json", "--select", "PCD004", path).output)
     (finding,) = data["findings"]
@@ -93,9 +101,30 @@ def _letter_slots(entries):
 
 
 def test_suggest_openjev_never_proposes_more_than_16_letters(write_schema):
-    path = _schema(write_schema, code=CODES22, category=[f"CAT_{i:03d}_{w}" for i, w in enumerate(
-        ["Live_Animals", "Meat", "Fish", "Dairy", "Plants", "Vegetables", "Fruit", "Coffee",
-         "Cereals", "Milling", "Seeds", "Lac", "Plaiting"])])
+    path = _schema(
+        write_schema,
+        code=CODES22,
+        category=[
+            f"CAT_{i:03d}_{w}"
+            for i, w in enumerate(
+                [
+                    "Live_Animals",
+                    "Meat",
+                    "Fish",
+                    "Dairy",
+                    "Plants",
+                    "Vegetables",
+                    "Fruit",
+                    "Coffee",
+                    "Cereals",
+                    "Milling",
+                    "Seeds",
+                    "Lac",
+                    "Plaiting",
+                ]
+            )
+        ],
+    )
     gather = json.loads(_invoke("suggest", "-f", "json", path).output)
     assert max(len(s["options"]) for s in _letter_slots(gather)) == 22  # A–V under gather
     openjev = json.loads(_invoke("suggest", "-f", "json", "--engine", "openjev", path).output)

@@ -15,20 +15,37 @@ DELIVER = ["DELIVER", "DELIVER_WITH_WARNING", "QUARANTINE", "BLOCK_SENDER", "REP
 
 def tokens_for(tokenizer, name, options) -> SiteTokens:
     values = {f.name: None for f in fields(Site) if f.default is MISSING and f.default_factory is MISSING}
-    values.update(name=name, field=name, options=options, pointer=f"/properties/{name}",
-                  option_pointers=[""] * len(options))
+    values.update(
+        name=name,
+        field=name,
+        options=options,
+        pointer=f"/properties/{name}",
+        option_pointers=[""] * len(options),
+    )
     return SiteTokens(Site(**values), tokenizer)
 
 
 def lost(engine: str, tokens) -> dict:
-    return {tokens.site.options[loss.index]: (loss.returned_option, loss.reason) for loss in get_engine(engine).losses(tokens)}
+    return {
+        tokens.site.options[loss.index]: (loss.returned_option, loss.reason)
+        for loss in get_engine(engine).losses(tokens)
+    }
 
 
 def test_registry_names_the_profiles_and_gather_is_default():
     from auditor.pcd.engines import DEFAULT_ENGINE
 
-    assert list(ENGINES) == ["gather", "rlcd-mlx", "openjev", "constrained", "full-sequence",
-                             "sum", "sum-close", "mean", "byte-norm"]
+    assert list(ENGINES) == [
+        "gather",
+        "rlcd-mlx",
+        "openjev",
+        "constrained",
+        "full-sequence",
+        "sum",
+        "sum-close",
+        "mean",
+        "byte-norm",
+    ]
     assert DEFAULT_ENGINE == "gather"
     with pytest.raises(ValueError, match="unknown engine 'vllm'"):
         get_engine("vllm")
@@ -53,8 +70,10 @@ def test_rlcd_candidate_sequences_carry_the_closing_quote(qwen):
 def test_gather_ties_go_to_the_lowest_index(qwen):
     options = ["CAT_000_Live_Animals", "CAT_001_Meat", "CAT_002_Fish", "CAT_103_Tools"]
     got = lost("gather", tokens_for(qwen, "category", options))
-    assert got == {"CAT_001_Meat": ("CAT_000_Live_Animals", "tie"),
-                   "CAT_002_Fish": ("CAT_000_Live_Animals", "tie")}
+    assert got == {
+        "CAT_001_Meat": ("CAT_000_Live_Animals", "tie"),
+        "CAT_002_Fish": ("CAT_000_Live_Animals", "tie"),
+    }
 
 
 def test_rlcd_mlx_prefix_match_in_schema_order(qwen, smollm2):
@@ -65,14 +84,16 @@ def test_rlcd_mlx_prefix_match_in_schema_order(qwen, smollm2):
         # either order loses one of the two
         swapped = [DELIVER[1], DELIVER[0], *DELIVER[2:]]
         assert lost("rlcd-mlx", tokens_for(tokenizer, "action", swapped)) == {
-            "DELIVER": ("DELIVER_WITH_WARNING", "prefix-match")}
+            "DELIVER": ("DELIVER_WITH_WARNING", "prefix-match")
+        }
 
 
 def test_rlcd_mlx_generated_text_is_four_greedy_tokens(qwen):
     from auditor.pcd.engines.rlcd_mlx import greedy
 
-    tokens = tokens_for(qwen, "outcome", ["REFUND_REQUEST_APPROVED_BY_MANAGER",
-                                          "REFUND_REQUEST_APPROVED_BY_SYSTEM", "OTHER"])
+    tokens = tokens_for(
+        qwen, "outcome", ["REFUND_REQUEST_APPROVED_BY_MANAGER", "REFUND_REQUEST_APPROVED_BY_SYSTEM", "OTHER"]
+    )
     sequence = tuple(qwen.encode('REFUND_REQUEST_APPROVED_BY_SYSTEM"'))
     assert len(sequence) > 4
     run = greedy(tokens, sequence, "")
@@ -80,7 +101,8 @@ def test_rlcd_mlx_generated_text_is_four_greedy_tokens(qwen):
     assert text == qwen.decode(list(sequence[:4])) and run.budget_hit and not run.stopped
     assert "REFUND_REQUEST_APPROVED_BY_SYSTEM".startswith(text)
     assert lost("rlcd-mlx", tokens) == {
-        "REFUND_REQUEST_APPROVED_BY_SYSTEM": ("REFUND_REQUEST_APPROVED_BY_MANAGER", "budget")}
+        "REFUND_REQUEST_APPROVED_BY_SYSTEM": ("REFUND_REQUEST_APPROVED_BY_MANAGER", "budget")
+    }
 
 
 def test_rlcd_mlx_fallback_only_runs_on_a_collision(qwen):

@@ -43,5 +43,11 @@ def subset_report(eval_model, fixture_fields, fixture_rows, subset_cache):
     from auditor.eval import EvalOptions, InProcessBackend, run_eval
 
     options = EvalOptions(perturb=("order",), cache_dir=subset_cache, progress=False)
-    return run_eval(fixture_fields, fixture_rows[SUBSET], InProcessBackend(eval_model), options,
-                    schema_path=str(SCHEMA), data_path=str(DATA))
+    return run_eval(
+        fixture_fields,
+        fixture_rows[SUBSET],
+        InProcessBackend(eval_model),
+        options,
+        schema_path=str(SCHEMA),
+        data_path=str(DATA),
+    )

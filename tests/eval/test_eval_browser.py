@@ -13,10 +13,16 @@ from auditor.eval.data import Row
 from auditor.eval.report import render
 from support import REPO
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (CI installs it)")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (CI installs it)"),
+]
 
-HOSTILE = ["<script>document.title='pwned'</script>", "\"><img src=x onerror=\"document.title='pwned-img'\">",
-           "'><svg onload=\"document.body.setAttribute('data-pwned','svg')\">"]
+HOSTILE = [
+    "<script>document.title='pwned'</script>",
+    '"><img src=x onerror="document.title=\'pwned-img\'">',
+    "'><svg onload=\"document.body.setAttribute('data-pwned','svg')\">",
+]
 
 
 def tags(dom: str) -> DomScan:
@@ -55,20 +61,33 @@ class HostileBackend:
         return "hostile"
 
     def structure(self, fields):
-        return [FieldStructure(fields[0].name, "string", "", ["<", "\"", "'"], [[0, 1]], True, "viable")]
+        return [FieldStructure(fields[0].name, "string", "", ["<", '"', "'"], [[0, 1]], True, "viable")]
 
     def score(self, fields, context, *, reverse_order=False, letters=True):
         n = len(context) % 3
         scores = [-1.0 - ((i + n) % 3) for i in range(3)]
-        return [{"first_token": [scores[0], scores[0], scores[2]], "full_sequence": scores, "constrained": scores,
-                 "constrained_pick": max(range(3), key=lambda i: scores[i]), "letter": scores}]
+        return [
+            {
+                "first_token": [scores[0], scores[0], scores[2]],
+                "full_sequence": scores,
+                "constrained": scores,
+                "constrained_pick": max(range(3), key=lambda i: scores[i]),
+                "letter": scores,
+            }
+        ]
 
 
 def test_hostile_options_show_literally_and_run_nothing(tmp_path):
     fields = [EvalField("<i onmouseover=alert(1)>f</i>", HOSTILE)]
     rows = [Row(i, str(i), "x" * i, {fields[0].name: i % 3}) for i in range(1, 13)]
-    report = run_eval(fields, rows, HostileBackend(), EvalOptions(perturb=("order",), notes=["<script>x()</script>"]),
-                      schema_path="<s>.json", data_path="d&.jsonl")
+    report = run_eval(
+        fields,
+        rows,
+        HostileBackend(),
+        EvalOptions(perturb=("order",), notes=["<script>x()</script>"]),
+        schema_path="<s>.json",
+        data_path="d&.jsonl",
+    )
     page = tmp_path / "hostile.html"
     page.write_text(render("html", report), encoding="utf-8")
     dom, console = dump_dom(page, tmp_path)

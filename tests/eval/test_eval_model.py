@@ -45,8 +45,10 @@ def test_backend_scores_equal_the_decoders_verify(eval_model, fixture_fields, fi
     row = fixture_rows[SUBSET][0]
     backend = InProcessBackend(eval_model)
     for reverse in (False, True):
-        specs = [FieldSpec(f.name, list(reversed(f.options)) if reverse else list(f.options), f.description)
-                 for f in fixture_fields]
+        specs = [
+            FieldSpec(f.name, list(reversed(f.options)) if reverse else list(f.options), f.description)
+            for f in fixture_fields
+        ]
         verified = verify_fields(specs, row.context, model=eval_model, parity=False, progress=False)
         ours = backend.score(fixture_fields, row.context, reverse_order=reverse)
         for field, scores, result in zip(fixture_fields, ours, verified.fields):
@@ -54,7 +56,10 @@ def test_backend_scores_equal_the_decoders_verify(eval_model, fixture_fields, fi
             theirs_first = {field.options[i]: p for i, p in zip(order, result.first_token_probs)}
             theirs_full = {field.options[i]: s for i, s in zip(order, result.full_sequence_logprob_sum)}
             for index, option in enumerate(field.options):
-                assert abs(math.exp(scores["first_token"][index]) - theirs_first[option]) < 1e-4, (field.name, option)
+                assert abs(math.exp(scores["first_token"][index]) - theirs_first[option]) < 1e-4, (
+                    field.name,
+                    option,
+                )
                 assert abs(scores["full_sequence"][index] - theirs_full[option]) < 1e-3, (field.name, option)
             if result.letter_probs is not None:
                 theirs_letter = {field.options[i]: p for i, p in zip(order, result.letter_probs)}
@@ -68,7 +73,10 @@ def test_subset_report_methods_perturbation_and_formats(subset_report, fixture_f
     tier = by_name(subset_report, "assigned_tier")
     winners = structural_tie_winners(tier["options"])
     for prediction in subset_report["predictions"]:
-        assert winners[prediction["picks"]["assigned_tier"]["first_token"]] == prediction["picks"]["assigned_tier"]["first_token"]
+        assert (
+            winners[prediction["picks"]["assigned_tier"]["first_token"]]
+            == prediction["picks"]["assigned_tier"]["first_token"]
+        )
     assert tier["methods"]["letter"]["available"]
     assert not by_name(subset_report, "refund_requested")["methods"]["letter"]["available"]
     rows = len(subset_report["predictions"])
@@ -122,9 +130,13 @@ def test_fixture_set_has_its_structural_errors(fixture_fields, fixture_rows):
     """The fixture set as built: 80 of its 160 rows have a gold tier that first-token scoring cannot return."""
     tier = next(f for f in fixture_fields if f.name == "assigned_tier")
     winners = structural_tie_winners(list(tier.options))
-    golds = [tier.options[row.labels["assigned_tier"]] for row in fixture_rows if "assigned_tier" in row.labels]
+    golds = [
+        tier.options[row.labels["assigned_tier"]] for row in fixture_rows if "assigned_tier" in row.labels
+    ]
     assert len(golds) == 160
-    assert sum(winners[gold] != gold for gold in golds) == 80  # TIER_1_BILLING and TIER_2_SECURITY, 40 rows each
+    assert (
+        sum(winners[gold] != gold for gold in golds) == 80
+    )  # TIER_1_BILLING and TIER_2_SECURITY, 40 rows each
 
 
 @pytest.mark.slow
@@ -138,8 +150,19 @@ def test_acceptance_on_the_fixture_set(eval_model, fixture_fields, fixture_rows,
     rows = fixture_rows[::4]
     cache = os.environ.get("PCDLINT_EVAL_TEST_CACHE") or tmp_path
     options = EvalOptions(letters=False, cache_dir=cache, progress=False)
-    report = json.loads(render("json", run_eval(fixture_fields, rows, InProcessBackend(eval_model), options,
-                                                schema_path=str(SCHEMA), data_path=str(DATA))))
+    report = json.loads(
+        render(
+            "json",
+            run_eval(
+                fixture_fields,
+                rows,
+                InProcessBackend(eval_model),
+                options,
+                schema_path=str(SCHEMA),
+                data_path=str(DATA),
+            ),
+        )
+    )
     tier = by_name(report, "assigned_tier")
     winners = structural_tie_winners(tier["options"])
     golds = [p["labels"]["assigned_tier"] for p in report["predictions"]]
@@ -153,4 +176,6 @@ def test_acceptance_on_the_fixture_set(eval_model, fixture_fields, fixture_rows,
         for block in field["methods"].values():
             if block.get("available"):
                 calibration = block["calibration"]
-                assert calibration["after"]["ece"] <= calibration["before"]["ece"] + 1e-12 or calibration["note"]
+                assert (
+                    calibration["after"]["ece"] <= calibration["before"]["ece"] + 1e-12 or calibration["note"]
+                )

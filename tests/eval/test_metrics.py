@@ -15,7 +15,9 @@ def test_wilson_interval_matches_the_closed_form():
     low, high = metrics.wilson_interval(8, 10)
     # Wilson (1927) for p = 0.8, n = 10, z = 1.96: [0.4902, 0.9433]
     assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
-    assert metrics.wilson_interval(0, 20)[0] == 0.0 and metrics.wilson_interval(0, 20)[1] == pytest.approx(0.1611, abs=1e-4)
+    assert metrics.wilson_interval(0, 20)[0] == 0.0 and metrics.wilson_interval(0, 20)[1] == pytest.approx(
+        0.1611, abs=1e-4
+    )
     assert metrics.wilson_interval(20, 20)[1] == 1.0
     assert metrics.wilson_interval(0, 0) == (0.0, 1.0)
 
@@ -71,8 +73,17 @@ def test_constrained_pick_walks_the_trie_greedily():
     close = 9
     # options: [1, 2, close], [1, 3, close], [4, close]
     sequences = [[1, 2, close], [1, 3, close], [4, close]]
-    lp = {("root", 1): math.log(0.5), ("root", 4): math.log(0.4), ("1", 2): math.log(0.1), ("1", 3): math.log(0.6)}
-    steps = [[lp[("root", 1)], lp[("1", 2)], 0.0], [lp[("root", 1)], lp[("1", 3)], 0.0], [lp[("root", 4)], 0.0]]
+    lp = {
+        ("root", 1): math.log(0.5),
+        ("root", 4): math.log(0.4),
+        ("1", 2): math.log(0.1),
+        ("1", 3): math.log(0.6),
+    }
+    steps = [
+        [lp[("root", 1)], lp[("1", 2)], 0.0],
+        [lp[("root", 1)], lp[("1", 3)], 0.0],
+        [lp[("root", 4)], 0.0],
+    ]
     choice, probs = constrained_pick(sequences, steps)
     assert choice == 1  # token 1 beats 4 at the root, then 3 beats 2
     root_1, root_4 = 0.5 / 0.9, 0.4 / 0.9

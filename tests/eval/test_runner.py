@@ -40,8 +40,10 @@ class ScriptedBackend:
         return "scripted-v1"
 
     def structure(self, fields):
-        return [FieldStructure("tier", "string", "T", ["1", "1", "2", "2"], BUCKETS, True, "viable"),
-                FieldStructure("flag", "literal", "", [" true", " false"], [], False, "not a string enum")]
+        return [
+            FieldStructure("tier", "string", "T", ["1", "1", "2", "2"], BUCKETS, True, "viable"),
+            FieldStructure("flag", "literal", "", [" true", " false"], [], False, "not a string enum"),
+        ]
 
     def score(self, fields, context, *, reverse_order=False, letters=True):
         if self.interrupt_after is not None and len(self.calls) >= self.interrupt_after:
@@ -52,11 +54,22 @@ class ScriptedBackend:
         bucket_logits = [rng.uniform(-3, 0) for _ in range(2)]
         first = [bucket_logits[0]] * 2 + [bucket_logits[1]] * 2  # the gather's identical scores
         flag = [rng.uniform(-2, 0) for _ in range(2)]
-        return [{"first_token": first, "full_sequence": full, "constrained": full,
-                 "constrained_pick": max(range(4), key=lambda i: full[i]),
-                 "letter": [rng.uniform(-3, 0) for _ in range(4)] if letters else None},
-                {"first_token": flag, "full_sequence": flag, "constrained": flag,
-                 "constrained_pick": 0 if flag[0] >= flag[1] else 1, "letter": None}]
+        return [
+            {
+                "first_token": first,
+                "full_sequence": full,
+                "constrained": full,
+                "constrained_pick": max(range(4), key=lambda i: full[i]),
+                "letter": [rng.uniform(-3, 0) for _ in range(4)] if letters else None,
+            },
+            {
+                "first_token": flag,
+                "full_sequence": flag,
+                "constrained": flag,
+                "constrained_pick": 0 if flag[0] >= flag[1] else 1,
+                "letter": None,
+            },
+        ]
 
 
 def rows(count: int) -> list[Row]:
@@ -65,7 +78,9 @@ def rows(count: int) -> list[Row]:
 
 def test_tokenization_counts_ceiling_and_methods():
     data = rows(40)
-    report = run_eval(FIELDS, data, ScriptedBackend(), EvalOptions(perturb=("order",)), schema_path="s", data_path="d")
+    report = run_eval(
+        FIELDS, data, ScriptedBackend(), EvalOptions(perturb=("order",)), schema_path="s", data_path="d"
+    )
     tier = report["fields"][0]
     # golds 1 and 3 (T1_B, T2_B) are never tie winners: 20 of 40 rows
     assert tier["tokenization"]["gold_unreachable"] == 20
@@ -74,8 +89,15 @@ def test_tokenization_counts_ceiling_and_methods():
     assert first["accuracy"] <= 0.5
     assert all(row[1] == 0 and row[3] == 0 for row in first["confusion"])  # never predicts 1 or 3
     assert sum(map(sum, first["confusion"])) == 40
-    assert tier["methods"]["letter"]["available"] and not report["fields"][1]["methods"]["letter"]["available"]
-    assert set(tier["perturbation"]["order"]["flips"]) == {"first_token", "full_sequence", "constrained", "letter"}
+    assert (
+        tier["methods"]["letter"]["available"] and not report["fields"][1]["methods"]["letter"]["available"]
+    )
+    assert set(tier["perturbation"]["order"]["flips"]) == {
+        "first_token",
+        "full_sequence",
+        "constrained",
+        "letter",
+    }
     calibration = first["calibration"]
     assert calibration["train_rows"] == 28 and calibration["heldout_rows"] == 12
     assert calibration["ece_improved"] or calibration["note"]
@@ -83,7 +105,11 @@ def test_tokenization_counts_ceiling_and_methods():
     assert calib["fields"]["tier"]["first_token"]["temperature"] == calibration["temperature"]
     assert json.loads(render("json", report))["version"] == 1
     text = render("text", report)
-    assert "tier" in text and "first-token ceiling 0.500" in text and "20 gold not its bucket's tie winner" in text
+    assert (
+        "tier" in text
+        and "first-token ceiling 0.500" in text
+        and "20 gold not its bucket's tie winner" in text
+    )
 
 
 def test_interrupted_run_resumes_from_its_cache(tmp_path):
@@ -99,7 +125,9 @@ def test_interrupted_run_resumes_from_its_cache(tmp_path):
     report = run_eval(FIELDS, data, resumed, options, schema_path="s", data_path="d")
     assert len(resumed.calls) == 20 - 7
     assert report["cache"] == {**report["cache"], "hits": 7, "scored": 13}
-    fresh = run_eval(FIELDS, data, ScriptedBackend(), EvalOptions(perturb=("order",)), schema_path="s", data_path="d")
+    fresh = run_eval(
+        FIELDS, data, ScriptedBackend(), EvalOptions(perturb=("order",)), schema_path="s", data_path="d"
+    )
     assert report["fields"] == fresh["fields"]
     again = ScriptedBackend()
     run_eval(FIELDS, data, again, options, schema_path="s", data_path="d")
@@ -115,16 +143,22 @@ def test_fixture_set_is_balanced_and_loads_as_jsonl_and_csv():
         counts = [sum(r.labels[field.name] == k for r in data) for k in range(len(field.options))]
         assert max(counts) - min(counts) <= 2, (field.name, counts)
     sample = load_rows(REPO / "fixtures/eval/support_triage_sample.csv", fields)
-    assert [(r.context, r.labels) for r in sample] == [(r.context, r.labels) for r in data[:len(sample)]]
+    assert [(r.context, r.labels) for r in sample] == [(r.context, r.labels) for r in data[: len(sample)]]
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"context": "x", "labels": {"tier": "T3"}}\n', "d.jsonl:1: label \"T3\" for field 'tier' is not one of its options"),
-    ('{"context": "x", "labels": {"nope": 1}}\n', "d.jsonl:1: label for unknown field 'nope'"),
-    ("{not json\n", "d.jsonl:1: invalid JSON"),
-    ('{"labels": {}}\n', 'd.jsonl:1: a row is an object with a string "context"'),
-    ("\n", "d.jsonl: no labeled rows"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (
+            '{"context": "x", "labels": {"tier": "T3"}}\n',
+            "d.jsonl:1: label \"T3\" for field 'tier' is not one of its options",
+        ),
+        ('{"context": "x", "labels": {"nope": 1}}\n', "d.jsonl:1: label for unknown field 'nope'"),
+        ("{not json\n", "d.jsonl:1: invalid JSON"),
+        ('{"labels": {}}\n', 'd.jsonl:1: a row is an object with a string "context"'),
+        ("\n", "d.jsonl: no labeled rows"),
+    ],
+)
 def test_bad_rows_are_one_line_errors(tmp_path, content, message):
     path = tmp_path / "d.jsonl"
     path.write_text(content)
@@ -141,7 +175,9 @@ def test_csv_cells_map_to_typed_options(tmp_path):
 
 
 def test_no_held_out_rows_gives_strict_json_and_a_note():
-    report = run_eval(FIELDS, rows(8), ScriptedBackend(), EvalOptions(holdout=0.0), schema_path="s", data_path="d")
+    report = run_eval(
+        FIELDS, rows(8), ScriptedBackend(), EvalOptions(holdout=0.0), schema_path="s", data_path="d"
+    )
 
     def refuse(constant):
         raise AssertionError(f"non-JSON constant {constant}")

@@ -89,8 +89,14 @@ class Loss(NamedTuple):  # one per lost option (a refused 10,000-option field: 1
     detail: str
 
     def to_dict(self) -> dict:
-        return {"index": self.index, "option": self.option, "returned": self.returned_option,
-                "returned_index": self.returned, "reason": self.reason, "detail": self.detail}
+        return {
+            "index": self.index,
+            "option": self.option,
+            "returned": self.returned_option,
+            "returned_index": self.returned,
+            "reason": self.reason,
+            "detail": self.detail,
+        }
 
     def phrase(self) -> str:
         return f"{self.option!r} is never returned ({self.detail})"
@@ -144,25 +150,43 @@ class EngineProfile:
         plan = self.field_plan(tokens)
         options = tokens.site.options
         if plan.refused is not None:  # every option, for one reason
-            refused, why, new = plan.refused, plan.refused_reason, tuple.__new__  # (lost(), no call per option)
+            refused, why, new = (
+                plan.refused,
+                plan.refused_reason,
+                tuple.__new__,
+            )  # (lost(), no call per option)
             out = [new(Loss, (k, option, None, None, why, refused)) for k, option in enumerate(options)]
         else:
             out = []
             for k, option in enumerate(options):
                 returned, reason, detail = self.pick(plan, tokens, k)
                 if returned != k:
-                    out.append(lost(k, option, returned, None if returned is None else options[returned],
-                                    reason, detail))
+                    out.append(
+                        lost(
+                            k,
+                            option,
+                            returned,
+                            None if returned is None else options[returned],
+                            reason,
+                            detail,
+                        )
+                    )
         tokens.memo[key] = out
         return out
 
     def describe(self) -> dict:
-        return {"name": self.name, "summary": self.summary, "letters": self.letters,
-                "first_token": self.first_token, **self.limits}
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "letters": self.letters,
+            "first_token": self.first_token,
+            **self.limits,
+        }
 
 
-def lost(index: int, option: object, returned: int | None, returned_option: object, reason: str,
-         detail: str) -> Loss:
+def lost(
+    index: int, option: object, returned: int | None, returned_option: object, reason: str, detail: str
+) -> Loss:
     """Loss(...) without the NamedTuple's Python constructor (a third of its time)."""
     return tuple.__new__(Loss, (index, option, returned, returned_option, reason, detail))
 

@@ -65,14 +65,39 @@ class Variant:
         return Fraction(tokens)
 
 
-VARIANTS: dict[str, Variant] = {v.name: v for v in (
-    Variant("sum", False, "sum", "lm-evaluation-harness acc", "lm_eval/api/task.py process_results (multiple_choice)"),
-    Variant("sum-close", True, "sum", "pcdlint verify's full-sequence scorer", "auditor/decoder/prompt.py plan_field"),
-    Variant("mean", False, "mean", "SGLang select (token_length_normalized, the default)",
-            "sgl-project/sglang python/sglang/lang/choices.py; docs/en/choices_methods.md"),
-    Variant("byte-norm", False, "chars", "lm-evaluation-harness acc_norm",
-            "lm_eval/api/task.py process_results (completion_len = len(choice))"),
-)}
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant(
+            "sum",
+            False,
+            "sum",
+            "lm-evaluation-harness acc",
+            "lm_eval/api/task.py process_results (multiple_choice)",
+        ),
+        Variant(
+            "sum-close",
+            True,
+            "sum",
+            "pcdlint verify's full-sequence scorer",
+            "auditor/decoder/prompt.py plan_field",
+        ),
+        Variant(
+            "mean",
+            False,
+            "mean",
+            "SGLang select (token_length_normalized, the default)",
+            "sgl-project/sglang python/sglang/lang/choices.py; docs/en/choices_methods.md",
+        ),
+        Variant(
+            "byte-norm",
+            False,
+            "chars",
+            "lm-evaluation-harness acc_norm",
+            "lm_eval/api/task.py process_results (completion_len = len(choice))",
+        ),
+    )
+}
 
 
 def live_pick(variant: str, sequence_logprobs: list[list[float]], texts: list[str]) -> int:
@@ -81,8 +106,10 @@ def live_pick(variant: str, sequence_logprobs: list[list[float]], texts: list[st
     the quote), `texts` the remainders. Ties go to the lowest index. (verify hoists the common
     prefix, so `mean` and `byte-norm` fold the remainder here, not the whole option.)"""
     rule = VARIANTS[variant]
-    scores = [rule.score(values if rule.close else values[:-1], text)
-              for values, text in zip(sequence_logprobs, texts)]
+    scores = [
+        rule.score(values if rule.close else values[:-1], text)
+        for values, text in zip(sequence_logprobs, texts)
+    ]
     return max(range(len(scores)), key=lambda i: (scores[i], -i))
 
 
@@ -96,7 +123,9 @@ def sequence_plan(tokens: SiteTokens, close: bool = False) -> FieldPlan:
         return FieldPlan(suffix, sequences, texts)
     texts = tuple(json_text(o) for o in options)
     sequences = tuple(tuple(ids) for ids in tokens.tokenizer.ids_many(list(texts)))
-    return FieldPlan(field_head(tokens.site.name, tokens.array_depth) + ('"' if strings else ""), sequences, texts)
+    return FieldPlan(
+        field_head(tokens.site.name, tokens.array_depth) + ('"' if strings else ""), sequences, texts
+    )
 
 
 class FullSequence(EngineProfile):
@@ -119,9 +148,11 @@ class FullSequence(EngineProfile):
             return k, "", ""
         if plan.sequences[best] == wanted and self.variant.name != "sum":
             return best, SEQUENCE_PREFIX, f"its tokens are {plan.texts[best]!r}'s, listed first"
-        why = {"sum": "whose shorter sum of log-probs always scores higher",
-               "mean": "whose mean log-prob ties with it and is listed first",
-               "chars": "which has fewer tokens per character, so a higher normalised score"}[self.variant.fold]
+        why = {
+            "sum": "whose shorter sum of log-probs always scores higher",
+            "mean": "whose mean log-prob ties with it and is listed first",
+            "chars": "which has fewer tokens per character, so a higher normalised score",
+        }[self.variant.fold]
         return best, SEQUENCE_PREFIX, f"its tokens start with all of {plan.texts[best]!r}'s, {why}"
 
     def extra_passes(self, tokens):
@@ -139,11 +170,20 @@ def _profile(name: str, variant: str, summary: str) -> FullSequence:
 
 
 # `full-sequence` stays what it was (the `sum` variant under its earlier name)
-PROFILE = _profile("full-sequence", "sum",
-                   "full-sequence scoring: teacher-forced sum of log-probs of every option, one more batched pass")
+PROFILE = _profile(
+    "full-sequence",
+    "sum",
+    "full-sequence scoring: teacher-forced sum of log-probs of every option, one more batched pass",
+)
 PROFILES = [
     _profile("sum", "sum", "lm-eval acc: summed log-prob of each option, no terminator; ties → first"),
-    _profile("sum-close", "sum-close", "pcdlint verify: summed log-prob of each remainder and its closing quote"),
-    _profile("mean", "mean", "SGLang select default: mean token log-prob of each option; ties → first listed"),
-    _profile("byte-norm", "byte-norm", "lm-eval acc_norm: summed log-prob / the option's length; ties → first"),
+    _profile(
+        "sum-close", "sum-close", "pcdlint verify: summed log-prob of each remainder and its closing quote"
+    ),
+    _profile(
+        "mean", "mean", "SGLang select default: mean token log-prob of each option; ties → first listed"
+    ),
+    _profile(
+        "byte-norm", "byte-norm", "lm-eval acc_norm: summed log-prob / the option's length; ties → first"
+    ),
 ]

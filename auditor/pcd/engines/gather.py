@@ -49,8 +49,11 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
     """The suffix and candidate sequences RLCD compiles for one field."""
     site, tokenizer = tokens.site, tokens.tokenizer
     options = site.options
-    refused = (f"RLCD refuses fields with more than {RLCD_MAX_OPTIONS} options ({len(options)} here)"
-               if len(options) > RLCD_MAX_OPTIONS else None)
+    refused = (
+        f"RLCD refuses fields with more than {RLCD_MAX_OPTIONS} options ({len(options)} here)"
+        if len(options) > RLCD_MAX_OPTIONS
+        else None
+    )
     if is_boolean(tokens):
         texts = tuple("true" if o else "false" for o in options)
         sequences = tuple(tuple(ids) for ids in tokenizer.ids_many(list(texts)))
@@ -59,8 +62,13 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
         # what the model writes: each option's `remainder + '"'` after the hoisted prefix; what
         # RLCD gathers: the first token of each remainder alone
         raw = rlcd_raw(tokens)
-        return FieldPlan(field_head(site.name, tokens.array_depth) + '"' + raw.prefix, raw.sequences,
-                         tuple(split_options(site)[2]), refused, candidates=raw.candidates)
+        return FieldPlan(
+            field_head(site.name, tokens.array_depth) + '"' + raw.prefix,
+            raw.sequences,
+            tuple(split_options(site)[2]),
+            refused,
+            candidates=raw.candidates,
+        )
     sequences = tuple(o.ids + ((tokens.close_id,) if o.is_string else ()) for o in tokens.options)
     return FieldPlan(tokens.literal_suffix, sequences, tuple(o.text for o in tokens.options), refused)
 
@@ -70,8 +78,13 @@ class RawField:
 
     __slots__ = ("candidates", "choices", "prefix", "sequences")
 
-    def __init__(self, prefix: str, choices: tuple[str, ...], candidates: tuple[int, ...],
-                 sequences: tuple[tuple[int, ...], ...]):
+    def __init__(
+        self,
+        prefix: str,
+        choices: tuple[str, ...],
+        candidates: tuple[int, ...],
+        sequences: tuple[tuple[int, ...], ...],
+    ):
         self.prefix, self.choices, self.candidates, self.sequences = prefix, choices, candidates, sequences
 
 
@@ -87,12 +100,16 @@ def rlcd_raw(tokens: SiteTokens) -> RawField:
     texts = split_options(tokens.site)[2]
     # (one option: RLCD hoists all of it, pcdlint nothing; no collision either way)
     if all(a is b or a == b for a, b in zip(options, texts)):
-        raw = RawField(tokens.prefix, options, tuple(o.scored_id for o in tokens.options),
-                       tuple(tokens.closed_sequences))  # type: ignore[arg-type]  # (all strings)
+        raw = RawField(
+            tokens.prefix,
+            options,
+            tuple(o.scored_id for o in tokens.options),
+            tuple(tokens.closed_sequences),  # type: ignore[arg-type]  # (all strings)
+        )
     else:  # an option JSON escapes: the prefix and remainders of the raw choices
         tokenizer = tokens.tokenizer
         prefix = os.path.commonprefix(list(options))
-        rests = [o[len(prefix):] for o in options]
+        rests = [o[len(prefix) :] for o in options]
         candidates = tuple(ids[0] if ids else tokens.close_id for ids in tokenizer.ids_many(rests))
         written = tokenizer.ids_many([json_text(r) + STRING_CLOSE for r in rests])
         raw = RawField(prefix, options, candidates, tuple(tuple(ids) for ids in written))
@@ -134,7 +151,7 @@ def rlcd_first_token_collides(site: FieldLike, tokenizer: LoadedTokenizer) -> bo
     seen: set[int] = set()
     close = tokenizer.ids(STRING_CLOSE)[0]
     for start in range(0, len(rests), QUICK_CHUNK):
-        chunk = rests[start:start + QUICK_CHUNK]
+        chunk = rests[start : start + QUICK_CHUNK]
         for ids in tokenizer.ids_many(chunk):
             first = ids[0] if ids else close
             if first in seen:
@@ -171,7 +188,11 @@ class Gather(EngineProfile):
     def pick(self, plan, tokens, k):
         winner = tie_winner(plan, k)
         piece = tokens.tokenizer.piece(plan.first_tokens[k])
-        return winner, TIE, f"shares first token {piece!r} with {tokens.site.options[winner]!r}, which wins the tie"
+        return (
+            winner,
+            TIE,
+            f"shares first token {piece!r} with {tokens.site.options[winner]!r}, which wins the tie",
+        )
 
 
 PROFILE = Gather(

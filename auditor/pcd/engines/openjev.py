@@ -42,18 +42,29 @@ def letter_plan(tokens: SiteTokens, letters: str) -> FieldPlan:
     if n < MIN_OPTIONS:
         refused = f"openjev refuses fields with fewer than {MIN_OPTIONS} options ({n} here)"
     elif n > len(letters):
-        refused = (f"openjev scores letters {letters[0]}–{letters[-1]} and refuses fields with more "
-                   f"than {len(letters)} options ({n} here)")
+        refused = (
+            f"openjev scores letters {letters[0]}–{letters[-1]} and refuses fields with more "
+            f"than {len(letters)} options ({n} here)"
+        )
     elif not all(isinstance(o, str) for o in options):
         other = next(o for o in options if not isinstance(o, str))
         refused, why = f"openjev refuses option ids that are not strings ({other!r} here)", NON_STRING_ID
     elif len(set(options)) < n:
         twice = next(o for i, o in enumerate(options) if o in options[:i])
-        refused, why = f"openjev refuses a field whose option ids repeat ({twice!r} twice): Option IDs must be unique", DUPLICATE_ID
+        refused, why = (
+            f"openjev refuses a field whose option ids repeat ({twice!r} twice): Option IDs must be unique",
+            DUPLICATE_ID,
+        )
     slots = tuple(letters[:n]) if refused is None else ()
     sequences = tuple(tuple(ids) for ids in tokens.tokenizer.ids_many([c + '"' for c in slots]))
-    return FieldPlan(field_head(tokens.site.name, tokens.array_depth) + '"', sequences, slots, refused, slots,
-                     refused_reason=why)
+    return FieldPlan(
+        field_head(tokens.site.name, tokens.array_depth) + '"',
+        sequences,
+        slots,
+        refused,
+        slots,
+        refused_reason=why,
+    )
 
 
 class OpenJev(EngineProfile):
@@ -65,8 +76,14 @@ class OpenJev(EngineProfile):
 
     def pick(self, plan, tokens, k):
         winner = tie_winner(plan, k)
-        return winner, TIE, (f"its letter {plan.letters[k]!r} shares a token with "
-                             f"{plan.letters[winner]!r} ({tokens.site.options[winner]!r}), which wins the tie")
+        return (
+            winner,
+            TIE,
+            (
+                f"its letter {plan.letters[k]!r} shares a token with "
+                f"{plan.letters[winner]!r} ({tokens.site.options[winner]!r}), which wins the tie"
+            ),
+        )
 
 
 PROFILE = OpenJev(

@@ -129,8 +129,14 @@ class RlcdMlx(EngineProfile):
             return returned, PREFIX_MATCH, picked + cut
         full = (prefix + json_text(meant)).strip()
         if run.stopped and (prefix + run.kept).strip() != full:
-            return returned, STOP_CHAR, (f"greedy decoding stops at a token holding '\"', a newline or "
-                                         f"',' and gives {run.text!r}; {picked}")
+            return (
+                returned,
+                STOP_CHAR,
+                (
+                    f"greedy decoding stops at a token holding '\"', a newline or "
+                    f"',' and gives {run.text!r}; {picked}"
+                ),
+            )
         if run.budget_hit and (prefix + run.kept).strip() != full:
             return returned, BUDGET, f"{said}; {picked}"
         return returned, STRIP, f"quotes removed and .strip() give {run.text!r}; {picked}"
@@ -144,7 +150,9 @@ class RlcdMlx(EngineProfile):
 
 PROFILE = RlcdMlx(
     name="rlcd-mlx",
-    summary=("RLCD MLX path: gather, and on a collision up to 4 greedy tokens (stopping at '\"', newline, ','; "
-             "stripped), matched by prefix in schema order, else by the text's digits, else the first choice"),
+    summary=(
+        "RLCD MLX path: gather, and on a collision up to 4 greedy tokens (stopping at '\"', newline, ','; "
+        "stripped), matched by prefix in schema order, else by the text's digits, else the first choice"
+    ),
     limits={"max_options": RLCD_MAX_OPTIONS, "fallback": f"greedy, {GREEDY_BUDGET} tokens"},
 )

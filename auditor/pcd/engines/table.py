@@ -212,7 +212,9 @@ def engine_row(name: str) -> EngineRow | None:
 
 # --------------------------------------------------------------------------- README table
 
-TABLE_BEGIN = "<!-- engine table: generated from auditor/pcd/engines/engines.toml by scripts/engine_table.py -->"
+TABLE_BEGIN = (
+    "<!-- engine table: generated from auditor/pcd/engines/engines.toml by scripts/engine_table.py -->"
+)
 TABLE_END = "<!-- end of engine table -->"
 
 
@@ -226,22 +228,28 @@ def _limit_text(limit: Limit | None, documented: bool = True) -> str:
 def markdown_table(rows: dict[str, EngineRow] | None = None) -> str:
     """The README's engine table (decision engines), one line per row, from the data file."""
     rows = ENGINE_ROWS if rows is None else rows
-    lines = [TABLE_BEGIN,
-             "| engine | labels: choice / level / two-outcome | labels checked | options | levels | questions "
-             "| names refused | fields refused | refusal | source |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        TABLE_BEGIN,
+        "| engine | labels: choice / level / two-outcome | labels checked | options | levels | questions "
+        "| names refused | fields refused | refusal | source |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in rows.values():
         if not row.is_decision:
             continue
         name = f"`{row.name}`" + (" (default)" if row.default else "")
-        fields = {"refused": "unknown, anywhere", "questions": "unknown, in questions", "ignored": ""}[row.unknown_fields]
+        fields = {"refused": "unknown, anywhere", "questions": "unknown, in questions", "ignored": ""}[
+            row.unknown_fields
+        ]
         refused = ", ".join(f"`{f}`" for f in row.refused_fields)
         fields = "; ".join(part for part in (fields, refused) if part) or "—"
         status = str(row.status) + (f" / {row.status_invalid}" if row.status_invalid else "")
         source = row.source.replace("|", "\\|")
-        lines.append(f"| {name} | {row.choice_labels} / {row.level_labels} / {row.binary_labels} | {row.label_check} "
-                     f"| {_limit_text(row.options)} | {_limit_text(row.levels, row.levels_documented)} "
-                     f"| {_limit_text(row.questions)} | {'yes' if row.name_rules else 'no'} | {fields} | {status} "
-                     f"| {source} |")
+        lines.append(
+            f"| {name} | {row.choice_labels} / {row.level_labels} / {row.binary_labels} | {row.label_check} "
+            f"| {_limit_text(row.options)} | {_limit_text(row.levels, row.levels_documented)} "
+            f"| {_limit_text(row.questions)} | {'yes' if row.name_rules else 'no'} | {fields} | {status} "
+            f"| {source} |"
+        )
     lines.append(TABLE_END)
     return "\n".join(lines)
