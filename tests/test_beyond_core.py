@@ -135,6 +135,8 @@ def test_cost_fallback_steps_follow_each_engine(write_schema, qwen):
         "openjev": 0,
         "constrained": max(len(s) for s in quoted) - 1,
         "full-sequence": 1,
+        # the named full-sequence variants: each one teacher-forced batched pass, as full-sequence
+        **dict.fromkeys(("sum", "sum-close", "mean", "byte-norm"), 1),
     }
     got = {name: e["pcd"]["fallback_steps"] for name, e in cost["engines"].items()}
     assert got == expected

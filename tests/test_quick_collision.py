@@ -45,13 +45,14 @@ def test_quick_collision_equals_the_plan_on_the_corpus_and_its_renamings(tokeniz
 @pytest.mark.parametrize(
     ("options", "collides"),
     [
-        ([".", ".>", "zz"], False),  # `."` is one token, `.>"` starts with `.`: no shared first token
-        (["&", "&,", "zz"], True),  # `&"` and `&,"` both start with the same token
+        ([".", ".>", "zz"], True),  # `.` and `.>` alone both start with `.` (`."` would be one token)
+        (["&", "&,", "zz"], False),  # `&` and `&,` alone are different tokens (`&"`, `&,"` share `&`)
     ],
 )
-def test_quick_collision_reads_the_quote_where_it_joins(options, collides, qwen):
-    """Where the quote merges into the remainder's first token, the remainder's own first token
-    is not the scored one (Qwen2.5): the quick check reads `remainder + '"'` there."""
+def test_quick_collision_reads_the_remainder_alone_as_rlcd_does(options, collides, qwen):
+    """RLCD's candidates are the first token of each remainder encoded alone (core/schema.py; see
+    auditor/pcd/engines/gather.py), even where the quote the model writes would merge into it
+    (Qwen2.5): the plan and the quick check both read the bare remainder."""
     from auditor.schema.documents import Span
     from auditor.schema.sites import Site
 
@@ -70,5 +71,7 @@ def test_quick_collision_reads_the_quote_where_it_joins(options, collides, qwen)
     gather = get_engine("gather")
     assert gather.field_plan(SiteTokens(site, qwen)).has_collision is collides
     assert gather.quick_collision(site, qwen) is collides
-    own_first = [qwen.ids(o)[0] for o in options]  # what reading the remainder alone would say
-    assert (len(set(own_first)) < len(options)) is not collides
+    own_first = [qwen.ids(o)[0] for o in options]  # the remainder alone: what RLCD gathers
+    assert (len(set(own_first)) < len(options)) is collides
+    joined_first = [qwen.ids(o + '"')[0] for o in options]  # what the model writes differs here
+    assert (len(set(joined_first)) < len(options)) is not collides
