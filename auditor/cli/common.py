@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
+
+import click
 
 from auditor.exitcodes import EXIT_USAGE
 from auditor.reporting.outputs import write_error, write_report, write_stdout
@@ -39,3 +41,48 @@ def color_stdout() -> bool:
 def fail(message: str) -> NoReturn:
     write_error(f"pcdlint: error: {message}")
     sys.exit(EXIT_USAGE)
+
+
+def client_options(backends: str) -> list[Any]:
+    """The options of the one HTTP client (auditor.decoder.http) that `verify` and `eval` share:
+    the key's variable, requests in flight, the per-request deadline and the retries. `backends`
+    names the backends they apply to in each help line."""
+    return [
+        click.option(
+            "--api-key-env",
+            metavar="VAR",
+            default="OPENAI_API_KEY",
+            show_default=True,
+            help="Environment variable holding the server's API key (unset: no key sent; never printed).",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 64),
+            default=4,
+            show_default=True,
+            help=f"Requests in flight at once ({backends}).",
+        ),
+        click.option(
+            "--timeout",
+            "timeout_s",
+            type=click.FloatRange(1, 3600),
+            default=120.0,
+            show_default=True,
+            help=f"Seconds per request, headers and body together ({backends}).",
+        ),
+        click.option(
+            "--retries",
+            type=click.IntRange(0, 10),
+            default=3,
+            show_default=True,
+            help="Retries with backoff for unreachable or busy servers (HTTP 429, 500, 502-504), "
+            f"honouring Retry-After ({backends}).",
+        ),
+        click.option(
+            "--retry-after-cap",
+            type=click.FloatRange(0, 3600),
+            default=60.0,
+            show_default=True,
+            help=f"The longest Retry-After wait honoured; a server asking more is an error ({backends}).",
+        ),
+    ]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from auditor.cli.common import client_options
 from auditor.errors import UsageError
 
 IN_PROCESS_ENGINES = ("llm2jev",)  # decision engines pcdlint can compute in this process
@@ -262,43 +263,7 @@ EVAL_OPTIONS = [
         show_default=True,
         help="--backend systemone: the path after --base-url.",
     ),
-    click.option(
-        "--api-key-env",
-        metavar="VAR",
-        default="OPENAI_API_KEY",
-        show_default=True,
-        help="Environment variable holding the server's API key (unset: no key sent; never printed).",
-    ),
-    click.option(
-        "--concurrency",
-        type=click.IntRange(1, 64),
-        default=4,
-        show_default=True,
-        help="--backend systemone: requests in flight at once.",
-    ),
-    click.option(
-        "--timeout",
-        "timeout_s",
-        type=click.FloatRange(1, 3600),
-        default=120.0,
-        show_default=True,
-        help="--backend systemone: seconds per request.",
-    ),
-    click.option(
-        "--retries",
-        type=click.IntRange(0, 10),
-        default=3,
-        show_default=True,
-        help="--backend systemone: retries of a 429, 5xx or lost connection, with backoff that "
-        "honours Retry-After; a row still failing is reported, not dropped.",
-    ),
-    click.option(
-        "--retry-after-cap",
-        type=click.FloatRange(0, 3600),
-        default=60.0,
-        show_default=True,
-        help="--backend systemone: the longest Retry-After wait honoured (seconds).",
-    ),
+    *client_options("--backend systemone"),
 ]
 EVAL_KEYS = ("base_url", "route", "api_key_env", "concurrency", "timeout_s", "retries", "retry_after_cap")
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from auditor.cli.common import client_options
 from auditor.cli.served import decision_options, verify_decisions, wants_decisions
 from auditor.errors import UsageError
 
@@ -43,49 +44,13 @@ MODEL_OPTIONS = [
     click.option(
         "--base-url", metavar="URL", help="The server for --backend openai, e.g. http://127.0.0.1:8000/v1."
     ),
-    click.option(
-        "--api-key-env",
-        metavar="VAR",
-        default="OPENAI_API_KEY",
-        show_default=True,
-        help="Environment variable holding the server's API key (unset: no key sent).",
-    ),
-    click.option(
-        "--concurrency",
-        type=click.IntRange(1, 64),
-        default=4,
-        show_default=True,
-        help="Requests in flight at once (--backend openai).",
-    ),
+    *client_options("--backend openai"),
     click.option(
         "--batch-size",
         type=click.IntRange(1, 512),
         default=16,
         show_default=True,
         help="Prompts per request, when the server takes a prompt list (--backend openai).",
-    ),
-    click.option(
-        "--timeout",
-        "timeout_s",
-        type=click.FloatRange(1, 3600),
-        default=120.0,
-        show_default=True,
-        help="Seconds per request, headers and body together (--backend openai).",
-    ),
-    click.option(
-        "--retries",
-        type=click.IntRange(0, 10),
-        default=3,
-        show_default=True,
-        help="Retries with backoff for unreachable or busy servers (HTTP 429, 500, 502-504), "
-        "honouring Retry-After (--backend openai).",
-    ),
-    click.option(
-        "--retry-after-cap",
-        type=click.FloatRange(0, 3600),
-        default=60.0,
-        show_default=True,
-        help="The longest Retry-After wait honoured; a server asking more is an error (--backend openai).",
     ),
     click.option(
         "--run-timeout",
