@@ -48,7 +48,7 @@ def cli() -> None:
     help="Engine whose consequences to report: gather (default, RLCD torch path), "
     "rlcd-mlx, openjev, constrained, full-sequence (= sum), sum-close, mean, byte-norm; for decision requests "
     "sglang-decisions, sglang-systemone, llamacpp-openjev, llamacpp-lev, llm2jev, "
-    "jev, openai-decisions, fireworks, perplexity (README: Decision requests). Repeatable.",
+    "jev, openai-decisions, fireworks, perplexity (docs: Decision requests; docs/engines). Repeatable.",
 )
 @click.option(
     "--tiktoken-pattern",

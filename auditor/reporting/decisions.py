@@ -126,7 +126,7 @@ def decision_to_dict(
     static: dict | None = None,
     disagreements: list[dict] | None = None,
 ) -> dict:
-    """One entry of the JSON report's ``decisions`` list (documented in the README)."""
+    """One entry of the JSON report's ``decisions`` list (documented in docs/served.md)."""
     return {
         "path": path,
         "pointer": pointer,

@@ -1,4 +1,4 @@
-"""JSON output, version 1: a documented contract (see README, "JSON output")."""
+"""JSON output, version 1: a documented contract (see docs/json-output.md)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from auditor.errors import InputFileError
 from auditor.lazy import Deferred
 from auditor.schema.positions import JsonPositions
 
-# Input limits (config keys `max-file-bytes`, `max-depth`; see README "Security and limits").
+# Input limits (config keys `max-file-bytes`, `max-depth`; see docs/security.md).
 MAX_FILE_BYTES = 20_000_000
 MAX_DEPTH = 1_000  # nesting of objects/arrays; real schemas stay far below
 # The deepest nesting the analysis thread's stack takes (run_deep), whatever max-depth says:

@@ -226,7 +226,7 @@ def _limit_text(limit: Limit | None, documented: bool = True) -> str:
 
 
 def markdown_table(rows: dict[str, EngineRow] | None = None) -> str:
-    """The README's engine table (decision engines), one line per row, from the data file."""
+    """The docs' engine table (docs/decision-requests.md) (decision engines), one line per row, from the data file."""
     rows = ENGINE_ROWS if rows is None else rows
     lines = [
         TABLE_BEGIN,
