@@ -12,6 +12,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -254,7 +255,17 @@ def verify_decisions(
 
 EVAL_OPTIONS = [
     click.option(
-        "--base-url", metavar="URL", help="--backend systemone: the server root, e.g. http://127.0.0.1:8080."
+        "--base-url",
+        metavar="URL",
+        help="--backend systemone: the server root, e.g. http://127.0.0.1:8080; --backend openai: "
+        "the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1 (/v1 is appended when missing).",
+    ),
+    click.option(
+        "--tokenizer",
+        "server_tokenizer",
+        metavar="SPEC",
+        help="--backend openai: the served model's tokenizer (HF directory, hub id or .gguf); "
+        "default: --model as a locally cached hub id.",
     ),
     click.option(
         "--route",
@@ -263,9 +274,59 @@ EVAL_OPTIONS = [
         show_default=True,
         help="--backend systemone: the path after --base-url.",
     ),
-    *client_options("--backend systemone"),
+    *client_options("--backend systemone or openai"),
 ]
-EVAL_KEYS = ("base_url", "route", "api_key_env", "concurrency", "timeout_s", "retries", "retry_after_cap")
+EVAL_KEYS = (
+    "base_url",
+    "server_tokenizer",
+    "route",
+    "api_key_env",
+    "concurrency",
+    "timeout_s",
+    "retries",
+    "retry_after_cap",
+)
+
+
+def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) -> Any:
+    """`eval --backend openai`: verify's ``OpenAIBackend`` on the one HTTP client, built from the
+    shared client options. One prompt per request (``batch_size`` 1), so ``--concurrency`` bounds
+    the scored prompts in flight; the key comes from ``--api-key-env`` only."""
+    from auditor.decoder.backends import OpenAIBackend
+    from auditor.decoder.errors import DecoderError
+    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env, parse_origin
+    from auditor.decoder.model import load_tokenizer_only
+    from auditor.paths import resolve_text
+
+    if not served_opts["base_url"]:
+        raise UsageError("--backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
+    spec = served_opts["server_tokenizer"] or model
+    if not spec:
+        raise UsageError("--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)")
+    spec = resolve_text(spec, "--tokenizer")
+    try:
+        parse_origin(served_opts["base_url"])  # the URL as written, checked before /v1 is appended
+        tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
+        client = HttpClient(
+            OpenAIBackend.api_base(served_opts["base_url"]),
+            api_key=api_key_from_env(served_opts["api_key_env"]),
+            connect_timeout=min(served_opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
+            read_deadline=served_opts["timeout_s"],
+            retries=served_opts["retries"],
+            retry_after_cap=served_opts["retry_after_cap"],
+            max_connections=served_opts["concurrency"],
+        )
+        return OpenAIBackend(
+            client.base_url,
+            model,
+            tokenizer,
+            tokenizer_name,
+            concurrency=served_opts["concurrency"],
+            batch_size=1,
+            client=client,
+        )
+    except DecoderError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def eval_options(func):
