@@ -59,7 +59,8 @@ FORMATS = ("text", "json", "html")
     "--perturb",
     multiple=True,
     type=click.Choice(["order"]),
-    help="order: rescore with every field's options reversed in the prompt and report flips.",
+    help="order: rescore with every field's options reversed in the prompt and report flips; "
+    "--backend systemone: the option-order probe of verify (--orders display orders per row).",
 )
 @click.option(
     "--no-letters", is_flag=True, help="Skip letter-slot scoring (it needs a second prefill per row)."

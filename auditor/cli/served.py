@@ -274,12 +274,21 @@ EVAL_OPTIONS = [
         show_default=True,
         help="--backend systemone: the path after --base-url.",
     ),
+    click.option(
+        "--orders",
+        type=click.IntRange(2, 24),
+        default=4,
+        show_default=True,
+        help="--backend systemone with --perturb order: display orders per choice question "
+        "(original, reversed, rotated by 1, 2, …), as verify's option-order probe.",
+    ),
     *client_options("--backend systemone or openai"),
 ]
 EVAL_KEYS = (
     "base_url",
     "server_tokenizer",
     "route",
+    "orders",
     "api_key_env",
     "concurrency",
     "timeout_s",
@@ -402,6 +411,7 @@ def eval_decisions(
         holdout=holdout,
         seed=seed,
         perturb=perturb,
+        orders=served_opts["orders"],
         cache_dir=cache_dir,
         progress=Progress(False if quiet else None),
     )
