@@ -9,6 +9,7 @@ option-order probe (``auditor.decoder.orderprobe``).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +57,7 @@ DECISION_OPTIONS = [
 DECISION_KEYS = ("engine_name", "route", "probe", "orders")
 
 
-def decision_options(func):
+def decision_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(DECISION_OPTIONS):
         func = option(func)
     return func
@@ -115,7 +116,7 @@ def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
     return inputs
 
 
-def http_client(verify_opts: dict):
+def http_client(verify_opts: dict) -> Any:
     """The one HTTP client for --base-url, with the key from --api-key-env (never from argv)."""
     from auditor.decoder.http import HttpClient, api_key_from_env
 
@@ -128,7 +129,9 @@ def http_client(verify_opts: dict):
     )
 
 
-def decision_engine(verify_opts: dict, engine_name: str | None, route: str, allow_download: bool, progress):
+def decision_engine(
+    verify_opts: dict, engine_name: str | None, route: str, allow_download: bool, progress: Any
+) -> Any:
     """What answers the requests: a SystemOneBackend, or an in-process engine."""
     from auditor.decoder import load_model
     from auditor.decoder.systemone import SystemOneBackend
@@ -164,7 +167,7 @@ def decision_engine(verify_opts: dict, engine_name: str | None, route: str, allo
 
 
 @contextmanager
-def _redacted(engine):
+def _redacted(engine: Any) -> Iterator[None]:
     """A DecoderError quoting a server's answer, with the API key masked."""
     from auditor.decoder.errors import DecoderError
 
@@ -175,7 +178,7 @@ def _redacted(engine):
         raise DecoderError(redact(str(exc)) if redact is not None else str(exc)) from None
 
 
-def static_findings(paths: list[str], engine_name: str, engine) -> dict[str, list]:
+def static_findings(paths: list[str], engine_name: str, engine: Any) -> dict[str, list]:
     """pcdlint's findings under ``--engine`` per file (lint with the model's tokenizer when the
     model runs here, else the default tokenizer: the refusal rules read counts and fields)."""
     from auditor.linter.engine import LintOptions, lint
@@ -198,7 +201,7 @@ def verify_decisions(
     allow_download: bool,
     output_format: str,
     output: str | None,
-    progress,
+    progress: Any,
 ) -> int:
     """Answer and probe every request; write the report; return the exit code."""
     from auditor.cli.common import write_output
@@ -338,12 +341,12 @@ def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) ->
         raise UsageError(str(exc)) from None
 
 
-def eval_options(func):
+def eval_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The served-eval options; the command receives them as one ``served_opts`` dict."""
     import functools
 
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         kwargs["served_opts"] = {key: kwargs.pop(key) for key in EVAL_KEYS}
         return func(*args, **kwargs)
 
@@ -362,7 +365,7 @@ def eval_decisions(
     seed: int,
     perturb: tuple[str, ...],
     limit: int | None,
-    cache_dir,
+    cache_dir: Path | None,
     output_format: str,
     output: str | None,
     output_json: str | None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from auditor.decoder.systemone import QuestionAnswer, read_answers
 
@@ -152,7 +153,9 @@ class ProbedDecision:
         return any(p.flips for p in self.probes)
 
 
-def probe_request(engine, body: dict, *, mode: str = "auto", orders: int = DEFAULT_ORDERS) -> ProbedDecision:
+def probe_request(
+    engine: Any, body: dict, *, mode: str = "auto", orders: int = DEFAULT_ORDERS
+) -> ProbedDecision:
     """Ask ``engine`` (``decide(body)``) the request, then once more per extra display order."""
     answers = read_answers(body, engine.decide(body))
     qids = probed_questions(body, mode)

@@ -10,6 +10,7 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from auditor.eval import metrics
 from auditor.eval.backends import METHODS, FieldStructure, ScoringBackend
@@ -33,7 +34,7 @@ class EvalOptions:
     notes: list[str] = field(default_factory=list)
 
 
-def _bar(enabled: bool, total: int):
+def _bar(enabled: bool, total: int) -> Any:
     if not enabled or total == 0:
         return None
     from tqdm import tqdm
@@ -107,8 +108,10 @@ def _calibration_block(
     }
 
 
-def _calibration(scores, picks, gold, train: list[int], held: list[int]) -> dict:
-    def take(values, indices):
+def _calibration(
+    scores: list[list[float]], picks: list[int], gold: list[int], train: list[int], held: list[int]
+) -> dict:
+    def take(values: list, indices: list[int]) -> list:
         return [values[i] for i in indices]
 
     temperature = metrics.fit_temperature(take(scores, train), take(gold, train))
@@ -144,11 +147,19 @@ def _calibration(scores, picks, gold, train: list[int], held: list[int]) -> dict
     }
 
 
-def _method_block(method: str, scores, picks, gold, classes: int, train, held) -> dict:
+def _method_block(
+    method: str,
+    scores: list[list[float]],
+    picks: list[int],
+    gold: list[int],
+    classes: int,
+    train: list[int],
+    held: list[int],
+) -> dict:
     correct = sum(p == g for p, g in zip(picks, gold))
     total = len(gold)
     low, high = metrics.wilson_interval(correct, total)
-    block = {
+    block: dict[str, Any] = {
         "available": True,
         "n": total,
         "correct": correct,
@@ -219,7 +230,7 @@ def _field_report(
     return report, picks_by_method, labeled
 
 
-def _finite(value):
+def _finite(value: Any) -> Any:
     """NaN/inf (a metric over no rows) as None, so the JSON stays strict JSON."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
