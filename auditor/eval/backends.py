@@ -5,8 +5,8 @@ over the options in schema order for every method it supports:
 
 ``first_token``    log of the engine's softmax over the gathered first tokens (ties identical)
 ``full_sequence``  summed log-prob of each option's whole token sequence plus its closing token
-``constrained``    log of the constrained decoder's distribution (see ``constrained.py``), and
-                   ``constrained_pick``, its greedy masked pick
+``constrained``    log of the constrained decoder's distribution (``eval/constrained.py``), and
+                   ``constrained_pick``, the decoder's greedy masked pick
 ``letter``         log of the softmax over letters A, B, … after an ``A = …`` legend, or None
                    where a remap is not viable
 
@@ -22,7 +22,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
-from auditor.eval.constrained import constrained_pick
+from auditor.decoder.constrained import constrained_pick
+from auditor.eval.constrained import constrained_distribution
 from auditor.eval.data import EvalField
 
 METHODS = ("first_token", "full_sequence", "constrained", "letter")
@@ -204,7 +205,8 @@ class InProcessBackend:
             first = torch.softmax(row[torch.tensor(plan.scored_ids)], dim=-1).tolist()
             steps = [per_token[number + i] for i in range(len(plan.options))]
             number += len(plan.options)
-            pick, constrained = constrained_pick(plan.sequences, steps)
+            pick = constrained_pick(plan.sequences, steps).option
+            constrained = constrained_distribution(plan.sequences, steps)
             out.append(
                 {
                     "first_token": _logs(first),
