@@ -1,7 +1,7 @@
 """Where the scores come from: the model in-process, or a model behind an OpenAI-compatible server.
 
 Both backends answer one question, ``score(request, ledger, progress) -> list[FieldScores]``:
-for every field of a ``ScoreRequest`` (the prompt, each field's ``FieldPlan`` and, when a
+for every field of a ``ScoreRequest`` (the prompt, each field's ``PromptField`` and, when a
 letter remap is viable, the letter prompt and heads), the log-probs that the verdicts and
 picks are computed from. ``FieldScores`` holds, per field:
 
@@ -54,7 +54,7 @@ PARITY_MODES = ("fast", "full", "off")
 class ScoreRequest:
     prompt_text: str
     prompt_ids: list[int]
-    plans: list  # FieldPlan per field
+    plans: list  # PromptField per field
     letter_text: str | None = None
     letter_ids: list[int] | None = None
     letter_plans: list = field(default_factory=list)

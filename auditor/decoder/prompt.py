@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.decoder.errors import DecoderError
-from auditor.pcd import PREFILL_END, SLOT_LETTERS, SiteTokens, field_head, letter_slots
+from auditor.pcd import PREFILL_END, SLOT_LETTERS, SiteTokens, collision_groups, field_head, letter_slots
 from auditor.tokenizers import LoadedTokenizer
 
 SYSTEM_LINE = (
@@ -38,8 +38,8 @@ class FieldSpec:
 
 
 @dataclass
-class FieldPlan:
-    """How one field is scored: the suffix after the prefill and each option's tokens."""
+class PromptField:
+    """One field as the prompt places it: how it is scored: the suffix after the prefill and each option's tokens."""
 
     name: str
     options: list
@@ -60,10 +60,7 @@ class FieldPlan:
 
     def collision_groups(self) -> list[list[int]]:
         """Groups (of two or more option indices) that share their scored token."""
-        groups: dict[int, list[int]] = {}
-        for index, token in enumerate(self.scored_ids):
-            groups.setdefault(token, []).append(index)
-        return [members for members in groups.values() if len(members) > 1]
+        return collision_groups(self.scored_ids)
 
 
 def preset_context(data) -> str | None:
@@ -171,7 +168,7 @@ def written_field(name: str, value, array_depth: int = 0) -> str:
 
 def plan_field(
     tokenizer: LoadedTokenizer, spec: FieldSpec, prompt_text: str, prompt_ids: list[int]
-) -> FieldPlan:
+) -> PromptField:
     """Read one field's cut off the scoring model and check it against the prompt's tokens."""
     tokens = SiteTokens(spec, tokenizer)
     if tokens.mixed:
@@ -184,7 +181,7 @@ def plan_field(
     else:
         kind, suffix_text, suffix_ids = "literal", tokens.literal_suffix, list(tokens.literal_suffix_ids)
     slots = letter_slots(tokenizer, spec.name, len(spec.options))
-    plan = FieldPlan(
+    plan = PromptField(
         name=spec.name,
         options=list(spec.options),
         kind=kind,

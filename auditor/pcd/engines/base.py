@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from auditor.lazy import cached_property
+from auditor.pcd.buckets import first_token_buckets
 from auditor.pcd.scoring import FieldLike, SiteTokens, json_text, rendered  # noqa: F401  (re-exported)
 from auditor.tokenizers.loader import LoadedTokenizer
 
@@ -58,10 +59,7 @@ class FieldPlan:
 
     @cached_property
     def buckets(self) -> dict[int, list[int]]:
-        groups: dict[int, list[int]] = {}
-        for index, token in enumerate(self.first_tokens):
-            groups.setdefault(token, []).append(index)
-        return groups
+        return first_token_buckets(self.first_tokens)
 
     @cached_property
     def first_with(self) -> dict[tuple[int, ...], int]:
