@@ -21,6 +21,7 @@ from auditor.linter.registry import SEVERITIES, load_rules
 from auditor.pcd.scoring import SLOT_LETTERS, SiteTokens
 from auditor.reporting import formatter
 from auditor.reporting.fields import verdict
+from auditor.reporting.jinja import environment
 from auditor.reporting.matrix import CLEAN, matrix_dict
 from auditor.version import __version__
 
@@ -465,18 +466,6 @@ def report_view(run: LintRun) -> dict:
             if code in rules
         ],
     }
-
-
-def environment():
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
-    return Environment(
-        loader=PackageLoader("auditor.templates", "."),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
 
 
 def render_report(view: dict) -> str:
