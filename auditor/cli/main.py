@@ -264,7 +264,7 @@ def _run_check(options: CheckOptions) -> tuple[LintRun, str | None]:
 
 
 @cli.command("rules")
-def rules_command():
+def rules_command() -> None:
     """List every rule: code, name, default severity, whether it is on by default, and why."""
     from auditor.linter.registry import DEFAULT_REASON
 
@@ -283,7 +283,7 @@ def rules_command():
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
-def tokenizers_command(output_format):
+def tokenizers_command(output_format: str) -> None:
     """List the built-in tokenizers: installed or not, source package, vocab size, cache state."""
     import json
 
@@ -307,7 +307,7 @@ def tokenizers_command(output_format):
 
 @cli.command()
 @click.argument("rule")
-def explain(rule):
+def explain(rule: str) -> None:
     """Print a rule's documentation (by code or name)."""
     found = find_rule(rule)
     if found is None:

@@ -11,10 +11,14 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from auditor.linter.suggest import choose, fixed_codes, rewrite
+
+if TYPE_CHECKING:
+    from auditor.linter.engine import LintRun
 
 TEMP_SUFFIX = ".pcdlint-tmp"  # `--in-place` writes `.NAME.pcdlint-tmp` beside NAME, then renames it
 
@@ -76,7 +80,9 @@ def write_in_place(path: Path, data: bytes) -> None:
         raise
 
 
-def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[str, str | None, int]:
+def write_fixed(
+    run: LintRun, entries: list[dict], target: str, in_place: bool
+) -> tuple[str, str | None, int]:
     """Write the fixed copy (and, for letter slots, the legend beside it); returns
     (fixed path, legend path or None, fields renamed). Only the renamed option texts change
     (a UTF-8 BOM, line ends, comments and everything else stay as they were); both outputs
@@ -122,7 +128,7 @@ def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[
     return target, legend_path, len(renamings)
 
 
-def collect(run) -> list[dict]:
+def collect(run: LintRun) -> list[dict]:
     """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 warning or error."""
     offered = fixed_codes()
     groups: dict[tuple, dict] = {}
@@ -210,7 +216,14 @@ def format_text(entries: list[dict]) -> str:
     "openjev, constrained, full-sequence), or the decision engine whose name "
     "rules a decision request's renamings follow. Default: gather.",
 )
-def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
+def suggest(
+    paths: tuple[str, ...],
+    tokenizers: tuple[str, ...],
+    output_format: str,
+    write_to: str | None,
+    in_place: bool,
+    engine: str | None,
+) -> None:
     """Propose renamings for fields with PCD001/PCD002/PCD005 warnings or errors, verified by
     re-linting.
 

@@ -11,11 +11,14 @@ suffix, a prefix, a scored token or a letter slot; it only reads them from ``Sit
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from auditor.decoder.errors import DecoderError
 from auditor.pcd import PREFILL_END, SLOT_LETTERS, SiteTokens, collision_groups, field_head, letter_slots
+from auditor.schema.sites import Site
 from auditor.tokenizers import LoadedTokenizer
 
 SYSTEM_LINE = (
@@ -63,7 +66,7 @@ class PromptField:
         return collision_groups(self.scored_ids)
 
 
-def preset_context(data) -> str | None:
+def preset_context(data: Any) -> str | None:
     """A PCD preset's own context (`context`, or `input.context`), when it has one."""
     for holder in (data, data.get("input") if isinstance(data, dict) else None):
         if isinstance(holder, dict) and isinstance(holder.get("context"), str):
@@ -83,7 +86,7 @@ def load_fields(path: str | Path) -> tuple[list[FieldSpec], str]:
     return specs_for_sites(model.sites), preset_context(model.document.data) or ""
 
 
-def specs_for_sites(sites, flagged: dict[str, set[str]] | None = None) -> list[FieldSpec]:
+def specs_for_sites(sites: Iterable[Site], flagged: dict[str, set[str]] | None = None) -> list[FieldSpec]:
     """Fields to verify from the linter's sites (schema order). The key is the site's name, as
     the linter scored it; a name used twice is labelled with its path in the catalog.
 
@@ -108,7 +111,7 @@ def _option_list(options: list) -> str:
     return ", ".join(json.dumps(option, ensure_ascii=False) for option in options)
 
 
-def catalog(fields) -> str:
+def catalog(fields: Iterable[FieldSpec]) -> str:
     """The user turn's list of fields with their allowed values."""
     lines = ["Fields to fill, with their allowed values:"]
     for spec in fields:
@@ -118,7 +121,9 @@ def catalog(fields) -> str:
     return "\n".join(lines)
 
 
-def letter_legend(fields, letter_fields: dict[str, tuple[str, ...]], reversed_order: bool = False) -> str:
+def letter_legend(
+    fields: Iterable[FieldSpec], letter_fields: dict[str, tuple[str, ...]], reversed_order: bool = False
+) -> str:
     """The letter block appended after the catalog: ``A = "<option>"; B = …`` per letter field.
 
     ``reversed_order`` gives the first letter to the last option: the same question with the
@@ -137,8 +142,8 @@ def letter_legend(fields, letter_fields: dict[str, tuple[str, ...]], reversed_or
 
 
 def build_prompt(
-    chat_tokenizer,
-    fields,
+    chat_tokenizer: Any,
+    fields: Iterable[FieldSpec],
     context: str,
     letter_fields: dict[str, tuple[str, ...]] | None = None,
     reversed_letters: bool = False,
@@ -160,7 +165,7 @@ def build_prompt(
     return text + PREFILL_END
 
 
-def written_field(name: str, value, array_depth: int = 0) -> str:
+def written_field(name: str, value: Any, array_depth: int = 0) -> str:
     """A field as the model writes it after the prefill, up to the next field's suffix."""
     closing = "]" * array_depth
     return field_head(name, array_depth) + json.dumps(value, ensure_ascii=False) + closing + ",\n"

@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from auditor.errors import InputFileError, UsageError
 from auditor.linter.engine import LintOptions, LintRun, lint_models, validate_selectors
@@ -87,7 +88,7 @@ class LintResult:
 
 
 def lint_source(
-    source,
+    source: Any,
     *,
     tokenizers: Iterable[str] = ("qwen2.5",),
     select: Iterable[str] | None = None,

@@ -121,7 +121,7 @@ def rule(
     option_limit: str = "",
     confirms: str = "",
     internal: bool = False,
-):
+) -> Callable[[Callable], Callable]:
     """Register the decorated `check` generator as a rule, validating its metadata now.
 
     `default=False` leaves the rule out of the default set (`extend-select` or `--select ALL`

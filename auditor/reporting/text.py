@@ -9,7 +9,9 @@ the findings. The last line says what to do next.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
+from auditor.linter.context import Finding
 from auditor.linter.engine import LintRun
 from auditor.linter.registry import SEVERITIES, load_rules
 from auditor.reporting import formatter
@@ -24,7 +26,7 @@ def _paint(severity: str, color: bool) -> str:
     return f"{SEVERITY_COLOURS.get(severity, '')}{severity}{RESET}" if color else severity
 
 
-def finding_line(finding, color: bool = False) -> str:
+def finding_line(finding: Finding, color: bool = False) -> str:
     """One finding on one line (the pre-grouping format; kept for callers that want it)."""
     where = f"{finding.path}:{finding.line}:{finding.column}"
     tok = f" [{finding.tokenizer}]" if finding.tokenizer else ""
@@ -97,7 +99,7 @@ def render(
     show_info: bool = False,
     cost: bool = False,
     statistics: bool = False,
-    **_options,
+    **_options: Any,
 ) -> str:
     lines: list[str] = []
     if statistics:
@@ -124,7 +126,7 @@ def render(
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def cost_lines(run) -> list[str]:
+def cost_lines(run: LintRun) -> list[str]:
     """One line per file, tokenizer and engine profile (and run totals for several files)."""
     lines = []
     for tokenizer_id, cost in (run.cost or {}).items():
