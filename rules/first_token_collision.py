@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.linter import Finding, RuleContext, rule
-from auditor.pcd import TIE, SiteTokens
+from auditor.pcd import TIE, EngineProfile, FieldPlan, Loss, SiteTokens
 
 MAX_RELATED = 50
 SHOWN_BUCKETS = 3  # the message names the largest buckets; data.buckets has them all
@@ -58,7 +58,7 @@ def _bucket_text(token: str, members: list, winner: bool) -> str:
     return f"{named} share {token!r}" + (f": {members[0]!r} always wins" if winner else "")
 
 
-def consequence(engine, plan, losses, recovered: int) -> str:
+def consequence(engine: EngineProfile, plan: FieldPlan, losses: list[Loss], recovered: int) -> str:
     """`under <engine>: …` — what this engine does with the field, from its losses."""
     if plan.refused is not None:
         return f"under {engine.name}: {plan.refused}, so none of its options can be returned"

@@ -14,6 +14,7 @@ from auditor.pcd.engines import (
     REFUSALS,
     TIE,
     EngineProfile,
+    FieldPlan,
     Loss,
     get_engine,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "CanonicalText",
     "ChatTemplateError",
     "EngineProfile",
+    "FieldPlan",
     "LabelReport",
     "Loss",
     "ScoredOption",

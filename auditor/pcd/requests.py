@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 from auditor.pcd.engines.table import EngineRow, Limit
 from auditor.schema.decisions import SHAPES, undocumented_body_fields, undocumented_fields
 from auditor.schema.documents import escape_token, resolve_pointer
+from auditor.schema.sites import Site
 
 LETTERS = 26
 # schemes whose labels past 26 are two letters: every option's ("all") or those past 26
@@ -127,7 +129,7 @@ class FieldProblem:
     why: str  # "unknown" | "refused" | "required"
 
 
-def field_problems(row: EngineRow, site, data) -> list[FieldProblem]:
+def field_problems(row: EngineRow, site: Site, data: Any) -> list[FieldProblem]:
     """The fields of a question (and, at the request's first question, of its body) that the
     engine's route refuses, and what it requires that is missing. Only for bodies of a shape
     the route takes; a promptfoo config's other keys are no request fields."""
