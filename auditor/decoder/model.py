@@ -270,9 +270,6 @@ def _load_hf(spec: str, torch_dtype, local_only: bool):
     return model, tokenizer
 
 
-GGUF_VERSIONS = (1, 2, 3)
-
-
 def _check_gguf_header(path: Path, spec: str) -> None:
     """A file that is not GGUF (wrong magic, unknown version) or whose header declares more than
     the file holds is refused at once, before torch and transformers read it."""

@@ -71,10 +71,6 @@ class Rule:
     confirms: str = ""  # what `verify` can confirm of its findings: "collision" | "agreement"
 
     @property
-    def default_reason(self) -> str:
-        return DEFAULT_REASON if self.default else self.opt_in_reason
-
-    @property
     def summary(self) -> str:
         return self.doc.strip().splitlines()[0].strip()
 

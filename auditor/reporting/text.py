@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from auditor.linter.context import Finding
 from auditor.linter.engine import LintRun
 from auditor.linter.registry import SEVERITIES, load_rules
 from auditor.reporting import formatter
@@ -24,16 +23,6 @@ RESET = "\033[0m"
 
 def _paint(severity: str, color: bool) -> str:
     return f"{SEVERITY_COLOURS.get(severity, '')}{severity}{RESET}" if color else severity
-
-
-def finding_line(finding: Finding, color: bool = False) -> str:
-    """One finding on one line (the pre-grouping format; kept for callers that want it)."""
-    where = f"{finding.path}:{finding.line}:{finding.column}"
-    tok = f" [{finding.tokenizer}]" if finding.tokenizer else ""
-    field = f" {finding.field}:" if finding.field else ""
-    if color:
-        where = f"\033[1m{where}{RESET}"
-    return f"{where}: {finding.code} {_paint(finding.severity, color)}{tok}{field} {finding.message}"
 
 
 def group_lines(group: FieldGroup, color: bool = False) -> list[str]:

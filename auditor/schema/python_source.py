@@ -181,10 +181,6 @@ def load_python_object(obj: Any, display: str | None = None, name: str | None = 
     return document
 
 
-def load_python_ref(spec: str) -> Document:
-    return load_python_input(spec)[0]
-
-
 def load_python_input(spec: str) -> tuple[Document, str | None]:
     """(the Document of `pkg.module:Name`, a note or None). A module that cannot be imported is
     read from its source with `ast` instead (auditor.schema.python_static); the note says so and
