@@ -20,6 +20,7 @@ from typing import Any
 
 _ROW_KEY = re.compile(r"[0-9a-f]{64}")
 VARIANTS = ("original", "reversed")
+_ORDER_VARIANT = re.compile(r"order[1-9][0-9]?")  # a decision eval's probe orders (eval/decisions.py)
 
 SCORE_FORMAT_VERSION = 1  # bump when the meaning of cached scores changes
 
@@ -93,7 +94,10 @@ class ScoreCache:
                     entry = json.loads(line)
                     if not (
                         isinstance(entry, dict)
-                        and entry.get("variant") in VARIANTS
+                        and (
+                            entry.get("variant") in VARIANTS
+                            or _ORDER_VARIANT.fullmatch(str(entry.get("variant")))
+                        )
                         and isinstance(entry.get("row"), str)
                         and _ROW_KEY.fullmatch(entry["row"])
                         and valid_scores(entry.get("scores"), shape)
