@@ -308,7 +308,8 @@ class ServerBackend(PromptedBackend):
         out = []
         for plan, scored in zip(plans, scores):
             first = softmax(scored.first_token_logprobs)
-            pick, constrained = constrained_pick(plan.sequences, scored.sequence_logprobs)
+            pick = constrained_pick(plan.sequences, scored.sequence_logprobs).option
+            constrained = constrained_distribution(plan.sequences, scored.sequence_logprobs)
             letter = None
             if scored.letter_logprobs is not None:
                 probs = softmax(scored.letter_logprobs)
