@@ -40,7 +40,14 @@ MAX_LISTED = 3
 MAX_RELATED = 50
 
 
-@rule(code="PCD013", name="unreachable-option", severity="error", per_engine=True, example_engine="rlcd-mlx")
+@rule(
+    code="PCD013",
+    name="unreachable-option",
+    severity="error",
+    per_engine=True,
+    example_engine="rlcd-mlx",
+    harness=True,
+)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     engine = ctx.engine
     losses = [loss for loss in engine.losses(tokens) if loss.reason != TIE]
@@ -57,6 +64,10 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     shown = "; ".join(loss.phrase() for loss in losses[:MAX_LISTED])
     more = f"; and {len(losses) - MAX_LISTED} more" if len(losses) > MAX_LISTED else ""
     message = f"under {engine.name}: {shown}{more}"
+    scored_prefix = engine.field_plan(tokens).scored_prefix  # a harness's label set
+    if scored_prefix:
+        message += f" (each label scored as {scored_prefix!r} + the label)"
+        data["prefix"] = scored_prefix
     yield ctx.finding(
         message,
         data=data,

@@ -35,8 +35,9 @@ from auditor.schema.documents import (
     read_source,
     run_deep,
 )
+from auditor.schema.evalconfigs import analyse_with_label_sets
 from auditor.schema.locate import LocatedSchema
-from auditor.schema.sites import DECISION_FIELDS, FileModel, OpenField, SchemaProblem, Site, analyse
+from auditor.schema.sites import DECISION_FIELDS, FileModel, OpenField, SchemaProblem, Site
 from auditor.version import __version__
 
 CACHE_FORMAT = "pcdlint-analysis"
@@ -137,12 +138,12 @@ def _read_entry(path: Path, raw: bytes, display: str, max_depth: int | None) -> 
 
 def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: int | None) -> FileModel:
     if not use_cache:
-        return analyse(parse_document(raw, path.suffix, display, max_depth))
+        return analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
     entry, key = _entry(path, raw, max_depth)
     model = load_entry(entry, key, display, raw)
     if model is not None:
         return model
-    model = analyse(parse_document(raw, path.suffix, display, max_depth))
+    model = analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
     store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES)
     return model
 
