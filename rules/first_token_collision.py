@@ -9,7 +9,9 @@ option, and, per engine, the options that engine can never return even from a mo
 of them (simulated with an oracle): under `gather` the lowest index wins every tie, under
 `rlcd-mlx` a 4-token greedy fallback recovers some tied options and loses others to its prefix
 match. Engines that do not decide by a first token (`constrained`, `full-sequence`) are not
-checked.
+checked. On an evaluation config's label set it runs under that harness's scorer: for
+alpaca_eval's `logprob_parser` (engine `alpaca-eval-logprob`) a label whose first token is
+another label's one token gives that label its probability.
 
 ## Why is this bad?
 A softmax over a bucket's shared token gives its options bit-identical scores. The argmax then

@@ -8,7 +8,11 @@ are unreachable. First-token ties are PCD001's; this rule reports the other reas
 generated text starts with `DELIVER`, which wins) and its 4-token budget (the truncated text
 matches an earlier option), full-sequence scoring of an option whose tokens begin with all of
 another's (the shorter sum of log-probs always wins), and option caps (openjev refuses fields
-with fewer than 2 or more than 16 options; RLCD more than 255).
+with fewer than 2 or more than 16 options; RLCD more than 255). On an evaluation config's label
+set it runs under that harness's scorer, named in the finding: openai/evals' `get_choice`
+(`"Not sure"` after `"No"` is matched as `"No"`; punctuation refuses the spec), lm-eval's
+`acc` / `acc_norm` (a choice whose tokens begin with all of another's, after the
+`target_delimiter`), alpaca_eval's `logprob_parser` (a label of several tokens is never found).
 
 ## Why is this bad?
 The engine returns valid JSON that is never this option, whatever the input says. Nothing in

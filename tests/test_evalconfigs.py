@@ -213,3 +213,27 @@ def test_schema_sites_are_unchanged_beside_a_label_set(tmp_path):
     schema.write_text(json.dumps({"properties": {"task": {"enum": ["a", "b"]}}}))
     model = model_of(schema)
     assert model.format == "json-schema" and [label_set_scoring(s) for s in model.sites] == [None]
+
+
+def test_what_is_no_literal_label_set_is_a_note(tmp_path):
+    """An include's metric_list, a generate_until task, alpaca_eval's default regex parser."""
+    task = tmp_path / "task.yaml"
+    task.write_text('include: _template_yaml\ntask: t\ndoc_to_choice: ["A", "B"]\n')
+    model = model_of(task)
+    assert label_set_scoring(model.sites[0]).engines == ("lm-eval-acc", "lm-eval-acc-norm")
+    assert model.notes == [
+        "task t: its metric_list comes from its include (_template_yaml): checked under acc and "
+        "acc_norm, lm-eval's defaults for multiple_choice"
+    ]
+    task.write_text("task: g\noutput_type: generate_until\ndoc_to_text: '{{q}}'\n")
+    assert model_of(task).notes == ["task g: output_type 'generate_until': no label set"]
+    judge = tmp_path / "configs.yaml"
+    judge.write_text(
+        "chat_judge:\n  prompt_template: p.txt\n  fn_completions: openai_completions\n"
+        "  completion_parser_kwargs:\n    outputs_to_match:\n      1: 'Output \\(a\\)'\n"
+    )
+    judged = model_of(judge)
+    assert judged.format == "alpaca-eval-evaluator" and judged.sites == []
+    assert judged.notes == [
+        "chat_judge: the default parser reads no literal label set (pcdlint lints logprob_parser's)"
+    ]

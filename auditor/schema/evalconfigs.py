@@ -229,6 +229,11 @@ def _read_lm_eval(data: dict) -> EvalConfig:
     delimiter = data.get("target_delimiter", LM_EVAL_DEFAULT_DELIMITER)
     delimiter = delimiter if isinstance(delimiter, str) else LM_EVAL_DEFAULT_DELIMITER
     scoring = Scoring(_lm_eval_engines(data.get("metric_list")), delimiter)
+    if "metric_list" not in data and "include" in data:  # (an include is never read: no I/O here)
+        out.notes.append(
+            f"task {name}: its metric_list comes from its include ({data['include']}): checked under "
+            "acc and acc_norm, lm-eval's defaults for multiple_choice"
+        )
     description = data.get("doc_to_text") if isinstance(data.get("doc_to_text"), str) else ""
     out.label_sets.append(
         LabelSet(
@@ -250,7 +255,9 @@ def _read_lm_eval(data: dict) -> EvalConfig:
 def _alpaca_configs(data) -> Iterator[tuple[str, str, dict]]:
     if isinstance(data, dict):
         for name, config in data.items():
-            if isinstance(config, dict) and "fn_completion_parser" in config:
+            if isinstance(config, dict) and (
+                "fn_completion_parser" in config or {"prompt_template", "fn_completions"} <= set(config)
+            ):
                 yield f"/{escape_token(str(name))}", str(name), config
 
 
@@ -263,9 +270,9 @@ def _logprob_kwargs(config: dict, at: str) -> tuple[str, dict] | None:
     kwargs = config.get("completion_parser_kwargs")
     if not isinstance(kwargs, dict):
         return None
-    if config["fn_completion_parser"] == "logprob_parser":
+    if config.get("fn_completion_parser") == "logprob_parser":
         return f"{at}/completion_parser_kwargs", kwargs
-    if config["fn_completion_parser"] == "pipeline_meta_parser":
+    if config.get("fn_completion_parser") == "pipeline_meta_parser":
         parsers = kwargs.get("parsers_to_kwargs")
         if isinstance(parsers, dict) and isinstance(parsers.get("logprob_parser"), dict):
             return f"{at}/completion_parser_kwargs/parsers_to_kwargs/logprob_parser", parsers[
@@ -279,7 +286,7 @@ def _read_alpaca(data) -> EvalConfig:
     out = EvalConfig("alpaca-eval-evaluator")
     for at, name, config in _alpaca_configs(data):
         found = _logprob_kwargs(config, at)
-        parser = config["fn_completion_parser"]
+        parser = config.get("fn_completion_parser") or "the default parser"
         if found is None:
             out.notes.append(f"{name}: {parser} reads no literal label set (pcdlint lints logprob_parser's)")
             continue
