@@ -216,15 +216,15 @@ def test_schema_sites_are_unchanged_beside_a_label_set(tmp_path):
 
 
 def test_what_is_no_literal_label_set_is_a_note(tmp_path):
-    """An include's metric_list, a generate_until task, alpaca_eval's default regex parser."""
+    """An include not found, a generate_until task, alpaca_eval's default regex parser."""
     task = tmp_path / "task.yaml"
-    task.write_text('include: _template_yaml\ntask: t\ndoc_to_choice: ["A", "B"]\n')
+    task.write_text(
+        'include: _missing_yaml\ntask: t\noutput_type: multiple_choice\ndoc_to_choice: ["A", "B"]\n'
+    )
     model = model_of(task)
     assert label_set_scoring(model.sites[0]).engines == ("lm-eval-acc", "lm-eval-acc-norm")
-    assert model.notes == [
-        "task t: its metric_list comes from its include (_template_yaml): checked under acc and "
-        "acc_norm, lm-eval's defaults for multiple_choice"
-    ]
+    assert model.notes[0].startswith("task t: include _missing_yaml: cannot read file")
+    assert model.notes[1] == "task t: metric_list unknown: checked under acc and acc_norm"
     task.write_text("task: g\noutput_type: generate_until\ndoc_to_text: '{{q}}'\n")
     assert model_of(task).notes == ["task g: output_type 'generate_until': no label set"]
     judge = tmp_path / "configs.yaml"
@@ -237,3 +237,34 @@ def test_what_is_no_literal_label_set_is_a_note(tmp_path):
     assert judged.notes == [
         "chat_judge: the default parser reads no literal label set (pcdlint lints logprob_parser's)"
     ]
+
+
+def test_a_task_is_scored_by_the_metrics_and_delimiter_its_include_gives(tmp_path, monkeypatch, qwen):
+    """lm-eval merges `include`d files under the task's own keys (tasks/_yaml_loader.py): the
+    metrics decide the engines. The analysis cache's key holds the include's bytes, so an
+    edited include is read again."""
+    from auditor.schema.cache import analyse_file
+
+    monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "_template_yaml").write_text(
+        "output_type: multiple_choice\ntarget_delimiter: ' = '\nmetric_list:\n  - metric: acc\n"
+    )
+    task = tmp_path / "task.yaml"
+    task.write_text('include: _template_yaml\ntask: t\ndoc_to_choice: ["no", "no way"]\n')
+
+    def engines() -> tuple[str, ...]:
+        (site,) = analyse_file(task, str(task), use_cache=True).sites
+        return label_set_scoring(site).engines
+
+    assert engines() == ("lm-eval-acc",)
+    assert engines() == ("lm-eval-acc",)  # (read back from the cache)
+    (site,) = analyse_file(task, str(task), use_cache=True).sites
+    assert label_set_scoring(site).prefix == " = "
+    (tmp_path / "_template_yaml").write_text(
+        "output_type: multiple_choice\nmetric_list:\n  - metric: acc_norm\n"
+    )
+    assert engines() == ("lm-eval-acc-norm",)
+    code, found = findings(str(task))
+    assert code == EXIT_CLEAN and found == []  # acc_norm: " no way" has fewer tokens per character
+    (tmp_path / "_template_yaml").write_text("output_type: generate_until\n")
+    assert analyse_file(task, str(task), use_cache=True).sites == []

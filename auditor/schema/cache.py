@@ -35,7 +35,7 @@ from auditor.schema.documents import (
     read_source,
     run_deep,
 )
-from auditor.schema.evalconfigs import analyse_with_label_sets
+from auditor.schema.evalconfigs import analyse_with_label_sets, include_key
 from auditor.schema.locate import LocatedSchema
 from auditor.schema.sites import DECISION_FIELDS, FileModel, OpenField, SchemaProblem, Site
 from auditor.version import __version__
@@ -111,9 +111,11 @@ def analyse_file(
 
 
 def _entry(path: Path, raw: bytes, max_depth: int | None) -> tuple[Path, str]:
-    """(cache entry file, key) of a file's analysis."""
+    """(cache entry file, key) of a file's analysis (a YAML file's: with the bytes of the files
+    an lm-eval task includes, which its analysis reads: auditor.schema.evalconfigs)."""
+    included = include_key(path, raw) if path.suffix.lower() in YAML_SUFFIXES else b""
     key = hashlib.sha256(
-        raw + path.suffix.lower().encode() + _code_key().encode() + f"|{max_depth}".encode()
+        raw + path.suffix.lower().encode() + _code_key().encode() + f"|{max_depth}".encode() + included
     ).hexdigest()
     return cache_dir() / "analysis" / f"{key[:40]}.json", key
 

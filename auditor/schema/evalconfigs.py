@@ -32,10 +32,13 @@ engines and the text its scorer puts before each label travel in the site's `kin
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from auditor.schema.documents import Document, Span, escape_token
+from auditor.errors import InputFileError
+from auditor.schema.documents import Document, Span, escape_token, parse_document, read_source
 from auditor.schema.sites import FileModel, Site, analyse
 
 KIND_PREFIX = "eval-label-set:"  # a label set's site kind: this, then its scoring as JSON
@@ -175,12 +178,79 @@ def _read_evals(data) -> EvalConfig:
 
 
 def _is_lm_eval(data) -> bool:
-    return (
-        isinstance(data, dict)
-        and ("task" in data or "include" in data)
-        and bool(LM_EVAL_KEYS & set(data))
-        and not _is_evals(data)
-    )
+    if not isinstance(data, dict) or _is_evals(data):
+        return False
+    keys = set(data)
+    # a task, or a template tasks include (no `task` of its own: `_default_template_yaml`)
+    named = "task" in keys or "include" in keys
+    template = "output_type" in keys and bool(keys & {"doc_to_text", "doc_to_choice"})
+    return (named and bool(LM_EVAL_KEYS & keys)) or template
+
+
+# What a task takes from the files it `include`s (lm_eval/tasks/_yaml_loader.py load_yaml: each
+# include relative to the including file's folder, a list in order, the task's own keys win);
+# only the keys that decide how its own label set is scored: its label set stays where written
+INHERITED = ("output_type", "metric_list", "target_delimiter")
+MAX_INCLUDE_DEPTH = 4
+_INCLUDE_LINE = re.compile(rb"^include:[ \t]*(.*)$", re.MULTILINE)
+_INCLUDE_ITEM = re.compile(rb"^[ \t]+-[ \t]*(.+)$")
+
+
+def _include_names(value) -> list[str]:
+    """The include names of a task's `include` (a name or a list of names)."""
+    names = value if isinstance(value, list) else [value]
+    return [n for n in names if isinstance(n, str) and n]
+
+
+def _included(folder: Path, names: list[str], depth: int, seen: set[Path]) -> tuple[dict, str | None]:
+    """(the keys the included files give, merged as lm-eval merges them; why one could not be
+    read, or None). Files are read as data, never run (tags stay text)."""
+    merged: dict = {}
+    for name in names:
+        path = Path(name) if Path(name).is_absolute() else folder / name
+        if depth >= MAX_INCLUDE_DEPTH or path.resolve() in seen:
+            return merged, f"{name}: includes nested too deep or in a cycle"
+        try:
+            data = parse_document(read_source(path, str(path)), ".yaml", str(path)).data
+        except InputFileError as error:
+            return merged, f"{name}: {error.message}"
+        if not isinstance(data, dict):
+            return merged, f"{name}: not a mapping"
+        inner, problem = _included(
+            path.parent, _include_names(data.get("include")), depth + 1, seen | {path.resolve()}
+        )
+        merged.update(inner)
+        merged.update({k: v for k, v in data.items() if k in INHERITED})
+        if problem is not None:
+            return merged, problem
+    return merged, None
+
+
+def include_key(path: Path, raw: bytes, depth: int = 0) -> bytes:
+    """The bytes of the files a task YAML includes, read as the analysis reads them (for the
+    analysis cache's key: an edited include makes the including file's entry stale). Found
+    in the text (`include: NAME` or a `- NAME` list after it), without parsing."""
+    found = _INCLUDE_LINE.search(raw)
+    if found is None or depth >= MAX_INCLUDE_DEPTH:
+        return b""
+    names = [found.group(1)]
+    if not found.group(1).strip():
+        names = []
+        for line in raw[found.end() + 1 :].splitlines():
+            item = _INCLUDE_ITEM.match(line)
+            if item is None:
+                break
+            names.append(item.group(1))
+    out = b""
+    for name in names:
+        text = name.split(b"#")[0].strip().strip(b"'\"").decode("utf-8", "replace")
+        target = Path(text) if Path(text).is_absolute() else path.parent / text
+        try:
+            included = read_source(target, text)
+        except InputFileError:
+            continue
+        out += text.encode() + b"\0" + included + include_key(target, included, depth + 1)
+    return out
 
 
 def _lm_eval_engines(metric_list) -> tuple[str, ...]:
@@ -192,18 +262,24 @@ def _lm_eval_engines(metric_list) -> tuple[str, ...]:
     return engines or (LM_EVAL_ACC, LM_EVAL_ACC_NORM)
 
 
-def _read_lm_eval(data: dict) -> EvalConfig:
-    """The task's literal doc_to_choice list, scored as `target_delimiter + choice`."""
+def _read_lm_eval(written: dict, path: str) -> EvalConfig:
+    """The task's literal doc_to_choice list, scored as `target_delimiter + choice`, with the
+    output type, metrics and delimiter its includes give it where it sets none."""
     out = EvalConfig("lm-eval-task")
-    task = data.get("task")
-    name = task if isinstance(task, str) else str(data.get("include") or "task")
+    task = written.get("task")
+    name = task if isinstance(task, str) else str(written.get("include") or "(template)")
     if isinstance(task, list):
         out.notes.append("a group of lm-eval tasks: no label set of its own")
         return out
+    includes = _include_names(written.get("include"))
+    inherited, problem = _included(Path(path).parent, includes, 0, {Path(path).resolve()})
+    if problem is not None:
+        out.notes.append(f"task {name}: include {problem}")
+    data = {**inherited, **written}
     output_type = data.get("output_type")
-    choices = data.get("doc_to_choice")
-    inherited = output_type is None and "include" in data
-    if output_type not in ("multiple_choice", None) or (output_type is None and not inherited):
+    choices = written.get("doc_to_choice")
+    unknown = output_type is None and problem is not None  # (an include not read may set it)
+    if output_type not in ("multiple_choice", None) or (output_type is None and not unknown):
         if choices is not None:
             out.notes.append(
                 f"task {name}: output_type {output_type or 'generate_until'!r} does not score "
@@ -212,8 +288,8 @@ def _read_lm_eval(data: dict) -> EvalConfig:
         else:
             out.notes.append(f"task {name}: output_type {output_type or 'generate_until'!r}: no label set")
         return out
-    if "doc_to_choice" not in data:
-        where = "from its include" if inherited else "none given"
+    if "doc_to_choice" not in written:
+        where = "from its include" if includes else "none given"
         out.notes.append(f"task {name}: doc_to_choice {where}: no literal label set here")
         return out
     if not (isinstance(choices, list) and choices and all(isinstance(c, (str, int, float)) for c in choices)):
@@ -229,11 +305,8 @@ def _read_lm_eval(data: dict) -> EvalConfig:
     delimiter = data.get("target_delimiter", LM_EVAL_DEFAULT_DELIMITER)
     delimiter = delimiter if isinstance(delimiter, str) else LM_EVAL_DEFAULT_DELIMITER
     scoring = Scoring(_lm_eval_engines(data.get("metric_list")), delimiter)
-    if "metric_list" not in data and "include" in data:  # (an include is never read: no I/O here)
-        out.notes.append(
-            f"task {name}: its metric_list comes from its include ({data['include']}): checked under "
-            "acc and acc_norm, lm-eval's defaults for multiple_choice"
-        )
+    if "metric_list" not in data and problem is not None:
+        out.notes.append(f"task {name}: metric_list unknown: checked under acc and acc_norm")
     description = data.get("doc_to_text") if isinstance(data.get("doc_to_text"), str) else ""
     out.label_sets.append(
         LabelSet(
@@ -325,21 +398,21 @@ class Recogniser:
 
     format: str
     test: Callable[[object], bool]
-    read: Callable[[object], EvalConfig]
+    read: Callable[[object, str], EvalConfig]  # (the document's value, its path)
 
 
 RECOGNISERS: tuple[Recogniser, ...] = (
-    Recogniser("openai-evals-modelgraded", _is_evals, _read_evals),
+    Recogniser("openai-evals-modelgraded", _is_evals, lambda data, _: _read_evals(data)),
     Recogniser("lm-eval-task", _is_lm_eval, _read_lm_eval),  # type: ignore[arg-type]
-    Recogniser("alpaca-eval-evaluator", _is_alpaca, _read_alpaca),
+    Recogniser("alpaca-eval-evaluator", _is_alpaca, lambda data, _: _read_alpaca(data)),
 )
 
 
-def recognise(data) -> EvalConfig | None:
-    """The evaluation config the document is, or None."""
+def recognise(data, path: str = "") -> EvalConfig | None:
+    """The evaluation config the document (at `path`: includes are found beside it) is, or None."""
     for recogniser in RECOGNISERS:
         if recogniser.test(data):
-            return recogniser.read(data)
+            return recogniser.read(data, path)
     return None
 
 
@@ -392,7 +465,7 @@ def label_set_sites(document: Document, config: EvalConfig) -> list[Site]:
 def analyse_with_label_sets(document: Document) -> FileModel:
     """The file model of `analyse`, with an evaluation config's label sets as sites and what it
     could not lint as notes; the format names the config kind."""
-    config = recognise(document.data)
+    config = recognise(document.data, document.path)
     sites = label_set_sites(document, config) if config is not None else []
     model = analyse(document)
     if config is None:
