@@ -467,6 +467,12 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False):
     from auditor.netpolicy import network_policy
 
     network_policy(allow_download)  # a hub id reaches the network only with --allow-download
+    path = Path(spec).expanduser()
+    metadata = None
+    if spec.endswith(".gguf"):  # a bad file is refused before transformers' import (seconds)
+        if not path.is_file():
+            raise DecoderError(f"tokenizer file not found: {spec}")
+        metadata = _gguf_metadata(path, spec)
     try:
         from transformers import AutoTokenizer
     except ImportError:
@@ -475,12 +481,8 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False):
         ) from None
 
     _quiet_transformers(False)
-    path = Path(spec).expanduser()
     try:
-        if spec.endswith(".gguf"):
-            if not path.is_file():
-                raise DecoderError(f"tokenizer file not found: {spec}")
-            metadata = _gguf_metadata(path, spec)
+        if metadata is not None:
             cached = converted_dir(path)
             if (cached / "tokenizer.json").is_file():
                 tokenizer = AutoTokenizer.from_pretrained(str(cached), local_files_only=True)

@@ -64,7 +64,7 @@ def summary_line(run: LintRun, show_info: bool = True) -> str:
     tail = f"; {len(run.suppressed)} suppressed" if run.suppressed else ""
     return (
         f"{found} in {len(run.files)} file{'s' if len(run.files) != 1 else ''}, "
-        f"{sites} fields; tokenizers: {tokenizers}{tail}"
+        f"{sites} field{'s' if sites != 1 else ''}; tokenizers: {tokenizers}{tail}"
     )
 
 
