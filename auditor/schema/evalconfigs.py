@@ -107,7 +107,7 @@ def label_set_kind(scoring: Scoring) -> str:
     return KIND_PREFIX + json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
-def label_set_scoring(site) -> Scoring | None:
+def label_set_scoring(site: object) -> Scoring | None:
     """The harness scoring of a site made from a label set; None for any other site."""
     kind = getattr(site, "kind", "")
     if not isinstance(kind, str) or not kind.startswith(KIND_PREFIX):
@@ -122,13 +122,13 @@ def label_set_scoring(site) -> Scoring | None:
 # --------------------------------------------------------------------------- openai/evals
 
 
-def _is_evals_spec(node) -> bool:
+def _is_evals_spec(node: object) -> bool:
     return isinstance(node, dict) and "prompt" in node and "choice_strings" in node
 
 
-def _evals_specs(data) -> Iterator[tuple[str, str, dict]]:
+def _evals_specs(data: object) -> Iterator[tuple[str, str, dict]]:
     """(pointer, name, spec) of each model-graded spec: the document's root, or its members."""
-    if _is_evals_spec(data):
+    if isinstance(data, dict) and _is_evals_spec(data):
         yield "", "spec", data
         return
     if isinstance(data, dict):
@@ -137,11 +137,11 @@ def _evals_specs(data) -> Iterator[tuple[str, str, dict]]:
                 yield f"/{escape_token(str(name))}", str(name), spec
 
 
-def _is_evals(data) -> bool:
+def _is_evals(data: object) -> bool:
     return any(True for _ in _evals_specs(data))
 
 
-def _read_evals(data) -> EvalConfig:
+def _read_evals(data: object) -> EvalConfig:
     """Each spec's choice strings, as `get_choice_strings` reads them."""
     out = EvalConfig("openai-evals-modelgraded")
     for at, name, spec in _evals_specs(data):
@@ -177,7 +177,7 @@ def _read_evals(data) -> EvalConfig:
 # --------------------------------------------------------------------------- lm-evaluation-harness
 
 
-def _is_lm_eval(data) -> bool:
+def _is_lm_eval(data: object) -> bool:
     if not isinstance(data, dict) or _is_evals(data):
         return False
     keys = set(data)
@@ -196,7 +196,7 @@ _INCLUDE_LINE = re.compile(rb"^include:[ \t]*(.*)$", re.MULTILINE)
 _INCLUDE_ITEM = re.compile(rb"^[ \t]+-[ \t]*(.+)$")
 
 
-def _include_names(value) -> list[str]:
+def _include_names(value: object) -> list[str]:
     """The include names of a task's `include` (a name or a list of names)."""
     names = value if isinstance(value, list) else [value]
     return [n for n in names if isinstance(n, str) and n]
@@ -253,7 +253,7 @@ def include_key(path: Path, raw: bytes, depth: int = 0) -> bytes:
     return out
 
 
-def _lm_eval_engines(metric_list) -> tuple[str, ...]:
+def _lm_eval_engines(metric_list: object) -> tuple[str, ...]:
     """The engines whose argmax the task's metrics read (both when it names none of them)."""
     names = (
         [m.get("metric") for m in metric_list if isinstance(m, dict)] if isinstance(metric_list, list) else []
@@ -325,7 +325,7 @@ def _read_lm_eval(written: dict, path: str) -> EvalConfig:
 # --------------------------------------------------------------------------- alpaca_eval
 
 
-def _alpaca_configs(data) -> Iterator[tuple[str, str, dict]]:
+def _alpaca_configs(data: object) -> Iterator[tuple[str, str, dict]]:
     if isinstance(data, dict):
         for name, config in data.items():
             if isinstance(config, dict) and (
@@ -334,7 +334,7 @@ def _alpaca_configs(data) -> Iterator[tuple[str, str, dict]]:
                 yield f"/{escape_token(str(name))}", str(name), config
 
 
-def _is_alpaca(data) -> bool:
+def _is_alpaca(data: object) -> bool:
     return any(True for _ in _alpaca_configs(data))
 
 
@@ -354,7 +354,7 @@ def _logprob_kwargs(config: dict, at: str) -> tuple[str, dict] | None:
     return None
 
 
-def _read_alpaca(data) -> EvalConfig:
+def _read_alpaca(data: object) -> EvalConfig:
     """Each logprob parser's tokens: the denominator tokens, and the numerator if not among them."""
     out = EvalConfig("alpaca-eval-evaluator")
     for at, name, config in _alpaca_configs(data):
@@ -408,7 +408,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
 )
 
 
-def recognise(data, path: str = "") -> EvalConfig | None:
+def recognise(data: object, path: str = "") -> EvalConfig | None:
     """The evaluation config the document (at `path`: includes are found beside it) is, or None."""
     for recogniser in RECOGNISERS:
         if recogniser.test(data):
