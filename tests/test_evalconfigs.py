@@ -268,3 +268,14 @@ def test_a_task_is_scored_by_the_metrics_and_delimiter_its_include_gives(tmp_pat
     assert code == EXIT_CLEAN and found == []  # acc_norm: " no way" has fewer tokens per character
     (tmp_path / "_template_yaml").write_text("output_type: generate_until\n")
     assert analyse_file(task, str(task), use_cache=True).sites == []
+
+
+def test_suggest_leaves_label_sets_alone_and_says_so():
+    """A harness reads its labels as written: suggest renames none and points at check."""
+    done = run_cli("suggest", str(EVAL / "alpaca_eval_configs.yaml"))
+    assert done.returncode == EXIT_CLEAN
+    assert done.stdout.splitlines() == [
+        "No schema field needs a fix.",
+        "2 evaluation label sets not renamed (a harness reads its labels as written): "
+        "pcdlint check says what each harness's scorer gets wrong.",
+    ]
