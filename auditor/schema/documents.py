@@ -538,6 +538,9 @@ def _plain_scalar(value):
         return float(value)
     if isinstance(value, str):
         return str(value)
+    tag = getattr(getattr(value, "tag", None), "value", None)
+    if isinstance(tag, str) and tag.startswith("!") and isinstance(getattr(value, "value", None), str):
+        return f"{tag} {value.value}"  # an unknown tag (`!function utils.f`): its text, never run
     return str(value)  # dates and other YAML-only types: their text
 
 
