@@ -129,7 +129,7 @@ def eval_command(
     )
     from auditor.eval.backends import ServerBackend
     from auditor.eval.cache import default_cache_dir
-    from auditor.eval.report import render as render_report
+    from auditor.reporting.eval_report import render as render_report
     from auditor.reporting.json_text import dumps_strict_bytes
     from auditor.reporting.outputs import check_outputs
 

@@ -5,8 +5,8 @@ over the options in schema order for every method it supports:
 
 ``first_token``    log of the engine's softmax over the gathered first tokens (ties identical)
 ``full_sequence``  summed log-prob of each option's whole token sequence plus its closing token
-``constrained``    log of the constrained decoder's distribution (see ``constrained.py``), and
-                   ``constrained_pick``, its greedy masked pick
+``constrained``    log of the constrained decoder's distribution (``eval/constrained.py``), and
+                   ``constrained_pick``, the decoder's greedy masked pick
 ``letter``         log of the softmax over letters A, B, … after an ``A = …`` legend, or None
                    where a remap is not viable
 
@@ -27,7 +27,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from auditor.eval.constrained import constrained_pick
+from auditor.decoder.constrained import constrained_pick
+from auditor.eval.constrained import constrained_distribution
 from auditor.eval.data import EvalField
 
 METHODS = ("first_token", "full_sequence", "constrained", "letter")
@@ -219,7 +220,8 @@ class InProcessBackend(PromptedBackend):
             first = torch.softmax(row[torch.tensor(plan.scored_ids)], dim=-1).tolist()
             steps = [per_token[number + i] for i in range(len(plan.options))]
             number += len(plan.options)
-            pick, constrained = constrained_pick(plan.sequences, steps)
+            pick = constrained_pick(plan.sequences, steps).option
+            constrained = constrained_distribution(plan.sequences, steps)
             out.append(
                 {
                     "first_token": _logs(first),
@@ -306,7 +308,8 @@ class ServerBackend(PromptedBackend):
         out = []
         for plan, scored in zip(plans, scores):
             first = softmax(scored.first_token_logprobs)
-            pick, constrained = constrained_pick(plan.sequences, scored.sequence_logprobs)
+            pick = constrained_pick(plan.sequences, scored.sequence_logprobs).option
+            constrained = constrained_distribution(plan.sequences, scored.sequence_logprobs)
             letter = None
             if scored.letter_logprobs is not None:
                 probs = softmax(scored.letter_logprobs)

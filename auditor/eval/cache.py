@@ -16,6 +16,7 @@ import math
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 _ROW_KEY = re.compile(r"[0-9a-f]{64}")
 VARIANTS = ("original", "reversed")
@@ -44,7 +45,7 @@ def _log_scores(values, count: int, nullable: bool = False) -> bool:
     )
 
 
-def valid_scores(scores, shape: list[int] | None) -> bool:
+def valid_scores(scores: Any, shape: list[int] | None) -> bool:
     """Whether cached `scores` have the shape a backend's `score` returns for fields with
     `shape` options each (auditor.eval.backends): checked before a metric reads them."""
     if not isinstance(scores, list) or (shape is not None and len(scores) != len(shape)):
@@ -113,7 +114,7 @@ class ScoreCache:
             "skipped (those rows were scored again)"
         )
 
-    def get(self, variant: str, row: str):
+    def get(self, variant: str, row: str) -> Any:  # the row's scores, or None
         return self.entries.get((variant, row))
 
     def put(self, variant: str, row: str, scores: list) -> None:

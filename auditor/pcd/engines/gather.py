@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 
-from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, lost, tie_winner
+from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, Loss, is_boolean, lost, tie_winner
 from auditor.pcd.scoring import (
     STRING_CLOSE,
     FieldLike,
@@ -161,16 +161,16 @@ def rlcd_first_token_collides(site: FieldLike, tokenizer: LoadedTokenizer) -> bo
 
 
 class Gather(EngineProfile):
-    def plan(self, tokens):
+    def plan(self, tokens: SiteTokens) -> FieldPlan:
         return rlcd_plan(tokens)
 
-    def quick_collision(self, site, tokenizer):
+    def quick_collision(self, site: FieldLike, tokenizer: LoadedTokenizer) -> bool | None:
         return rlcd_first_token_collides(site, tokenizer)
 
-    def plan_texts(self, site, tokenizer):
+    def plan_texts(self, site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
         return rlcd_plan_texts(site, tokenizer)
 
-    def losses(self, tokens):
+    def losses(self, tokens: SiteTokens) -> list[Loss]:
         """EngineProfile.losses, asking `pick` only of the options that share a first token
         and are not its lowest index (the others are returned: tie_winner is themselves)."""
         plan = self.field_plan(tokens)
@@ -185,7 +185,7 @@ class Gather(EngineProfile):
         tokens.memo[key] = out
         return out
 
-    def pick(self, plan, tokens, k):
+    def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:
         winner = tie_winner(plan, k)
         piece = tokens.tokenizer.piece(plan.first_tokens[k])
         return (
