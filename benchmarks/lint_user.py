@@ -227,10 +227,14 @@ def main() -> None:
         keep("tiny", seconds, row)
         keep("tiny cpu", cpu, row)
         for label, (command, tree_env) in trees.items():
-            keep(f"tiny {label}", wall([*command, str(tiny)], tree_env)[0], row)
+            seconds, cpu = wall([*command, str(tiny)], tree_env)
+            keep(f"tiny {label}", seconds, row)
+            keep(f"tiny {label} cpu", cpu, row)
         for name, paths in cases.items():
             for label, (command, tree_env) in trees.items():
-                keep(f"{name} {label}", wall([*command, *paths], tree_env)[0], row)
+                seconds, cpu = wall([*command, *paths], tree_env)
+                keep(f"{name} {label}", seconds, row)
+                keep(f"{name} {label} cpu", cpu, row)
             seconds, cpu = wall([*check, *paths], env)
             keep(name, seconds, row)
             keep(name + " cpu", cpu, row)
@@ -280,23 +284,33 @@ def main() -> None:
     if trees:
         print(f"A/B: the working tree (A) against {compare} (B), each run as `python -m auditor check`")
         print(
-            f"{'case':39} {'A s':>8} {'B s':>8} {'A lint':>7} {'B lint':>7} {'A/B lint':>8} {'median':>6}"
-            f"   (lint: beyond each tree's own tiny check)"
+            "lint: beyond each tree's own tiny check; A/B: A's over B's, of the least of the rounds, and the"
+        )
+        print("median of the rounds' own; CPU: the same of CPU times (the process and its workers)")
+        print(
+            f"{'case':39} {'A s':>7} {'B s':>7} {'A lint':>7} {'B lint':>7} {'A/B':>5} {'median':>6} "
+            f"{'CPU A/B':>7} {'median':>6}"
         )
 
-        def lint_ab(name: str, row: dict) -> float:
-            return (row[f"{name} A"] - row["tiny A"]) / (row[f"{name} B"] - row["tiny B"])
+        def lint_ab(name: str, row: dict, cpu: str = "") -> float:
+            return (row[f"{name} A{cpu}"] - row[f"tiny A{cpu}"]) / (
+                row[f"{name} B{cpu}"] - row[f"tiny B{cpu}"]
+            )
+
+        def whole_ab(name: str, row: dict, cpu: str = "") -> float:
+            return row[f"{name} A{cpu}"] / row[f"{name} B{cpu}"]
 
         print(
-            f"{'check, one tiny file':39} {best['tiny A']:8.3f} {best['tiny B']:8.3f} {'':7} {'':7} "
-            f"{best['tiny A'] / best['tiny B']:8.2f} {median([r['tiny A'] / r['tiny B'] for r in per_round]):6.2f}"
-            "   (whole process)"
+            f"{'check, one tiny file (whole process)':39} {best['tiny A']:7.3f} {best['tiny B']:7.3f} {'':7} {'':7} "
+            f"{whole_ab('tiny', best):5.2f} {median([whole_ab('tiny', r) for r in per_round]):6.2f} "
+            f"{whole_ab('tiny', best, ' cpu'):7.2f} {median([whole_ab('tiny', r, ' cpu') for r in per_round]):6.2f}"
         )
         for name in cases:
             a, b = best[f"{name} A"] - best["tiny A"], best[f"{name} B"] - best["tiny B"]
             print(
-                f"{name:39} {best[f'{name} A']:8.3f} {best[f'{name} B']:8.3f} {a:7.3f} {b:7.3f} "
-                f"{a / b:8.2f} {median([lint_ab(name, r) for r in per_round]):6.2f}"
+                f"{name:39} {best[f'{name} A']:7.3f} {best[f'{name} B']:7.3f} {a:7.3f} {b:7.3f} "
+                f"{a / b:5.2f} {median([lint_ab(name, r) for r in per_round]):6.2f} "
+                f"{lint_ab(name, best, ' cpu'):7.2f} {median([lint_ab(name, r, ' cpu') for r in per_round]):6.2f}"
             )
     headlines: list[tuple[str, float, str, float]] = [
         ("start-up, check of one tiny file", best["tiny"] / best["bare"], "x the bare process", 1.2)

@@ -20,7 +20,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 from functools import lru_cache, partial
 from pathlib import Path
 
@@ -345,6 +344,8 @@ def store_entry(entry: Path, key: str, model: FileModel, keep_data: bool) -> Non
     tmp = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # (only where a file is written: not at every start-up)
+
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "wb") as handle:
             handle.write(header.encode() + b"\n" + payload)
