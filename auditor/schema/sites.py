@@ -93,10 +93,10 @@ class Site(Deferred):
         return self.question_kind is None or (names_decisions and len(self.options) >= 2)
 
     def __getstate__(self) -> dict:
-        """What pickling keeps (a pool worker sends sites back): the fields, not the caches the
-        scoring model keeps on a site (`_split`, its windows …; they are made again on use);
-        the option spans packed flat (documents.pack_spans)."""
-        state = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        """What pickling keeps (a pool worker sends sites back): the fields, every deferred one
+        made, the option spans packed flat (documents.pack_spans)."""
+        self.make_deferred()
+        state = {k: v for k, v in self.__dict__.items() if k != "_deferred"}
         state["option_spans"] = pack_spans(self.option_spans)
         return state
 

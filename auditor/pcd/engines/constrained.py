@@ -44,7 +44,7 @@ class Constrained(EngineProfile):
     def plan(self, tokens):
         return trie_plan(tokens)
 
-    def plan_texts(self, site, tokenizer):
+    def plan_texts(self, site, tokenizer, cache=None):
         return [rendered(o) for o in site.options]
 
     def pick(self, plan, tokens, k):

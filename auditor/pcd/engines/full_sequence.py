@@ -139,7 +139,7 @@ class FullSequence(EngineProfile):
     def plan(self, tokens):
         return sequence_plan(tokens, self.variant.close)
 
-    def plan_texts(self, site, tokenizer):
+    def plan_texts(self, site, tokenizer, cache=None):
         return [] if self.variant.close else [json_text(o) for o in site.options]
 
     def pick(self, plan, tokens, k):

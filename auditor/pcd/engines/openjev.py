@@ -71,7 +71,7 @@ class OpenJev(EngineProfile):
     def plan(self, tokens):
         return letter_plan(tokens, self.letters)
 
-    def plan_texts(self, site, tokenizer):
+    def plan_texts(self, site, tokenizer, cache=None):
         return [c + '"' for c in self.letters]
 
     def pick(self, plan, tokens, k):

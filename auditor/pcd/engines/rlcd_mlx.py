@@ -99,11 +99,11 @@ class RlcdMlx(EngineProfile):
     def plan(self, tokens):
         return rlcd_plan(tokens)
 
-    def quick_collision(self, site, tokenizer):
-        return rlcd_first_token_collides(site, tokenizer)
+    def quick_collision(self, site, tokenizer, cache=None):
+        return rlcd_first_token_collides(site, tokenizer, cache)
 
-    def plan_texts(self, site, tokenizer):
-        return rlcd_plan_texts(site, tokenizer)
+    def plan_texts(self, site, tokenizer, cache=None):
+        return rlcd_plan_texts(site, tokenizer, cache)
 
     def pick(self, plan, tokens, k):
         if not plan.has_collision:
