@@ -16,8 +16,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
+from auditor.lazy import Deferred
 from auditor.pcd.joins import JoinFlags, option_join_flags
 from auditor.pcd.letters import letter_probe_texts
 from auditor.pcd.texts import (
@@ -61,6 +63,11 @@ class SiteEntry:
         self.field_joins: dict[str, list[bool]] = {}  # tokenizer id → plain after the depth-0 suffix
 
 
+def _span_slice(site: Any, start: int, end: int) -> list:
+    """The spans of options start..end of a site (a window's, made where first read)."""
+    return site.option_spans[start:end]
+
+
 class RunCache:
     """Per-run caches of the scoring model, shared by SiteTokens, the engine and the rules.
 
@@ -96,8 +103,13 @@ class RunCache:
                     site,
                     options=site.options[a:b],
                     option_pointers=site.option_pointers[a:b],
-                    option_spans=site.option_spans[a:b],
+                    option_spans=[],
                 )
+                if isinstance(window, Deferred):  # its spans, only where read (the site's spans of
+                    # a 100,000-option enum are 100,000 Spans made from the document for nothing)
+                    window.defer("option_spans", partial(_span_slice, site, a, b))
+                else:
+                    window.option_spans = site.option_spans[a:b]
                 if not literals:  # its split from the site's JSON texts (its own prefix hoisted)
                     self.entry(window).split = split_texts(window.options, texts[a:b])
                 found.append(window)
@@ -189,10 +201,12 @@ class RunCache:
         if "lengths" in groups:
             out += [json_text(v) for v in site.options]
         if "normal" in groups:  # (not those PCD010 leaves alone: LoadedTokenizer.round_trips)
+            values = [value for _, value in strings]
+            trips = tokenizer.round_trips_many(values) if tokenizer is not None else [False] * len(values)
             out += [
                 unicodedata.normalize("NFC", value)
-                for _, value in strings
-                if value and not (tokenizer is not None and tokenizer.round_trips(value))
+                for value, trip in zip(values, trips)
+                if value and not trip
             ]
         if "letters" in groups:
             out += letter_probe_texts(site.name, tokenizer=tokenizer)

@@ -83,7 +83,9 @@ def split_options(site: FieldLike) -> OptionSplit:
     strings = [(i, o) for i, o in enumerate(site.options) if isinstance(o, str)]
     literals = [(i, o) for i, o in enumerate(site.options) if not isinstance(o, str)]
     needs_escape = _NEEDS_ESCAPE.search  # (json_text, without a call per plain option)
-    texts = [json_text(o) if needs_escape(o) else o for _, o in strings]
+    texts = [o for _, o in strings]
+    if needs_escape("".join(texts)):  # (one search of them all: it matches single characters)
+        texts = [json_text(o) if needs_escape(o) else o for o in texts]
     prefix = os.path.commonprefix(texts) if len(texts) >= 2 else ""
     return OptionSplit(strings, literals, texts, prefix, [t[len(prefix) :] for t in texts])
 

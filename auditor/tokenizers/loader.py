@@ -87,6 +87,16 @@ class LoadedTokenizer:
         says nothing: the text must be checked."""
         return self.rank_source is not None and text.isascii() and "<0x" not in text
 
+    def round_trips_many(self, texts: Sequence[str]) -> list[bool]:
+        """round_trips of each text; one test of them all together where that decides (a run's
+        options are mostly ASCII without "<0x": a 100,000-option field asked 200,000 times)."""
+        if self.rank_source is None:
+            return [False] * len(texts)
+        together = "".join(texts)
+        if together.isascii() and "<0x" not in together:  # (then no text holds either)
+            return [True] * len(texts)
+        return [t.isascii() and "<0x" not in t for t in texts]
+
     @cached_property
     def _special_search(self) -> Callable[[str], object]:
         """A match where a text holds an added token's first character (None: no added token)."""
