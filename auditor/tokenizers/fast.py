@@ -20,10 +20,9 @@ from itertools import accumulate
 from auditor.tokenizers import convert
 
 # A bulk batch smaller than this stays with `tokenizers`. Building the tiktoken encoder (reading
-# the ranks, then tiktoken's own tables) costs 0.2-0.3 s; it then encodes a text in a sixth of
-# the CPU `tokenizers` spends, but `tokenizers` batches on every core: on 2 cores the build pays
-# from about 50,000 texts (benchmarks/lint_user.py: the 100k-option enum wins, the corpus's
-# 29,000 texts and the 10k enum lose).
+# the ranks, then tiktoken's own tables) takes time that a batch must win back: tiktoken spends
+# less CPU per text, but `tokenizers` batches on every core (`benchmarks/lint_user.py
+# --fast-min N` measures where the build pays; docs/benchmarks.md has the figures).
 FAST_MIN_TEXTS = 50_000
 
 RankSource = Callable[[], tuple[dict[bytes, int], str]]  # () → (mergeable ranks, split regex)
