@@ -20,7 +20,7 @@ from auditor.pcd.engines.table import EngineRow
 from auditor.pcd.runcache import RunCache
 from auditor.pcd.tokens import SiteTokens
 from auditor.schema.documents import Span
-from auditor.schema.sites import FileModel, Site
+from auditor.schema.model import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
 

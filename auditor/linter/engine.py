@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from auditor.errors import InputFileError, UsageError
 from auditor.jsonfloats import writes_apart
@@ -25,9 +26,15 @@ from auditor.pcd.letters import letter_probe_texts
 from auditor.pcd.runcache import RunCache
 from auditor.pcd.tokens import SiteTokens
 from auditor.schema.evalconfigs import label_set_scoring
-from auditor.schema.sites import FileModel, Site
+from auditor.schema.model import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
+
+if TYPE_CHECKING:
+    from auditor.schema.inputs import Input
+
+# a crawled file, or the error that crawling it raised, and whether it was named (not walked to)
+Loaded = tuple[FileModel | InputFileError, bool]
 
 
 @dataclass
@@ -277,7 +284,7 @@ def lint(
     skipped: list[InputFileError] = []
     inputs, empty_dirs = expand_inputs(paths, stdin_filename, stdin, skipped, max_bytes)
 
-    def models(items):
+    def models(items: Iterable[Input]) -> Iterator[Loaded]:
         for item in items:
             try:
                 yield item.load(use_cache, max_bytes, max_depth), item.named
@@ -302,8 +309,8 @@ def lint(
 
 
 def _pooled(
-    inputs,
-    models,
+    inputs: list[Input],
+    models: Callable[[Iterable[Input]], Iterator[Loaded]],
     workers: int,
     tokenizers: list[LoadedTokenizer],
     options: LintOptions | None,
@@ -407,7 +414,9 @@ def _costs(part: LintRun, result: FileResult) -> dict:
     return {t.id: (part.cost or {})[t.id]["files"].get(result.model.path) for t in part.tokenizers}
 
 
-def lint_models(models, tokenizers: list[LoadedTokenizer], options: LintOptions | None = None) -> LintRun:
+def lint_models(
+    models: Iterable[Loaded], tokenizers: list[LoadedTokenizer], options: LintOptions | None = None
+) -> LintRun:
     """Lint already-crawled files: (FileModel or the InputFileError it raised, named) pairs."""
     options = options or LintOptions()
     rules = selected_rules(options)
@@ -431,14 +440,13 @@ def lint_models(models, tokenizers: list[LoadedTokenizer], options: LintOptions 
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while a run builds its arrays: the memo's millions of
-    small lists made every full collection walk them all (a third of a warm text run); the run
-    itself makes almost no cycles, and collection resumes as before when it ends.
+    small lists made every full collection walk them all (docs/benchmarks.md has the cost); the
+    run itself makes almost no cycles, and collection resumes as before when it ends.
 
     When it resumes, the objects made meanwhile (hundreds of thousands: models, arrays,
     findings) go straight to the oldest generation (gc.freeze, then gc.unfreeze) instead of
-    being walked by the first young collection, which cost a warm serial run a tenth of a
-    second: they are still collected, by the next full collection, as any long-lived object
-    is. Where the process froze objects itself (a pre-fork server), nothing is unfrozen."""
+    being walked by the first young collection: they are still collected, by the next full
+    collection, as any long-lived object is. Where the process froze objects itself (a pre-fork server), nothing is unfrozen."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -692,7 +700,7 @@ def _folded(findings: list[Finding], folds: dict[str, str]) -> list[Finding]:
     return kept
 
 
-def _checked(rule: Rule, subject, ctx: RuleContext) -> list[Finding]:
+def _checked(rule: Rule, subject: Any, ctx: RuleContext) -> list[Finding]:
     """The rule's findings; a rule that raises yields one PCD999 finding instead (the run goes
     on). PCDLINT_DEBUG=1 lets the exception through."""
     try:
@@ -722,8 +730,8 @@ def _context(
     rule: Rule,
     options: LintOptions,
     model: FileModel,
-    site,
-    tokenizer,
+    site: Site | None,
+    tokenizer: LoadedTokenizer | None,
     engine: EngineProfile | None = None,
     suggester: Callable[..., list[dict]] | None = None,
     settings: tuple[dict, str] | None = None,

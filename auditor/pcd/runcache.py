@@ -53,7 +53,7 @@ class SiteEntry:
 
     __slots__ = ("field_joins", "field_texts", "join_flags", "literal_texts", "site", "split", "windows")
 
-    def __init__(self, site: FieldLike):
+    def __init__(self, site: FieldLike) -> None:
         self.site = site  # (held: the entry is keyed by the site's identity)
         self.split: OptionSplit | None = None
         self.windows: dict[int, list[Any]] = {}  # option limit → the site's windows

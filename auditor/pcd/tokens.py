@@ -60,7 +60,7 @@ class SiteTokens(Generic[F]):
     whose fields carry only a name and options). `cache`: the run's RunCache (default: one of
     its own), where the site's split, texts and join flags are kept."""
 
-    def __init__(self, site: F, tokenizer: LoadedTokenizer, cache: RunCache | None = None):
+    def __init__(self, site: F, tokenizer: LoadedTokenizer, cache: RunCache | None = None) -> None:
         self.site = site
         self.tokenizer = tokenizer
         self.cache = cache if cache is not None else RunCache()
@@ -70,9 +70,9 @@ class SiteTokens(Generic[F]):
         # items of an array are typed after `"<field>": [` (Site.array_depth; 0 for other fields)
         self.array_depth = array_depth(site)
         self.suffix = field_head(site.name, self.array_depth) + '"' + self.prefix
-        close, new = self.close_id, tuple.__new__  # (a ScoredOption without its Python __new__)
+        close, make = self.close_id, ScoredOption._make  # (from a tuple: no keyword parsing)
         strung = [
-            new(ScoredOption, (index, value, text, rest, ids, ids[0] if ids else close, True))
+            make((index, value, text, rest, ids, ids[0] if ids else close, True))
             for (index, value), text, rest, ids in zip(
                 strings, texts, remainders, map(tuple, tokenizer.ids_many(remainders))
             )

@@ -27,9 +27,9 @@ _PARSED_LIMIT = 8
 
 
 def read_tokenizer_file(path: Path) -> Tokenizer:
-    """`Tokenizer.from_file`, once per unchanged file in a process: the Qwen vocabulary takes
-    0.6-1 s to parse, and a test suite that calls `pcdlint` in-process or `auditor.lint` per test
-    would pay it on every call. Keyed by the file's identity (device, inode, size, mtime: a hard
+    """`Tokenizer.from_file`, once per unchanged file in a process: a large vocabulary is slow
+    to parse (docs/benchmarks.md), and a test suite that calls `pcdlint` in-process or
+    `auditor.lint` per test would pay it on every call. Keyed by the file's identity (device, inode, size, mtime: a hard
     link is the same file), so a file rewritten or replaced is parsed again. Nothing mutates a
     loaded Tokenizer (encoding settings are never changed), so one object serves every
     LoadedTokenizer made from it; each of those keeps its own memo."""

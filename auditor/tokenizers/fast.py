@@ -21,12 +21,10 @@ from itertools import accumulate
 from auditor.tokenizers import convert
 
 # A bulk batch smaller than this stays with `tokenizers`. Building the tiktoken encoder (the
-# ranks, read back from the cache in marshal form (tokenizers.cache.cached_ranks), then
-# tiktoken's own tables) costs about 0.17 s of CPU (0.26 s when the ranks were decoded from the
-# rank file each run); it then encodes a text in a sixth of the CPU `tokenizers` spends, but
-# `tokenizers` batches on every core: on 2 cores the build pays from about 50,000 texts. In one
-# process (issue 34, CPU least of 3-4, load 6): the 100k-option enum 1.11 s with it, 1.84 s
-# without; the 10k enum 0.23 s at this threshold (not built), 0.48 s built.
+# ranks, read back from the cache in marshal form by tokenizers.cache.cached_ranks, then
+# tiktoken's own tables) takes time that a batch must win back: tiktoken spends less CPU per
+# text, but `tokenizers` batches on every core (`benchmarks/lint_user.py --fast-min N`
+# measures where the build pays; docs/benchmarks.md has the figures).
 FAST_MIN_TEXTS = 50_000
 
 RankSource = Callable[[], tuple[dict[bytes, int], str]]  # () → (mergeable ranks, split regex)
