@@ -13,7 +13,8 @@ class InputFileError(UsageError):
         where = path if line is None else f"{path}:{line}:{column or 1}"
         super().__init__(f"{where}: {message}")
 
-    def __reduce__(self):  # rebuilt from its parts when a worker process sends it back
+    def __reduce__(self) -> tuple[type, tuple[str, str, int | None, int | None]]:
+        # rebuilt from its parts when a worker process sends it back
         return type(self), (self.path, self.message, self.line, self.column)
 
 

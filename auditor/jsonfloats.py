@@ -11,6 +11,8 @@ orjson options live here for the same reason (`writer_options`).
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def writer_options() -> int:
     """orjson's options for the JSON writers (indented two spaces; what json.dumps refuses,
@@ -21,7 +23,7 @@ def writer_options() -> int:
     return orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
-def writes_apart(value, checked: frozenset[int] | set[int] = frozenset()) -> bool:
+def writes_apart(value: Any, checked: frozenset[int] | set[int] = frozenset()) -> bool:
     """Whether `value` (dicts, lists and tuples) holds a float orjson writes otherwise than
     json.dumps; `checked`: the ids of containers in it already known to hold none (passed
     over)."""

@@ -83,7 +83,7 @@ def bare_loop(url: str, bodies: list[dict], concurrency: int) -> float:
     return elapsed
 
 
-def pcdlint_eval(url: str, body: dict, rows, concurrency: int) -> tuple[float, float, int]:
+def pcdlint_eval(url: str, body: dict, rows: list, concurrency: int) -> tuple[float, float, int]:
     """Seconds, this process's CPU seconds, and requests for a decision eval of ``rows``."""
     from auditor.decoder.http import HttpClient
     from auditor.decoder.systemone import SystemOneBackend

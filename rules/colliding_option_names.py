@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.linter import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, Site, rule
 from auditor.pcd import distinct_names, name_key, refusal, renaming
 
 
@@ -42,7 +42,7 @@ from auditor.pcd import distinct_names, name_key, refusal, renaming
     example_engine="sglang-decisions",
     suggests=True,
 )
-def check(site, ctx: RuleContext) -> Iterator[Finding]:
+def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     row = ctx.engine_row
     assert row is not None
     if site.question_kind != "choice":

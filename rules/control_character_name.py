@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.linter import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, Site, rule
 from auditor.pcd import bad_characters, distinct_names, refusal, renaming
 
 
@@ -41,7 +41,7 @@ from auditor.pcd import bad_characters, distinct_names, refusal, renaming
     example_engine="sglang-decisions",
     suggests=True,
 )
-def check(site, ctx: RuleContext) -> Iterator[Finding]:
+def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     row = ctx.engine_row
     assert row is not None
     if site.question_kind != "choice":

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.linter import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, Site, rule
 from auditor.pcd import count_limit, refusal, split_passes
 
 NOUNS = {"choice": "options", "score": "levels"}
@@ -48,10 +48,11 @@ NOUNS = {"choice": "options", "score": "levels"}
     needs_tokenizer=False,
     example_engine="sglang-decisions",
 )
-def check(site, ctx: RuleContext) -> Iterator[Finding]:
+def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     row = ctx.engine_row
     assert row is not None
     kind = site.question_kind
+    assert kind is not None  # (applies to decision questions only)
     limit = count_limit(row, kind)
     n = len(site.options)
     if limit is not None and not limit.admits(n):

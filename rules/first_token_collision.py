@@ -9,7 +9,9 @@ option, and, per engine, the options that engine can never return even from a mo
 of them (simulated with an oracle): under `gather` the lowest index wins every tie, under
 `rlcd-mlx` a 4-token greedy fallback recovers some tied options and loses others to its prefix
 match. Engines that do not decide by a first token (`constrained`, `full-sequence`) are not
-checked.
+checked. On an evaluation config's label set it runs under that harness's scorer: for
+alpaca_eval's `logprob_parser` (engine `alpaca-eval-logprob`) a label whose first token is
+another label's one token gives that label its probability.
 
 ## Why is this bad?
 A softmax over a bucket's shared token gives its options bit-identical scores. The argmax then
@@ -39,9 +41,10 @@ the slot table (`data.slot_table`). When the engine loses no option of the field
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from auditor.linter import Finding, RuleContext, rule
-from auditor.pcd import TIE, SiteTokens
+from auditor.pcd import TIE, EngineProfile, FieldPlan, Loss, SiteTokens
 
 MAX_RELATED = 50
 SHOWN_BUCKETS = 3  # the message names the largest buckets; data.buckets has them all
@@ -58,7 +61,7 @@ def _bucket_text(token: str, members: list, winner: bool) -> str:
     return f"{named} share {token!r}" + (f": {members[0]!r} always wins" if winner else "")
 
 
-def consequence(engine, plan, losses, recovered: int) -> str:
+def consequence(engine: EngineProfile, plan: FieldPlan, losses: list[Loss], recovered: int) -> str:
     """`under <engine>: …` — what this engine does with the field, from its losses."""
     if plan.refused is not None:
         return f"under {engine.name}: {plan.refused}, so none of its options can be returned"
@@ -81,6 +84,7 @@ def consequence(engine, plan, losses, recovered: int) -> str:
     letter_slots=True,
     suggests=True,
     confirms="collision",
+    harness=True,
 )
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     engine = ctx.engine
@@ -90,7 +94,11 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     collisions = [(t, idx) for t, idx in plan.buckets.items() if len(idx) > 1]
     if not collisions:
         return
-    piece = tokens.tokenizer.piece
+
+    def piece(token_id: int) -> str:
+        """The token's text; an id below 0 stands for no token (FieldPlan.first_tokens)."""
+        return tokens.tokenizer.piece(token_id) if token_id >= 0 else "(no token)"
+
     options = tokens.site.options
     buckets = (
         [
@@ -108,10 +116,14 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     )
     n, distinct = len(options), len(plan.buckets)
     colliding = sum(len(idx) for _, idx in collisions)
-    prefix = "" if plan.letters else tokens.prefix
+    # a harness's label set: the text its scorer puts before each label (no slots, no renaming)
+    harness = plan.scored_prefix is not None
+    prefix = plan.scored_prefix if harness else "" if plan.letters else tokens.prefix
     after = f" after prefix {prefix!r}" if prefix else ""
     scored = "letters" if plan.letters else "options"
     losses = engine.losses(tokens)
+    if harness:  # its other losses (a label of several tokens) are PCD013's
+        losses = [loss for loss in losses if loss.reason == TIE]
     tied_lost = sum(1 for loss in losses if loss.reason == TIE)
     gather = engine.name == "gather"
     largest = sorted(collisions, key=lambda c: -len(c[1]))[:SHOWN_BUCKETS]
@@ -122,7 +134,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     # losses other than ties) get their own sentence
     if not gather or plan.refused is not None or any(loss.reason != TIE for loss in losses):
         message += "; " + consequence(engine, plan, losses, colliding - len(collisions) - tied_lost)
-    data = {
+    data: dict[str, Any] = {
         "engine": engine.name,
         "prefix": prefix,
         "suffix": plan.suffix,
@@ -133,12 +145,12 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     if ctx.details:  # per-option lists: only outputs that show finding data want them
         data["buckets"] = buckets
         data["unreachable"] = [loss.to_dict() for loss in losses]
-    if not plan.letters:
+    if not plan.letters and not harness:
         slots = tokens.slots(ctx.letters)
         if slots.viable:
             message += f"; a single-letter remap ({slots.letters[0]}–{slots.letters[n - 1]}) is viable"
             data["slot_table"] = slots.to_dict(options)
-    if ctx.suggestions:
+    if ctx.suggestions and not harness:
         data["suggestions"] = ctx.suggest(tokens)
     severity = None
     if not losses and ctx.severity == ctx.rule.severity:

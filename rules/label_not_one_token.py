@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.linter import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, Site, rule
 from auditor.pcd import (
     ChatTemplateError,
     check_labels,
@@ -61,7 +61,7 @@ SHOWN = 4  # failing labels named in the message; data lists all
     applies_to="labels",
     example_engine="sglang-systemone",
 )
-def check(site, ctx: RuleContext) -> Iterator[Finding]:
+def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     row = ctx.engine_row
     if row is None or row.label_check == "none" or ctx.tokenizer is None or not site.options:
         return

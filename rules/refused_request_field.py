@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.linter import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, Site, rule
 from auditor.pcd import field_problems, refusal
 
 WHY = {
@@ -52,7 +52,7 @@ WHY = {
     needs_tokenizer=False,
     example_engine="sglang-decisions",
 )
-def check(site, ctx: RuleContext) -> Iterator[Finding]:
+def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     row = ctx.engine_row
     assert row is not None
     for problem in field_problems(row, site, ctx.file.document.data):

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.linter import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, Site, rule
 from auditor.pcd import LETTERS, two_letter_labels
 
 
@@ -46,7 +46,7 @@ from auditor.pcd import LETTERS, two_letter_labels
     needs_tokenizer=False,
     example_engine="sglang-systemone",
 )
-def check(site, ctx: RuleContext) -> Iterator[Finding]:
+def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     row = ctx.engine_row
     assert row is not None
     if site.question_kind != "choice":

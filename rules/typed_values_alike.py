@@ -26,14 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from auditor.linter import Finding, RuleContext, rule
+from auditor.linter import Finding, RuleContext, Site, rule
 from auditor.pcd import stringified
 
 
 @rule(
     code="PCD105", name="typed-values-alike", severity="warning", applies_to="labels", needs_tokenizer=False
 )
-def check(site, ctx: RuleContext) -> Iterator[Finding]:
+def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     if site.question_kind != "choice":
         return
     first: dict[str, int] = {}

@@ -8,7 +8,11 @@ are unreachable. First-token ties are PCD001's; this rule reports the other reas
 generated text starts with `DELIVER`, which wins) and its 4-token budget (the truncated text
 matches an earlier option), full-sequence scoring of an option whose tokens begin with all of
 another's (the shorter sum of log-probs always wins), and option caps (openjev refuses fields
-with fewer than 2 or more than 16 options; RLCD more than 255).
+with fewer than 2 or more than 16 options; RLCD more than 255). On an evaluation config's label
+set it runs under that harness's scorer, named in the finding: openai/evals' `get_choice`
+(`"Not sure"` after `"No"` is matched as `"No"`; punctuation refuses the spec), lm-eval's
+`acc` / `acc_norm` (a choice whose tokens begin with all of another's, after the
+`target_delimiter`), alpaca_eval's `logprob_parser` (a label of several tokens is never found).
 
 ## Why is this bad?
 The engine returns valid JSON that is never this option, whatever the input says. Nothing in
@@ -40,7 +44,14 @@ MAX_LISTED = 3
 MAX_RELATED = 50
 
 
-@rule(code="PCD013", name="unreachable-option", severity="error", per_engine=True, example_engine="rlcd-mlx")
+@rule(
+    code="PCD013",
+    name="unreachable-option",
+    severity="error",
+    per_engine=True,
+    example_engine="rlcd-mlx",
+    harness=True,
+)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     engine = ctx.engine
     losses = [loss for loss in engine.losses(tokens) if loss.reason != TIE]
@@ -57,6 +68,10 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     shown = "; ".join(loss.phrase() for loss in losses[:MAX_LISTED])
     more = f"; and {len(losses) - MAX_LISTED} more" if len(losses) > MAX_LISTED else ""
     message = f"under {engine.name}: {shown}{more}"
+    scored_prefix = engine.field_plan(tokens).scored_prefix  # a harness's label set
+    if scored_prefix:
+        message += f" (each label scored as {scored_prefix!r} + the label)"
+        data["prefix"] = scored_prefix
     yield ctx.finding(
         message,
         data=data,

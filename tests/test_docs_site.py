@@ -14,6 +14,8 @@ from auditor.pcd.engines.table import ENGINE_ROWS
 from auditor.reporting.sarif import DOCS_URL, rule_descriptor
 from support import REPO
 
+pytestmark = pytest.mark.slow  # builds the whole site (`make docs` in .ci/run builds it too)
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from auditor.errors import TokenizerError
-from auditor.tokenizers.gguf_header import GGUFArray, read_gguf_header
+from auditor.tokenizers.gguf_header import GGUFArray, read_gguf_header, string_element
 
 
 def gguf_string(text: bytes, length: int | None = None) -> bytes:
@@ -83,6 +83,28 @@ def test_the_real_smollm2_header_reads():
     found = read_gguf_header(path)
     assert found.metadata["tokenizer.ggml.tokens"] == GGUFArray(8, 49152)
     assert found.metadata["tokenizer.ggml.pre"] == "smollm" and found.tensor_count == 272
+
+
+def test_a_token_read_from_the_header_is_the_one_gguf_reads():
+    """string_element steps to one token of the vocabulary; gguf's own reader (seconds on this
+    file: it maps every tensor) agrees on the first, a middle, the last and the special ones."""
+    from gguf import GGUFReader
+
+    from auditor.decoder import DecoderError
+    from auditor.decoder.model import default_gguf_path
+
+    try:
+        path = default_gguf_path()
+    except DecoderError as exc:
+        pytest.skip(str(exc))
+    found = read_gguf_header(path)
+    tokens = GGUFReader(str(path)).fields["tokenizer.ggml.tokens"]
+    eos = found.metadata["tokenizer.ggml.eos_token_id"]
+    for index in (0, 1, 2, 4321, eos, 49151):
+        theirs = bytes(tokens.parts[tokens.data[index]]).decode("utf-8")
+        assert string_element(path, found, "tokenizer.ggml.tokens", index) == theirs
+    assert string_element(path, found, "tokenizer.ggml.tokens", 49152) is None
+    assert string_element(path, found, "tokenizer.ggml.pre", 0) is None  # not an array
 
 
 @pytest.mark.parametrize(

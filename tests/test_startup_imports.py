@@ -12,7 +12,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from support import FIXTURES
+
+pytestmark = pytest.mark.slow  # whole processes, timed by their imports
 
 # Needed by no warm text/JSON check: the ML stack, the HTML stack, the decoder and its HTTP
 # client, the parsers and the meta-schema check (a cache hit skips them), package metadata;

@@ -232,10 +232,10 @@ def test_a_python_file_with_any_name_and_a_directory_walk_note(tmp_path):
     )
 
 
-def test_an_lm_eval_task_with_a_function_tag_is_one_clear_line(tmp_path):
-    """Its choices are scored as whole continuations (no first-token decision): not read as a
-    site; the unknown `!function` tag neither breaks the YAML reading nor prints a traceback."""
+def test_an_lm_eval_task_with_a_function_tag_is_read_as_a_label_set(tmp_path):
+    """Its literal doc_to_choice is a label set scored as lm-eval scores it (whole continuations
+    after the target delimiter: tests/test_evalconfigs.py); the unknown `!function` tag neither
+    breaks the YAML reading nor prints a traceback."""
     done = run_cli("check", str(WILD / "lm_eval_task.yaml"))
-    assert done.returncode == EXIT_USAGE and "Traceback" not in done.stderr
-    assert done.stderr.strip().endswith("without failing)") and "no schema found" in done.stderr
-    assert done.stdout == ""
+    assert done.returncode == EXIT_FINDINGS and "Traceback" not in done.stderr
+    assert "under lm-eval-acc: 'refund_status' is never returned" in done.stdout

@@ -14,6 +14,7 @@ import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from auditor.errors import InputFileError, UsageError
@@ -21,6 +22,10 @@ from auditor.linter import selection
 from auditor.linter.registry import SEVERITIES, Rule, default_codes, load_rules
 from auditor.paths import resolve_path, shorten
 from auditor.schema.documents import read_source
+
+if TYPE_CHECKING:
+    from auditor.linter.context import Finding
+    from auditor.linter.engine import LintOptions
 
 CONFIG_NAME = ".pcdlint.toml"
 DEFAULT_SOURCE = "default"
@@ -68,7 +73,7 @@ class PerFileIgnore:
     base: Path  # globs are relative to the config file's directory
     question: str | None = None
 
-    def matches(self, finding) -> bool:
+    def matches(self, finding: Finding) -> bool:
         if not any(selection.match_length(s, finding) for s in self.selectors):
             return False
         if self.question is not None and f"question {self.question}" not in finding.field.split(" › "):
@@ -114,10 +119,10 @@ class Config:
     def where(self) -> str:
         return f"{self.path} [{self.table.rstrip('.')}]" if self.table else str(self.path)
 
-    def value(self, key: str):
+    def value(self, key: str) -> Any:
         return self.settings[key].value
 
-    def override(self, key: str, value, flag: str) -> None:
+    def override(self, key: str, value: Any, flag: str) -> None:
         """A command-line flag replaces the configured value of its key."""
         self.settings[key] = Setting(value, flag)
         if key == "select":  # --select replaces the whole selection, extend-select included
@@ -139,7 +144,7 @@ class Config:
             out.append(PerFileIgnore(pattern or "*", pointer, list(codes), base, question))
         return out
 
-    def lint_options(self):
+    def lint_options(self) -> LintOptions:
         from auditor.linter.engine import LintOptions
 
         options = LintOptions(

@@ -6,6 +6,7 @@ The click command only; the work is in ``auditor.eval``.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import click
 
@@ -26,10 +27,13 @@ FORMATS = ("text", "json", "html")
 )
 @click.option(
     "--backend",
-    type=click.Choice(["in-process", "systemone"]),
+    "backend_name",
+    type=click.Choice(["in-process", "openai", "systemone"]),
     default="in-process",
     show_default=True,
-    help="Where the model runs. systemone: SCHEMA is a decision request, answered by the server "
+    help="Where the model runs. openai: the schema's fields scored through an OpenAI-compatible "
+    "/v1/completions server at --base-url (--model: the served model's name, --tokenizer: its "
+    "tokenizer). systemone: SCHEMA is a decision request, answered by the server "
     'at --base-url for every row (rows: {"id", "state"|"context", "labels"}).',
 )
 @click.option(
@@ -55,7 +59,8 @@ FORMATS = ("text", "json", "html")
     "--perturb",
     multiple=True,
     type=click.Choice(["order"]),
-    help="order: rescore with every field's options reversed in the prompt and report flips.",
+    help="order: rescore with every field's options reversed in the prompt and report flips; "
+    "--backend systemone: the option-order probe of verify (--orders display orders per row).",
 )
 @click.option(
     "--no-letters", is_flag=True, help="Skip letter-slot scoring (it needs a second prefill per row)."
@@ -83,32 +88,33 @@ FORMATS = ("text", "json", "html")
 @eval_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr.")
 def eval_command(
-    schema,
-    data_path,
-    backend,
-    model_spec,
-    device,
-    dtype,
-    allow_download,
-    holdout,
-    seed,
-    perturb,
-    no_letters,
-    limit,
-    cache_dir,
-    no_cache,
-    output_format,
-    output,
-    output_json,
-    output_html,
-    write_calibration,
-    served_opts,
-    quiet,
-):
+    schema: str,
+    data_path: str,
+    backend_name: str,
+    model_spec: str | None,
+    device: str,
+    dtype: str,
+    allow_download: bool,
+    holdout: float,
+    seed: int,
+    perturb: tuple[str, ...],
+    no_letters: bool,
+    limit: int | None,
+    cache_dir: str | None,
+    no_cache: bool,
+    output_format: str,
+    output: str | None,
+    output_json: str | None,
+    output_html: str | None,
+    write_calibration: str | None,
+    served_opts: dict,
+    quiet: bool,
+) -> None:
     """Measure a schema's decisions on labeled data, per field and scoring method.
 
     Exit status: 0 measured, 2 usage or input error, 130 interrupted (rerun to resume from the cache);
-    --backend systemone: 1 when a row still failed after the retries (it is listed, not dropped).
+    --backend openai or systemone: 1 when a row still failed after the retries (it is listed, not
+    dropped).
     """
     from pathlib import Path
 
@@ -121,8 +127,9 @@ def eval_command(
         load_rows,
         run_eval,
     )
+    from auditor.eval.backends import ServerBackend
     from auditor.eval.cache import default_cache_dir
-    from auditor.eval.report import render as render_report
+    from auditor.reporting.eval_report import render as render_report
     from auditor.reporting.json_text import dumps_strict_bytes
     from auditor.reporting.outputs import check_outputs
 
@@ -131,7 +138,8 @@ def eval_command(
         return dumps_strict_bytes(report) if name == "json" else render_report(name, report)
 
     inputs = [schema, data_path]
-    if backend == "systemone":
+    close: Callable[[], None] = lambda: None  # noqa: E731  the server client, once there is one
+    if backend_name == "systemone":
         try:
             failed = eval_decisions(
                 schema,
@@ -176,21 +184,30 @@ def eval_command(
             perturb=tuple(dict.fromkeys(perturb)),
             letters=not no_letters,
             cache_dir=None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir(),
+            progress=False if quiet else None,
         )
+        backend: InProcessBackend | ServerBackend
+        if backend_name == "openai":
+            from auditor.cli.served import openai_scorer
+
+            backend = ServerBackend(openai_scorer(served_opts, model_spec, allow_download))
+            close = backend.server.http.close
+        else:
+            if served_opts["base_url"]:
+                raise UsageError("--base-url is for --backend openai or systemone")
+            try:
+                loaded = load_model(
+                    model_spec,
+                    device=device,
+                    dtype=dtype,
+                    allow_download=allow_download,
+                    progress=sys.stderr.isatty(),
+                )
+            except DecoderError as exc:
+                raise UsageError(str(exc)) from None
+            backend = InProcessBackend(loaded)
         try:
-            loaded = load_model(
-                model_spec,
-                device=device,
-                dtype=dtype,
-                allow_download=allow_download,
-                progress=sys.stderr.isatty(),
-            )
-        except DecoderError as exc:
-            raise UsageError(str(exc)) from None
-        try:
-            report = run_eval(
-                fields, rows, InProcessBackend(loaded), options, schema_path=schema, data_path=data_path
-            )
+            report = run_eval(fields, rows, backend, options, schema_path=schema, data_path=data_path)
         except KeyboardInterrupt:
             where = (
                 "" if options.cache_dir is None else f"; rows scored so far are cached in {options.cache_dir}"
@@ -221,3 +238,6 @@ def eval_command(
             )
     except (UsageError, DecoderError) as error:
         fail(str(error))
+    finally:
+        close()
+    sys.exit(1 if report.get("failed") else 0)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from auditor.cli.common import color_stdout, fail, split_values, write_output
+from auditor.cli.common import color_stdout, fail, write_output
 from auditor.cli.verify import attach_to_check, model_options
 from auditor.distribution import install_hint
 from auditor.errors import UsageError
@@ -16,6 +17,10 @@ from auditor.linter.registry import SEVERITIES, load_rules, severity_rank
 from auditor.linter.selection import find_rule
 from auditor.reporting.outputs import check_outputs, write_error, write_report, write_stdout
 from auditor.version import __version__
+
+if TYPE_CHECKING:
+    from auditor.cli.check_options import CheckOptions
+    from auditor.linter.engine import LintRun
 
 SUGGESTION_FORMATS = {"json", "html"}  # outputs that show verified fix suggestions
 DETAIL_FORMATS = {"json", "html"}  # outputs that show finding data (LintOptions.details)
@@ -138,37 +143,7 @@ def cli() -> None:
     help="Run the flagged fields through a real model (see `pcdlint verify`).",
 )
 @model_options()
-def check(
-    paths,
-    tokenizers,
-    allow_download,
-    engines,
-    tiktoken_pattern,
-    chat_template,
-    output_format,
-    output,
-    output_sarif,
-    output_html,
-    output_json,
-    select,
-    ignore,
-    fail_on,
-    exit_zero,
-    show_info,
-    show_cost,
-    statistics,
-    quiet,
-    no_cache,
-    jobs,
-    config_file,
-    show_config,
-    baseline_file,
-    write_baseline,
-    stdin_filename,
-    allow_unrecognized,
-    run_verify,
-    verify_opts,
-):
+def check(**params: Any) -> NoReturn:
     """Lint schema files, directories of *.json, *.yaml, *.yml, `-` (stdin) or a Python
     object `pkg.module:Name` (Pydantic model, Enum, Literal alias, TypedDict, dataclass).
 
@@ -177,125 +152,11 @@ def check(
 
     Exit status: 0 nothing at or above --fail-on (or --exit-zero), 1 findings, 2 usage or input error.
     """
-    from auditor.cli.config import load_config
-    from auditor.linter import baseline
-    from auditor.linter.engine import lint, validate_selectors
-    from auditor.reporting import formatters, render_output
-    from auditor.tokenizers.loader import load_tokenizers
+    from auditor.cli.check_options import parse_check_options
 
-    extra = {"sarif": output_sarif, "html": output_html, "json": output_json}
     try:
-        config = load_config(config_file)
-        source = click.get_current_context().get_parameter_source
-        for key, name, value in (
-            ("select", "select", split_values(select)),
-            ("ignore", "ignore", split_values(ignore)),
-            ("tokenizers", "tokenizers", list(dict.fromkeys(tokenizers))),
-            ("engine", "engines", list(dict.fromkeys(e.strip().lower() for e in engines))),
-            ("fail-on", "fail_on", fail_on),
-            ("format", "output_format", output_format),
-            ("allow-unrecognized", "allow_unrecognized", allow_unrecognized),
-        ):
-            if (
-                source(name) == click.core.ParameterSource.COMMANDLINE
-                and value is not None
-                and (value or isinstance(value, bool))
-            ):
-                config.override(key, value, f"--{key.replace('tokenizers', 'tokenizer')}")
-        if (
-            config.settings["format"].source == "default"
-            and os.environ.get("GITHUB_ACTIONS") == "true"
-            and "github" in formatters()
-        ):
-            config.override("format", "github", "GITHUB_ACTIONS=true")
-        if show_config:
-            write_stdout(config.render(), "text")
-            sys.exit(EXIT_CLEAN)
-        if not paths:
-            raise UsageError("missing argument PATH... (files or directories to lint)")
-        outputs = [
-            (flag, target)
-            for flag, target in (
-                ("--output", output),
-                ("--output-sarif", output_sarif),
-                ("--output-html", output_html),
-                ("--output-json", output_json),
-                ("--write-baseline", write_baseline),
-            )
-            if target
-        ]
-        check_outputs(outputs, list(paths))
-        output_format, fail_on = config.value("format"), config.value("fail-on")
-        if output_format not in formatters():
-            raise UsageError(
-                f"--format: unknown format '{output_format}' (choose from {', '.join(formatters())})"
-            )
-        options = config.lint_options()
-        options.engine_profiles()  # an unknown --engine is a usage error before any work
-        shown = {output_format} | {name for name, target in extra.items() if target}
-        options.suggestions = bool(shown & SUGGESTION_FORMATS)
-        options.details = bool(shown & DETAIL_FORMATS)
-        options.jobs = jobs
-        if chat_template is not None:
-            from auditor.pcd.chat import ChatTemplateError, check_template
-            from auditor.tokenizers.templates import read_chat_template
-
-            options.chat_template = read_chat_template(chat_template)
-            for template in (options.chat_template.source, options.chat_template.systemone or ""):
-                try:
-                    check_template(template)
-                except ChatTemplateError as error:
-                    raise UsageError(f"--chat-template {chat_template}: {error}") from None
-        validate_selectors(split_values(select), "--select")
-        validate_selectors(split_values(ignore), "--ignore")
-        baseline_entries = baseline.load_baseline(baseline_file) if baseline_file else None
-        loaded = load_tokenizers(list(config.value("tokenizers")), allow_download, tiktoken_pattern)
-        if list(paths).count("-") > 1:
-            raise UsageError("'-' (standard input) can be named only once")
-        run = lint(
-            list(paths),
-            loaded,
-            options,
-            use_cache=not no_cache,
-            stdin_filename=stdin_filename,
-            max_bytes=config.value("max-file-bytes"),
-            max_depth=config.value("max-depth"),
-        )
-        # files found inside linted directories are inputs too: never overwritten
-        inputs = list(paths) + [r.model.path for r in run.files]
-        check_outputs(outputs, inputs)  # every output, before any report (stdout included) is written
-        if run_verify:
-            attach_to_check(run, verify_opts, allow_download, quiet)
-        if write_baseline:
-            text, count = baseline.baseline_text(run)
-            write_report(text, write_baseline, "--write-baseline", inputs)
-            write_error(f"pcdlint: wrote {count} finding(s) to baseline {write_baseline}")
-        if baseline_entries is not None:
-            applied = baseline.apply_baseline(run, baseline_entries)
-            write_error(
-                f"pcdlint: baseline {baseline_file}: {applied.hidden} known finding(s) hidden; "
-                f"{len(applied.stale)} baseline entr{'y' if len(applied.stale) == 1 else 'ies'} "
-                "no longer occur"
-            )
-        color = output is None and output_format == "text" and color_stdout()
-        show_info = show_info or fail_on == "info"
-        unrecognized_error = run.unrecognized_error(bool(config.value("allow-unrecognized")))
-        # a run that exits 2 has no verdict: its findings (if any) are shown, never a summary that
-        # says the fields are fine
-        failed = bool(run.errors or unrecognized_error)
-        report = render_output(
-            output_format,
-            run,
-            quiet=quiet or failed,
-            color=color,
-            show_info=show_info,
-            cost=show_cost,
-            statistics=statistics,
-        )
-        write_output(report, output, inputs, color, kind=output_format)
-        for name, target in extra.items():
-            if target is not None:
-                write_output(render_output(name, run), target, inputs, flag=f"--output-{name}", kind=name)
+        options = parse_check_options(params, click.get_current_context().get_parameter_source)
+        run, unrecognized_error = _run_check(options)
     except UsageError as error:
         fail(str(error))
     for notice in run.skipped:
@@ -306,16 +167,104 @@ def check(
         write_error(f"pcdlint: error: {unrecognized_error}")
     if run.errors or unrecognized_error:
         sys.exit(EXIT_USAGE)
-    if write_baseline or exit_zero:
+    if options.write_baseline or options.exit_zero:
         sys.exit(EXIT_CLEAN)
     worst = run.max_severity()
-    if worst is not None and severity_rank(worst) >= severity_rank(fail_on):
+    if worst is not None and severity_rank(worst) >= severity_rank(options.fail_on):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
 
 
+def _run_check(options: CheckOptions) -> tuple[LintRun, str | None]:
+    """Lint, verify, apply the baseline and write every report; the run and why it exits 2 (if
+    it does for want of a schema). A usage error raises `UsageError`."""
+    from auditor.linter import baseline
+    from auditor.linter.engine import lint, validate_selectors
+    from auditor.reporting import formatters, render_output
+    from auditor.tokenizers.loader import load_tokenizers
+
+    config, paths, output_format = options.config, list(options.paths), options.output_format
+    if options.show_config:
+        write_stdout(config.render(), "text")
+        sys.exit(EXIT_CLEAN)
+    if not paths:
+        raise UsageError("missing argument PATH... (files or directories to lint)")
+    outputs = options.outputs
+    check_outputs(outputs, paths)
+    if output_format not in formatters():
+        raise UsageError(
+            f"--format: unknown format '{output_format}' (choose from {', '.join(formatters())})"
+        )
+    lint_options = config.lint_options()
+    lint_options.engine_profiles()  # an unknown --engine is a usage error before any work
+    shown = {output_format} | {name for name, target in options.extra_outputs if target}
+    lint_options.suggestions = bool(shown & SUGGESTION_FORMATS)
+    lint_options.details = bool(shown & DETAIL_FORMATS)
+    lint_options.jobs = options.jobs
+    if options.chat_template is not None:
+        from auditor.pcd.chat import ChatTemplateError, check_template
+        from auditor.tokenizers.templates import read_chat_template
+
+        lint_options.chat_template = read_chat_template(options.chat_template)
+        for template in (lint_options.chat_template.source, lint_options.chat_template.systemone or ""):
+            try:
+                check_template(template)
+            except ChatTemplateError as error:
+                raise UsageError(f"--chat-template {options.chat_template}: {error}") from None
+    validate_selectors(list(options.select), "--select")
+    validate_selectors(list(options.ignore), "--ignore")
+    baseline_entries = baseline.load_baseline(options.baseline_file) if options.baseline_file else None
+    loaded = load_tokenizers(list(options.tokenizers), options.allow_download, options.tiktoken_pattern)
+    if paths.count("-") > 1:
+        raise UsageError("'-' (standard input) can be named only once")
+    run = lint(
+        paths,
+        loaded,
+        lint_options,
+        use_cache=options.use_cache,
+        stdin_filename=options.stdin_filename,
+        max_bytes=options.max_bytes,
+        max_depth=options.max_depth,
+    )
+    # files found inside linted directories are inputs too: never overwritten
+    inputs = paths + [r.model.path for r in run.files]
+    check_outputs(outputs, inputs)  # every output, before any report (stdout included) is written
+    if options.run_verify:
+        attach_to_check(run, dict(options.verify), options.allow_download, options.quiet)
+    if options.write_baseline:
+        text, count = baseline.baseline_text(run)
+        write_report(text, options.write_baseline, "--write-baseline", inputs)
+        write_error(f"pcdlint: wrote {count} finding(s) to baseline {options.write_baseline}")
+    if baseline_entries is not None:
+        applied = baseline.apply_baseline(run, baseline_entries)
+        stale = len(applied.stale)
+        write_error(
+            f"pcdlint: baseline {options.baseline_file}: {applied.hidden} known finding(s) hidden; "
+            f"{stale} baseline entr{'y' if stale == 1 else 'ies'} no longer occur"
+        )
+    color = options.output is None and output_format == "text" and color_stdout()
+    unrecognized_error = run.unrecognized_error(options.allow_unrecognized)
+    # a run that exits 2 has no verdict: its findings (if any) are shown, never a summary that
+    # says the fields are fine
+    failed = bool(run.errors or unrecognized_error)
+    report = render_output(
+        output_format,
+        run,
+        quiet=options.quiet or failed,
+        color=color,
+        show_info=options.show_info,
+        cost=options.show_cost,
+        statistics=options.statistics,
+    )
+    write_output(report, options.output, inputs, color, kind=output_format)
+    for name, target in options.extra_outputs:
+        if target is not None:
+            write_output(render_output(name, run), target, inputs, flag=f"--output-{name}", kind=name)
+    return run, unrecognized_error
+
+
 @cli.command("rules")
-def rules_command():
+def rules_command() -> None:
     """List every rule: code, name, default severity, whether it is on by default, and why."""
     from auditor.linter.registry import DEFAULT_REASON
 
@@ -334,7 +283,7 @@ def rules_command():
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
-def tokenizers_command(output_format):
+def tokenizers_command(output_format: str) -> None:
     """List the built-in tokenizers: installed or not, source package, vocab size, cache state."""
     import json
 
@@ -358,7 +307,7 @@ def tokenizers_command(output_format):
 
 @cli.command()
 @click.argument("rule")
-def explain(rule):
+def explain(rule: str) -> None:
     """Print a rule's documentation (by code or name)."""
     found = find_rule(rule)
     if found is None:

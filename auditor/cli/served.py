@@ -9,9 +9,11 @@ option-order probe (``auditor.decoder.orderprobe``).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -55,7 +57,7 @@ DECISION_OPTIONS = [
 DECISION_KEYS = ("engine_name", "route", "probe", "orders")
 
 
-def decision_options(func):
+def decision_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(DECISION_OPTIONS):
         func = option(func)
     return func
@@ -114,7 +116,7 @@ def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
     return inputs
 
 
-def http_client(verify_opts: dict):
+def http_client(verify_opts: dict) -> Any:
     """The one HTTP client for --base-url, with the key from --api-key-env (never from argv)."""
     from auditor.decoder.http import HttpClient, api_key_from_env
 
@@ -127,7 +129,9 @@ def http_client(verify_opts: dict):
     )
 
 
-def decision_engine(verify_opts: dict, engine_name: str | None, route: str, allow_download: bool, progress):
+def decision_engine(
+    verify_opts: dict, engine_name: str | None, route: str, allow_download: bool, progress: Any
+) -> Any:
     """What answers the requests: a SystemOneBackend, or an in-process engine."""
     from auditor.decoder import load_model
     from auditor.decoder.systemone import SystemOneBackend
@@ -163,7 +167,7 @@ def decision_engine(verify_opts: dict, engine_name: str | None, route: str, allo
 
 
 @contextmanager
-def _redacted(engine):
+def _redacted(engine: Any) -> Iterator[None]:
     """A DecoderError quoting a server's answer, with the API key masked."""
     from auditor.decoder.errors import DecoderError
 
@@ -174,7 +178,7 @@ def _redacted(engine):
         raise DecoderError(redact(str(exc)) if redact is not None else str(exc)) from None
 
 
-def static_findings(paths: list[str], engine_name: str, engine) -> dict[str, list]:
+def static_findings(paths: list[str], engine_name: str, engine: Any) -> dict[str, list]:
     """pcdlint's findings under ``--engine`` per file (lint with the model's tokenizer when the
     model runs here, else the default tokenizer: the refusal rules read counts and fields)."""
     from auditor.linter.engine import LintOptions, lint
@@ -197,7 +201,7 @@ def verify_decisions(
     allow_download: bool,
     output_format: str,
     output: str | None,
-    progress,
+    progress: Any,
 ) -> int:
     """Answer and probe every request; write the report; return the exit code."""
     from auditor.cli.common import write_output
@@ -254,7 +258,17 @@ def verify_decisions(
 
 EVAL_OPTIONS = [
     click.option(
-        "--base-url", metavar="URL", help="--backend systemone: the server root, e.g. http://127.0.0.1:8080."
+        "--base-url",
+        metavar="URL",
+        help="--backend systemone: the server root, e.g. http://127.0.0.1:8080; --backend openai: "
+        "the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1 (/v1 is appended when missing).",
+    ),
+    click.option(
+        "--tokenizer",
+        "server_tokenizer",
+        metavar="SPEC",
+        help="--backend openai: the served model's tokenizer (HF directory, hub id or .gguf); "
+        "default: --model as a locally cached hub id.",
     ),
     click.option(
         "--route",
@@ -263,17 +277,76 @@ EVAL_OPTIONS = [
         show_default=True,
         help="--backend systemone: the path after --base-url.",
     ),
-    *client_options("--backend systemone"),
+    click.option(
+        "--orders",
+        type=click.IntRange(2, 24),
+        default=4,
+        show_default=True,
+        help="--backend systemone with --perturb order: display orders per choice question "
+        "(original, reversed, rotated by 1, 2, …), as verify's option-order probe.",
+    ),
+    *client_options("--backend systemone or openai"),
 ]
-EVAL_KEYS = ("base_url", "route", "api_key_env", "concurrency", "timeout_s", "retries", "retry_after_cap")
+EVAL_KEYS = (
+    "base_url",
+    "server_tokenizer",
+    "route",
+    "orders",
+    "api_key_env",
+    "concurrency",
+    "timeout_s",
+    "retries",
+    "retry_after_cap",
+)
 
 
-def eval_options(func):
+def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) -> Any:
+    """`eval --backend openai`: verify's ``OpenAIBackend`` on the one HTTP client, built from the
+    shared client options. One prompt per request (``batch_size`` 1), so ``--concurrency`` bounds
+    the scored prompts in flight; the key comes from ``--api-key-env`` only."""
+    from auditor.decoder.backends import OpenAIBackend
+    from auditor.decoder.errors import DecoderError
+    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env, parse_origin
+    from auditor.decoder.model import load_tokenizer_only
+    from auditor.paths import resolve_text
+
+    if not served_opts["base_url"]:
+        raise UsageError("--backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
+    spec = served_opts["server_tokenizer"] or model
+    if not spec:
+        raise UsageError("--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)")
+    spec = resolve_text(spec, "--tokenizer")
+    try:
+        parse_origin(served_opts["base_url"])  # the URL as written, checked before /v1 is appended
+        tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
+        client = HttpClient(
+            OpenAIBackend.api_base(served_opts["base_url"]),
+            api_key=api_key_from_env(served_opts["api_key_env"]),
+            connect_timeout=min(served_opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
+            read_deadline=served_opts["timeout_s"],
+            retries=served_opts["retries"],
+            retry_after_cap=served_opts["retry_after_cap"],
+            max_connections=served_opts["concurrency"],
+        )
+        return OpenAIBackend(
+            client.base_url,
+            model,
+            tokenizer,
+            tokenizer_name,
+            concurrency=served_opts["concurrency"],
+            batch_size=1,
+            client=client,
+        )
+    except DecoderError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def eval_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The served-eval options; the command receives them as one ``served_opts`` dict."""
     import functools
 
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         kwargs["served_opts"] = {key: kwargs.pop(key) for key in EVAL_KEYS}
         return func(*args, **kwargs)
 
@@ -292,7 +365,7 @@ def eval_decisions(
     seed: int,
     perturb: tuple[str, ...],
     limit: int | None,
-    cache_dir,
+    cache_dir: Path | None,
     output_format: str,
     output: str | None,
     output_json: str | None,
@@ -341,6 +414,7 @@ def eval_decisions(
         holdout=holdout,
         seed=seed,
         perturb=perturb,
+        orders=served_opts["orders"],
         cache_dir=cache_dir,
         progress=Progress(False if quiet else None),
     )

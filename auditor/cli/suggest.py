@@ -11,10 +11,14 @@ import os
 import stat
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from auditor.linter.suggest import choose, fixed_codes, rewrite
+
+if TYPE_CHECKING:
+    from auditor.linter.engine import LintRun
 
 TEMP_SUFFIX = ".pcdlint-tmp"  # `--in-place` writes `.NAME.pcdlint-tmp` beside NAME, then renames it
 
@@ -76,7 +80,9 @@ def write_in_place(path: Path, data: bytes) -> None:
         raise
 
 
-def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[str, str | None, int]:
+def write_fixed(
+    run: LintRun, entries: list[dict], target: str, in_place: bool
+) -> tuple[str, str | None, int]:
     """Write the fixed copy (and, for letter slots, the legend beside it); returns
     (fixed path, legend path or None, fields renamed). Only the renamed option texts change
     (a UTF-8 BOM, line ends, comments and everything else stay as they were); both outputs
@@ -122,12 +128,17 @@ def write_fixed(run, entries: list[dict], target: str, in_place: bool) -> tuple[
     return target, legend_path, len(renamings)
 
 
-def collect(run) -> list[dict]:
+def collect(run: LintRun) -> list[dict]:
     """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 warning or error."""
     offered = fixed_codes()
     groups: dict[tuple, dict] = {}
+    fixed = _label_sets(run)  # an evaluation config's labels: its harness fixes them, not a rename
     for finding in run.findings:
-        if finding.code not in offered or finding.severity == "info":
+        if (
+            finding.code not in offered
+            or finding.severity == "info"
+            or (finding.path, finding.site_pointer) in fixed
+        ):
             continue
         key = (finding.path, finding.site_pointer, finding.tokenizer)
         entry = groups.setdefault(
@@ -148,7 +159,15 @@ def collect(run) -> list[dict]:
     return list(groups.values())
 
 
-def format_text(entries: list[dict]) -> str:
+def _label_sets(run) -> set[tuple[str, str]]:
+    """(path, pointer) of every evaluation-config label set of the run (auditor.schema.evalconfigs)."""
+    from auditor.schema.evalconfigs import label_set_scoring
+
+    return {(r.model.path, s.pointer) for r in run.files for s in r.model.sites if label_set_scoring(s)}
+
+
+def format_text(entries: list[dict], label_sets: int = 0) -> str:
+    """The text output; `label_sets`: the evaluation-config label sets the run left alone."""
     lines = []
     for e in entries:
         lines.append(f"{e['path']}:{e['line']}: {e['field']} [{e['tokenizer']}] {', '.join(e['codes'])}")
@@ -175,7 +194,12 @@ def format_text(entries: list[dict]) -> str:
             + ("" if fixed == len(entries) else f"; {len(entries) - fixed} have none")
         )
     else:
-        lines.append("No field needs a fix.")
+        lines.append("No schema field needs a fix." if label_sets else "No field needs a fix.")
+    if label_sets:
+        lines.append(
+            f"{label_sets} evaluation label set{'' if label_sets == 1 else 's'} not renamed (a harness "
+            "reads its labels as written): pcdlint check says what each harness's scorer gets wrong."
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -210,7 +234,14 @@ def format_text(entries: list[dict]) -> str:
     "openjev, constrained, full-sequence), or the decision engine whose name "
     "rules a decision request's renamings follow. Default: gather.",
 )
-def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
+def suggest(
+    paths: tuple[str, ...],
+    tokenizers: tuple[str, ...],
+    output_format: str,
+    write_to: str | None,
+    in_place: bool,
+    engine: str | None,
+) -> None:
     """Propose renamings for fields with PCD001/PCD002/PCD005 warnings or errors, verified by
     re-linting.
 
@@ -258,7 +289,7 @@ def suggest(paths, tokenizers, output_format, write_to, in_place, engine):
                 json.dumps(strict_json(entries), indent=2, ensure_ascii=False, allow_nan=False) + "\n", "json"
             )
         else:
-            write_stdout(format_text(entries), "suggest")
+            write_stdout(format_text(entries, len(_label_sets(run))), "suggest")
     except UsageError as error:
         write_error(f"pcdlint: error: {error}")
         sys.exit(2)

@@ -11,7 +11,8 @@ import functools
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,7 +21,8 @@ from auditor.cli.served import decision_options, verify_decisions, wants_decisio
 from auditor.errors import UsageError
 
 if TYPE_CHECKING:  # `pcdlint check` without --verify loads neither the decoder nor the engine here
-    from auditor.decoder.result import VerifyResult
+    from auditor.decoder.progress import Progress
+    from auditor.decoder.result import FieldResult, VerifyResult
     from auditor.linter.engine import LintRun
 
 MODEL_OPTIONS = [
@@ -119,7 +121,9 @@ VERIFY_KEYS = (
 )
 
 
-def model_options(tokenizer_flags=("--server-tokenizer",)):
+def model_options(
+    tokenizer_flags: tuple[str, ...] = ("--server-tokenizer",),
+) -> Callable[[Callable], Callable]:
     """Add the verify options; the command receives them as one ``verify_opts`` dict."""
     options = MODEL_OPTIONS + [
         click.option(
@@ -182,7 +186,7 @@ def read_context(context_arg: str | None) -> str | None:
         raise UsageError(f"--context @{shown}: not UTF-8 (byte {exc.start})") from None
 
 
-def coupling_value(coupling_arg: str | None):
+def coupling_value(coupling_arg: str | None) -> bool | list[str]:
     if coupling_arg is None:
         return False
     if coupling_arg == "*":
@@ -191,7 +195,14 @@ def coupling_value(coupling_arg: str | None):
 
 
 def verify_run(
-    run: LintRun, loaded, *, context: str | None, coupling, parity, only_flagged: bool, progress=None
+    run: LintRun,
+    loaded: Any,
+    *,
+    context: str | None,
+    coupling: bool | list[str],
+    parity: bool | str,
+    only_flagged: bool,
+    progress: Progress | None = None,
 ) -> list[tuple[str, VerifyResult]]:
     """Verify each file of a finished lint run; attach verdicts to its findings.
 
@@ -233,7 +244,7 @@ def verify_run(
     return results
 
 
-def verification_summary(field, verified) -> dict:
+def verification_summary(field: FieldResult, verified: VerifyResult) -> dict:
     """What a reviewer needs next to one finding: the verdicts and the three picks."""
     options = field.options
     return {
@@ -333,7 +344,15 @@ def _parity(opts: dict) -> str:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @decision_options
-def verify(paths, verify_opts, allow_download, output_format, output, quiet, **decision_opts):
+def verify(
+    paths: tuple[str, ...],
+    verify_opts: dict[str, Any],
+    allow_download: bool,
+    output_format: str,
+    output: str | None,
+    quiet: bool,
+    **decision_opts: Any,
+) -> None:
     """Run PCD on a real model and confirm each flagged field (lints with the model's tokenizer).
 
     Exit status: 0 no flagged flaw changes an answer, 1 a flagged flaw decides a field's answer

@@ -1,7 +1,7 @@
 """Where the scores come from: the model in-process, or a model behind an OpenAI-compatible server.
 
 Both backends answer one question, ``score(request, ledger, progress) -> list[FieldScores]``:
-for every field of a ``ScoreRequest`` (the prompt, each field's ``FieldPlan`` and, when a
+for every field of a ``ScoreRequest`` (the prompt, each field's ``PromptField`` and, when a
 letter remap is viable, the letter prompt and heads), the log-probs that the verdicts and
 picks are computed from. ``FieldScores`` holds, per field:
 
@@ -43,9 +43,16 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from auditor.decoder.errors import DecoderError
+
+if TYPE_CHECKING:
+    from auditor.decoder.http import HttpClient
+    from auditor.decoder.model import LoadedModel
+    from auditor.decoder.progress import Progress
+    from auditor.decoder.prompt import PromptField
+    from auditor.decoder.result import Ledger
 
 PARITY_MODES = ("fast", "full", "off")
 
@@ -54,7 +61,7 @@ PARITY_MODES = ("fast", "full", "off")
 class ScoreRequest:
     prompt_text: str
     prompt_ids: list[int]
-    plans: list  # FieldPlan per field
+    plans: list  # PromptField per field
     letter_text: str | None = None
     letter_ids: list[int] | None = None
     letter_plans: list = field(default_factory=list)
@@ -88,7 +95,9 @@ def _log_softmax_rows(torch, rows) -> list:
 class InProcessBackend:
     """The model in this process (torch): one prefill, packed passes, cache-copy parity."""
 
-    def __init__(self, loaded, cache_budget_bytes: int | None = None, full_sequence_mode: str = "tree"):
+    def __init__(
+        self, loaded: LoadedModel, cache_budget_bytes: int | None = None, full_sequence_mode: str = "tree"
+    ):
         from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES
 
         self.loaded = loaded
@@ -111,7 +120,9 @@ class InProcessBackend:
 
         return Scorer(self.loaded, ledger, self.cache_budget_bytes)
 
-    def score(self, request: ScoreRequest, ledger, progress=None) -> list[FieldScores]:
+    def score(
+        self, request: ScoreRequest, ledger: Ledger, progress: Progress | _NoProgress | None = None
+    ) -> list[FieldScores]:
         import torch
 
         progress = progress or _NoProgress()
@@ -207,7 +218,9 @@ class InProcessBackend:
             result[plan.name] = row[torch.tensor(plan.letter_ids)].tolist()
         return result
 
-    def first_token_logprobs(self, prompt_text, prompt_ids, plans, stage: str, ledger) -> list[list[float]]:
+    def first_token_logprobs(
+        self, prompt_text: str, prompt_ids: list[int], plans: list[PromptField], stage: str, ledger: Ledger
+    ) -> list[list[float]]:
         import torch
 
         scorer = self._scorer(ledger)
@@ -243,7 +256,7 @@ class OpenAIBackend:
         self,
         base_url: str,
         model: str | None,
-        tokenizer,
+        tokenizer: Any,
         tokenizer_name: str,
         *,
         api_key: str | None = None,
@@ -254,7 +267,7 @@ class OpenAIBackend:
         max_bytes: int | None = None,
         retry_after_cap: float | None = None,
         run_deadline: float | None = None,
-        client=None,
+        client: HttpClient | None = None,
     ):
         from auditor.decoder import http
 
@@ -485,7 +498,9 @@ class OpenAIBackend:
         self.stats["prompt_tokens"] += sum(len(job.expected) for job in jobs)
         ledger.count(stage, len(jobs))
 
-    def score(self, request: ScoreRequest, ledger, progress=None) -> list[FieldScores]:
+    def score(
+        self, request: ScoreRequest, ledger: Ledger, progress: Progress | _NoProgress | None = None
+    ) -> list[FieldScores]:
         progress = progress or _NoProgress()
         jobs: list[tuple[int, int, _Job]] = []
         for number, plan in enumerate(request.plans):
@@ -555,7 +570,9 @@ class OpenAIBackend:
         self.notes = [self.http.redact(note) for note in self.notes]
         return results
 
-    def first_token_logprobs(self, prompt_text, prompt_ids, plans, stage: str, ledger) -> list[list[float]]:
+    def first_token_logprobs(
+        self, prompt_text: str, prompt_ids: list[int], plans: list[PromptField], stage: str, ledger: Ledger
+    ) -> list[list[float]]:
         jobs = [
             (
                 number,

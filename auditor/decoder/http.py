@@ -306,7 +306,7 @@ class HttpClient:
     def __enter__(self) -> HttpClient:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- the public calls ----------------------------------------------------------------------

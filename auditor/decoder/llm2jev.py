@@ -28,6 +28,7 @@ import itertools
 import math
 import string
 from dataclasses import dataclass
+from typing import Any
 
 from auditor.decoder.errors import DecoderError
 from auditor.decoder.systemone import DecisionRefused
@@ -77,7 +78,7 @@ def prompt_texts() -> PromptTexts:
     return PromptTexts(prompt.INSTRUCTION, prompt.DEFAULT_QUESTION, prompt.ANSWER, version("llm2jev"))
 
 
-def render_value(value, indent: int = 0) -> str:
+def render_value(value: Any, indent: int = 0) -> str:
     """A state or criterion as llm2jev shows it: strings verbatim, objects and arrays as indented lines."""
     pad = "  " * indent
     if isinstance(value, str):
@@ -101,7 +102,7 @@ def render_value(value, indent: int = 0) -> str:
     return f"{pad}{value}"
 
 
-def state_messages(state) -> list[dict]:
+def state_messages(state: Any) -> list[dict]:
     """The chat a state becomes: its own messages, or one user message with the state as text."""
     messages = state["messages"] if isinstance(state, dict) and set(state) == {"messages"} else state
     if isinstance(messages, list) and messages and all(isinstance(m, dict) and "role" in m for m in messages):
@@ -116,7 +117,7 @@ def state_messages(state) -> list[dict]:
     return [{"role": "user", "content": render_value(state)}]
 
 
-def question_options(question) -> tuple[list[str], list[str]]:
+def question_options(question: dict) -> tuple[list[str], list[str]]:
     """(answer keys, option texts shown to the model); the engine table's limits refuse (422)."""
     if not isinstance(question, dict):
         raise DecisionRefused(REFUSAL_STATUS, "a question is an object with a type and criteria")
@@ -142,7 +143,7 @@ def question_options(question) -> tuple[list[str], list[str]]:
     raise DecisionRefused(REFUSAL_STATUS, f"unknown question type {kind!r}")
 
 
-def _chat_halves(tokenizer, state, texts: PromptTexts) -> tuple[str, str]:
+def _chat_halves(tokenizer: Any, state: Any, texts: PromptTexts) -> tuple[str, str]:
     """The rendered chat before and after the question slot."""
     messages = state_messages(state)
     ask = texts.instruction + "\n\n" + _SLOT
@@ -162,7 +163,7 @@ def _chat_halves(tokenizer, state, texts: PromptTexts) -> tuple[str, str]:
 
 
 def render(
-    tokenizer, state, questions: dict, labels: list[str], texts: PromptTexts
+    tokenizer: Any, state: Any, questions: dict, labels: list[str], texts: PromptTexts
 ) -> dict[str, tuple[str, list[str]]]:
     """Per question id: (the whole prompt text, ending with the prefill; the answer keys)."""
     before, after = _chat_halves(tokenizer, state, texts)
@@ -179,7 +180,7 @@ def render(
     return prompts
 
 
-def find_labels(tokenizer, context: str, n: int = MAX_LABELS) -> tuple[list[str], list[int]]:
+def find_labels(tokenizer: Any, context: str, n: int = MAX_LABELS) -> tuple[list[str], list[int]]:
     """Codes A..Z, AA.. that are ONE distinct token when written after ``context`` with a space."""
     base = tokenizer.encode(context, add_special_tokens=False)
     labels: list[str] = []
@@ -242,7 +243,7 @@ class Llm2jevEngine:
 
     name = "llm2jev"
 
-    def __init__(self, loaded, temperature: float = 1.0):
+    def __init__(self, loaded: Any, temperature: float = 1.0) -> None:
         self.loaded = loaded
         self.temperature = temperature
         self.texts = prompt_texts()

@@ -65,7 +65,7 @@ class LoadedModel:
         )
 
 
-def require_torch():
+def require_torch() -> Any:
     """Import torch or raise a DecoderError that says how to install it."""
     try:
         import torch
@@ -101,7 +101,7 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def resolve_dtype(dtype: str, device: str):
+def resolve_dtype(dtype: str, device: str) -> Any:
     torch = require_torch()
     if dtype == "auto":
         use_bf16 = device == "cuda" and torch.cuda.is_bf16_supported()
@@ -112,7 +112,7 @@ def resolve_dtype(dtype: str, device: str):
     return table[dtype]
 
 
-def digit_probe_ok(tokenizer) -> bool:
+def digit_probe_ok(tokenizer: Any) -> bool:
     """True when digits are split off as SmolLM2's real tokenizer does."""
     return tokenizer.encode(DIGIT_PROBE_TEXT, add_special_tokens=False) == SMOLLM2_DIGIT_PROBE_IDS
 
@@ -133,7 +133,7 @@ def _gguf_metadata(path: Path, spec: str) -> dict:
         raise DecoderError(f"{spec}: not a loadable GGUF model ({exc.reason})") from None
 
 
-def repair_gguf_tokenizer(tokenizer, pre_name: str | None) -> str | None:
+def repair_gguf_tokenizer(tokenizer: Any, pre_name: str | None) -> str | None:
     """Restore the individual-digit pre-tokenizer a GGUF conversion dropped.
 
     Returns a note describing the repair, or None when nothing was needed.
@@ -268,9 +268,6 @@ def _load_hf(spec: str, torch_dtype, local_only: bool):
     tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=local_only)
     model = AutoModelForCausalLM.from_pretrained(spec, dtype=torch_dtype, local_files_only=local_only)
     return model, tokenizer
-
-
-GGUF_VERSIONS = (1, 2, 3)
 
 
 def _check_gguf_header(path: Path, spec: str) -> None:
@@ -457,7 +454,7 @@ def _check_vocabulary(model, tokenizer, name: str) -> None:
         )
 
 
-def load_tokenizer_only(spec: str, *, allow_download: bool = False):
+def load_tokenizer_only(spec: str, *, allow_download: bool = False) -> tuple[Any, str]:
     """The tokenizer of a served model, for ``--backend openai``: (transformers tokenizer, name).
 
     ``spec`` is a ``.gguf`` file (its tokenizer, repaired as in ``load_model``; the cached
@@ -467,6 +464,12 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False):
     from auditor.netpolicy import network_policy
 
     network_policy(allow_download)  # a hub id reaches the network only with --allow-download
+    path = Path(spec).expanduser()
+    metadata = None
+    if spec.endswith(".gguf"):  # a bad file is refused before transformers' import (seconds)
+        if not path.is_file():
+            raise DecoderError(f"tokenizer file not found: {spec}")
+        metadata = _gguf_metadata(path, spec)
     try:
         from transformers import AutoTokenizer
     except ImportError:
@@ -475,12 +478,8 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False):
         ) from None
 
     _quiet_transformers(False)
-    path = Path(spec).expanduser()
     try:
-        if spec.endswith(".gguf"):
-            if not path.is_file():
-                raise DecoderError(f"tokenizer file not found: {spec}")
-            metadata = _gguf_metadata(path, spec)
+        if metadata is not None:
             cached = converted_dir(path)
             if (cached / "tokenizer.json").is_file():
                 tokenizer = AutoTokenizer.from_pretrained(str(cached), local_files_only=True)

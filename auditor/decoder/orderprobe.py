@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from auditor.decoder.systemone import QuestionAnswer, read_answers
 
@@ -95,6 +96,29 @@ class OrderProbe:
         }
 
 
+def order_verdict(flips: int, reordered: int, wins: list[int], count: int, stable: str) -> str:
+    """The verdict line: ``stable`` when nothing flipped, else whether the winner follows one
+    displayed position (``wins``: answers won from each position, out of ``count`` orders)."""
+    if flips == 0:
+        return stable
+    top = max(range(len(wins)), key=wins.__getitem__)
+    top_wins, slot = wins[top], slot_name(top, len(wins))
+    if top_wins == count:
+        return (
+            f"triage: the answer follows the displayed position (won from the {slot} slot in "
+            f"{top_wins} of {count} orders)"
+        )
+    if top_wins * 2 > count:
+        return (
+            f"triage: the answer leans on the displayed position (won from the {slot} slot in "
+            f"{top_wins} of {count} orders)"
+        )
+    return (
+        f"triage: the answer changes with the order ({flips} of {reordered} reordered "
+        "requests) but follows no one position"
+    )
+
+
 def summarize(probe: OrderProbe) -> OrderProbe:
     """Fill flips, the win histogram, the largest swing and the verdict from the per-order answers."""
     size, count = len(probe.keys), len(probe.orders)
@@ -110,25 +134,9 @@ def summarize(probe: OrderProbe) -> OrderProbe:
         swings = [max(p[i] for p in known) - min(p[i] for p in known) for i in range(size)]
         best = max(range(size), key=swings.__getitem__)
         probe.largest_swing, probe.swing_option = swings[best], probe.keys[best]
-    top = max(range(size), key=wins.__getitem__)
-    top_wins, slot = wins[top], slot_name(top, size)
-    if probe.flips == 0:
-        probe.verdict = f"stable: {original} in all {count} orders"
-    elif top_wins == count:
-        probe.verdict = (
-            f"triage: the answer follows the displayed position (won from the {slot} slot in "
-            f"{top_wins} of {count} orders)"
-        )
-    elif top_wins * 2 > count:
-        probe.verdict = (
-            f"triage: the answer leans on the displayed position (won from the {slot} slot in "
-            f"{top_wins} of {count} orders)"
-        )
-    else:
-        probe.verdict = (
-            f"triage: the answer changes with the order ({probe.flips} of {count - 1} reordered "
-            "requests) but follows no one position"
-        )
+    probe.verdict = order_verdict(
+        probe.flips, count - 1, wins, count, f"stable: {original} in all {count} orders"
+    )
     return probe
 
 
@@ -145,7 +153,9 @@ class ProbedDecision:
         return any(p.flips for p in self.probes)
 
 
-def probe_request(engine, body: dict, *, mode: str = "auto", orders: int = DEFAULT_ORDERS) -> ProbedDecision:
+def probe_request(
+    engine: Any, body: dict, *, mode: str = "auto", orders: int = DEFAULT_ORDERS
+) -> ProbedDecision:
     """Ask ``engine`` (``decide(body)``) the request, then once more per extra display order."""
     answers = read_answers(body, engine.decide(body))
     qids = probed_questions(body, mode)

@@ -19,10 +19,17 @@ Row batches are split only when their broadcast cache copies would exceed
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from auditor.decoder.result import Ledger
 from auditor.decoder.tree import PackedTree, ancestor_mask, merge_trees, pack_forest, pack_tree
+
+if TYPE_CHECKING:
+    from auditor.decoder.model import LoadedModel
+    from auditor.decoder.prompt import PromptField
+
 
 DEFAULT_CACHE_BUDGET_BYTES = 2 << 30
 PARITY_TOKEN_BUDGET = 8192
@@ -43,7 +50,9 @@ class Scored:
 class Scorer:
     """Runs forward passes of one model and records every one of them."""
 
-    def __init__(self, loaded, ledger: Ledger, cache_budget_bytes: int = DEFAULT_CACHE_BUDGET_BYTES):
+    def __init__(
+        self, loaded: LoadedModel, ledger: Ledger, cache_budget_bytes: int = DEFAULT_CACHE_BUDGET_BYTES
+    ):
         import torch
 
         self.torch = torch
@@ -57,7 +66,7 @@ class Scorer:
         self.cache_budget_bytes = cache_budget_bytes
 
     # -- passes -------------------------------------------------------------
-    def prefill(self, ids: list[int], stage: str, tick=None):
+    def prefill(self, ids: list[int], stage: str, tick: Callable[..., object] | None = None) -> Any:
         """Run the shared prompt once, in ``PREFILL_CHUNK``-token chunks through the cache; return it.
 
         Chunking keeps the attention matrix small (a one-shot forward of 5,000 tokens is
@@ -86,7 +95,7 @@ class Scorer:
         ]
         return DynamicCache(ddp_cache_data=data, config=self.model.config)
 
-    def prefix_cache(self, cache, length: int):
+    def prefix_cache(self, cache: Any, length: int) -> Any:
         """A cache of the first ``length`` prompt tokens (views of ``cache``, nothing copied)."""
         from transformers import DynamicCache
 
@@ -101,7 +110,7 @@ class Scorer:
         size = max(1, self.cache_budget_bytes // per_row)
         return [list(range(start, min(start + size, len(trees)))) for start in range(0, len(trees), size)]
 
-    def run_trees(self, cache, past: int, trees: list[PackedTree], stage: str) -> list:
+    def run_trees(self, cache: Any, past: int, trees: list[PackedTree], stage: str) -> list:
         """Hidden states of each packed row after the cached prompt (one pass per chunk)."""
         hidden = []
         for chunk in self._chunks(cache, trees):
@@ -151,7 +160,7 @@ class Scorer:
         return results
 
     # -- logits -------------------------------------------------------------
-    def logits(self, states):
+    def logits(self, states: Any) -> Any:
         """Float32 logits for hidden states ``[n, hidden]``."""
         torch = self.torch
         with torch.inference_mode():
@@ -160,7 +169,7 @@ class Scorer:
                 logits = torch.tanh(logits / self.softcap) * self.softcap
         return logits
 
-    def suffix_logits(self, cache, past: int, suffixes: list[list[int]], stage: str) -> list:
+    def suffix_logits(self, cache: Any, past: int, suffixes: list[list[int]], stage: str) -> list:
         """Logits after each suffix, all suffixes side by side in one packed row over the shared cache.
 
         One row (not one row per field) so the prompt cache is never copied per field.
@@ -168,7 +177,7 @@ class Scorer:
         return self.tree_logits(cache, past, [pack_tree(s, []) for s in suffixes], stage)
 
     def tree_logits(
-        self, cache, past: int, trees: list[PackedTree], stage: str, nodes: list[int] | None = None
+        self, cache: Any, past: int, trees: list[PackedTree], stage: str, nodes: list[int] | None = None
     ) -> list:
         """Logits at one node of each tree (default: its last token), trees packed as forests."""
         nodes = [len(tree) - 1 for tree in trees] if nodes is None else nodes
@@ -187,7 +196,9 @@ class Scorer:
         states = [hidden[row][offset + node] for (row, offset), node in zip(where, nodes)]
         return list(self.logits(self.torch.stack(states)))
 
-    def continuation_logits(self, cache, suffixes: list[list[int]], stage: str, tick=None) -> list:
+    def continuation_logits(
+        self, cache: Any, suffixes: list[list[int]], stage: str, tick: Callable[..., object] | None = None
+    ) -> list:
         """Logits after each suffix run alone as a plain sequence on a copy of the prompt cache."""
         torch = self.torch
         results = []
@@ -204,7 +215,9 @@ class Scorer:
                     tick(1)
         return results
 
-    def teacher_forced(self, cache, past: int, plans, stage: str, mode: str = "tree") -> list[Scored]:
+    def teacher_forced(
+        self, cache: Any, past: int, plans: list[PromptField], stage: str, mode: str = "tree"
+    ) -> list[Scored]:
         """Sum and mean log-prob of every option's full sequence, per field.
 
         ``tree``: all fields' option tries packed as a forest into as few rows as

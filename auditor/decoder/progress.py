@@ -7,16 +7,20 @@ disabled (not a TTY, ``--quiet``), every call is a no-op and tqdm is not importe
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 
 class Progress:
-    def __init__(self, enabled: bool | None = None, stream=None):
+    def __init__(self, enabled: bool | None = None, stream: TextIO | None = None):
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled
 
     @contextmanager
-    def stage(self, name: str, total: int | None = None, unit: str = "step"):
+    def stage(
+        self, name: str, total: int | None = None, unit: str = "step"
+    ) -> Iterator[Callable[..., object]]:
         if not self.enabled:
             yield lambda amount=1: None
             return

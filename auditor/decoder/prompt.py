@@ -11,11 +11,14 @@ suffix, a prefix, a scored token or a letter slot; it only reads them from ``Sit
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from auditor.decoder.errors import DecoderError
-from auditor.pcd import PREFILL_END, SLOT_LETTERS, SiteTokens, field_head, letter_slots
+from auditor.pcd import PREFILL_END, SLOT_LETTERS, SiteTokens, collision_groups, field_head, letter_slots
+from auditor.schema.sites import Site
 from auditor.tokenizers import LoadedTokenizer
 
 SYSTEM_LINE = (
@@ -38,8 +41,8 @@ class FieldSpec:
 
 
 @dataclass
-class FieldPlan:
-    """How one field is scored: the suffix after the prefill and each option's tokens."""
+class PromptField:
+    """One field as the prompt places it: how it is scored: the suffix after the prefill and each option's tokens."""
 
     name: str
     options: list
@@ -60,13 +63,10 @@ class FieldPlan:
 
     def collision_groups(self) -> list[list[int]]:
         """Groups (of two or more option indices) that share their scored token."""
-        groups: dict[int, list[int]] = {}
-        for index, token in enumerate(self.scored_ids):
-            groups.setdefault(token, []).append(index)
-        return [members for members in groups.values() if len(members) > 1]
+        return collision_groups(self.scored_ids)
 
 
-def preset_context(data) -> str | None:
+def preset_context(data: Any) -> str | None:
     """A PCD preset's own context (`context`, or `input.context`), when it has one."""
     for holder in (data, data.get("input") if isinstance(data, dict) else None):
         if isinstance(holder, dict) and isinstance(holder.get("context"), str):
@@ -86,7 +86,7 @@ def load_fields(path: str | Path) -> tuple[list[FieldSpec], str]:
     return specs_for_sites(model.sites), preset_context(model.document.data) or ""
 
 
-def specs_for_sites(sites, flagged: dict[str, set[str]] | None = None) -> list[FieldSpec]:
+def specs_for_sites(sites: Iterable[Site], flagged: dict[str, set[str]] | None = None) -> list[FieldSpec]:
     """Fields to verify from the linter's sites (schema order). The key is the site's name, as
     the linter scored it; a name used twice is labelled with its path in the catalog.
 
@@ -111,7 +111,7 @@ def _option_list(options: list) -> str:
     return ", ".join(json.dumps(option, ensure_ascii=False) for option in options)
 
 
-def catalog(fields) -> str:
+def catalog(fields: Iterable[FieldSpec]) -> str:
     """The user turn's list of fields with their allowed values."""
     lines = ["Fields to fill, with their allowed values:"]
     for spec in fields:
@@ -121,7 +121,9 @@ def catalog(fields) -> str:
     return "\n".join(lines)
 
 
-def letter_legend(fields, letter_fields: dict[str, tuple[str, ...]], reversed_order: bool = False) -> str:
+def letter_legend(
+    fields: Iterable[FieldSpec], letter_fields: dict[str, tuple[str, ...]], reversed_order: bool = False
+) -> str:
     """The letter block appended after the catalog: ``A = "<option>"; B = …`` per letter field.
 
     ``reversed_order`` gives the first letter to the last option: the same question with the
@@ -140,8 +142,8 @@ def letter_legend(fields, letter_fields: dict[str, tuple[str, ...]], reversed_or
 
 
 def build_prompt(
-    chat_tokenizer,
-    fields,
+    chat_tokenizer: Any,
+    fields: Iterable[FieldSpec],
     context: str,
     letter_fields: dict[str, tuple[str, ...]] | None = None,
     reversed_letters: bool = False,
@@ -163,7 +165,7 @@ def build_prompt(
     return text + PREFILL_END
 
 
-def written_field(name: str, value, array_depth: int = 0) -> str:
+def written_field(name: str, value: Any, array_depth: int = 0) -> str:
     """A field as the model writes it after the prefill, up to the next field's suffix."""
     closing = "]" * array_depth
     return field_head(name, array_depth) + json.dumps(value, ensure_ascii=False) + closing + ",\n"
@@ -171,7 +173,7 @@ def written_field(name: str, value, array_depth: int = 0) -> str:
 
 def plan_field(
     tokenizer: LoadedTokenizer, spec: FieldSpec, prompt_text: str, prompt_ids: list[int]
-) -> FieldPlan:
+) -> PromptField:
     """Read one field's cut off the scoring model and check it against the prompt's tokens."""
     tokens = SiteTokens(spec, tokenizer)
     if tokens.mixed:
@@ -184,7 +186,7 @@ def plan_field(
     else:
         kind, suffix_text, suffix_ids = "literal", tokens.literal_suffix, list(tokens.literal_suffix_ids)
     slots = letter_slots(tokenizer, spec.name, len(spec.options))
-    plan = FieldPlan(
+    plan = PromptField(
         name=spec.name,
         options=list(spec.options),
         kind=kind,

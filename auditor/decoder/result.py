@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
@@ -20,7 +21,7 @@ class Ledger:
         self.passes[stage] = self.passes.get(stage, 0) + passes
 
     @contextmanager
-    def stage(self, name: str):
+    def stage(self, name: str) -> Iterator[None]:
         started = time.perf_counter()
         try:
             yield

@@ -17,6 +17,7 @@ service refuses the request (a 4xx with its message), ``DecoderError`` when it c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from auditor.decoder.errors import DecoderError
 
@@ -29,7 +30,7 @@ _NOT_REFUSALS = {408, 429}
 class DecisionRefused(Exception):
     """The service refused this request: its HTTP status and its own message (short)."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str) -> None:
         super().__init__(f"{status}: {message}")
         self.status = status
         self.message = message
@@ -75,7 +76,7 @@ def question_keys(question: dict) -> list[str]:
     return ["true", "false"]
 
 
-def check_body(body) -> dict:
+def check_body(body: Any) -> dict:
     """A System One body's outline, or DecoderError naming what is missing (exit 2, no request sent)."""
     if not isinstance(body, dict) or not isinstance(body.get("questions"), dict):
         raise DecoderError('a System One request is an object with a "questions" object (id -> question)')
@@ -85,11 +86,11 @@ def check_body(body) -> dict:
     return body
 
 
-def _number(value) -> float | None:
+def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _probability(value, where: str) -> float | None:
+def _probability(value: Any, where: str) -> float | None:
     """A probability from the response, or DecoderError naming the field when it is not one."""
     number = _number(value)
     if value is not None and (number is None or not 0.0 <= number <= 1.0 + 1e-9):
@@ -98,7 +99,7 @@ def _probability(value, where: str) -> float | None:
     return number
 
 
-def read_answers(body: dict, response) -> list[QuestionAnswer]:
+def read_answers(body: dict, response: Any) -> list[QuestionAnswer]:
     """Every question of ``body`` answered in ``response``, in request order."""
     answers = response.get("answers") if isinstance(response, dict) else None
     if not isinstance(answers, dict):
@@ -139,7 +140,9 @@ def read_answers(body: dict, response) -> list[QuestionAnswer]:
 class SystemOneBackend:
     """A served decision model: POST ``base_url + route`` with a System One body."""
 
-    def __init__(self, client, base_url: str, route: str = DEFAULT_ROUTE, model: str | None = None):
+    def __init__(
+        self, client: Any, base_url: str, route: str = DEFAULT_ROUTE, model: str | None = None
+    ) -> None:
         self.client = client
         self.base_url = base_url
         self.route = route if route.startswith("/") else "/" + route

@@ -13,6 +13,7 @@ never fed, so it needs no node.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -104,7 +105,7 @@ def pack_forest(
     return rows
 
 
-def ancestor_mask(tree: PackedTree, width: int):
+def ancestor_mask(tree: PackedTree, width: int) -> Any:
     """Boolean [width, width] matrix: True where row ``i`` may attend to column ``j``.
 
     Padding rows (beyond the tree) attend only to themselves so softmax stays finite.

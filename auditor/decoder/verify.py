@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -73,12 +74,12 @@ def verify_fields(
     fields: list[FieldSpec],
     context: str,
     *,
-    model=None,
+    model: Any = None,
     device: str = "auto",
     dtype: str = "auto",
     allow_download: bool = False,
     coupling: bool | list[str] = False,
-    progress=None,
+    progress: Progress | None = None,
     full_sequence_mode: str = "tree",
     parity: bool | str = True,
     cache_budget_bytes: int = DEFAULT_CACHE_BUDGET_BYTES,

@@ -6,8 +6,8 @@ the confusion matrix, the errors tokenization causes and the first-token ceiling
 (ECE, NLL, temperature scaling on a seeded split); option-order perturbation.
 
 ``metrics`` and ``constrained`` are pure; ``backends`` scores rows on a model; ``cache`` keeps
-per-row scores so an interrupted run resumes; ``runner`` builds the versioned JSON report;
-``report`` renders it as text, JSON or HTML. torch is imported only when a model scores.
+per-row scores so an interrupted run resumes; ``runner`` builds the versioned JSON report,
+which ``auditor.reporting.eval_report`` renders as text, JSON or HTML. torch is imported only when a model scores.
 """
 
 from auditor.eval.backends import (

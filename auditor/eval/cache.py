@@ -16,9 +16,11 @@ import math
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 _ROW_KEY = re.compile(r"[0-9a-f]{64}")
 VARIANTS = ("original", "reversed")
+_ORDER_VARIANT = re.compile(r"order[1-9][0-9]?")  # a decision eval's probe orders (eval/decisions.py)
 
 SCORE_FORMAT_VERSION = 1  # bump when the meaning of cached scores changes
 
@@ -43,7 +45,7 @@ def _log_scores(values, count: int, nullable: bool = False) -> bool:
     )
 
 
-def valid_scores(scores, shape: list[int] | None) -> bool:
+def valid_scores(scores: Any, shape: list[int] | None) -> bool:
     """Whether cached `scores` have the shape a backend's `score` returns for fields with
     `shape` options each (auditor.eval.backends): checked before a metric reads them."""
     if not isinstance(scores, list) or (shape is not None and len(scores) != len(shape)):
@@ -92,7 +94,10 @@ class ScoreCache:
                     entry = json.loads(line)
                     if not (
                         isinstance(entry, dict)
-                        and entry.get("variant") in VARIANTS
+                        and (
+                            entry.get("variant") in VARIANTS
+                            or _ORDER_VARIANT.fullmatch(str(entry.get("variant")))
+                        )
                         and isinstance(entry.get("row"), str)
                         and _ROW_KEY.fullmatch(entry["row"])
                         and valid_scores(entry.get("scores"), shape)
@@ -109,7 +114,7 @@ class ScoreCache:
             "skipped (those rows were scored again)"
         )
 
-    def get(self, variant: str, row: str):
+    def get(self, variant: str, row: str) -> Any:  # the row's scores, or None
         return self.entries.get((variant, row))
 
     def put(self, variant: str, row: str, scores: list) -> None:

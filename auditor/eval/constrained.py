@@ -1,14 +1,14 @@
-"""The constrained-decoding pick, from teacher-forced log-probs over the options' token trie.
+"""The constrained decoder's distribution over an enum's options, for calibration.
 
 A grammar-constrained decoder (outlines, xgrammar, llguidance) decoding an enum masks the
-vocabulary to the tokens that continue some option and takes the argmax, step by step. Over
-the options' canonical token sequences (remainder tokens plus the closing token) that is a
-greedy walk down the trie; every log-prob it needs is one a teacher-forced pass already
-computed, because options sharing a token prefix share the trie node and its logits.
+vocabulary to the tokens that continue some option and, step by step, samples from (or takes
+the argmax of) the softmax over only those tokens. Over the options' canonical token sequences
+(remainder tokens plus the closing token) that is a walk down the trie; every log-prob it needs
+is one a teacher-forced pass already computed, because options sharing a token prefix share the
+trie node and its logits.
 
-Pure: no model. Built here because the decoder's own constrained pick (issue 15) was not on
-main when eval was written; when it lands, eval should take the pick from it and keep only the
-distribution (which calibration needs) here.
+The greedy pick itself is the decoder's (``auditor.decoder.constrained.constrained_pick``);
+only the distribution, which calibration needs, is computed here. Pure: no model.
 """
 
 from __future__ import annotations
@@ -23,23 +23,19 @@ def _groups(members: list[int], sequences: list[list[int]], depth: int) -> dict[
     return groups
 
 
-def constrained_pick(
-    sequences: list[list[int]], token_logprobs: list[list[float]]
-) -> tuple[int, list[float]]:
-    """Greedy masked decoding over the trie, and the trie's locally normalised distribution.
+def constrained_distribution(sequences: list[list[int]], token_logprobs: list[list[float]]) -> list[float]:
+    """Per option, the probability of decoding it when each step is a softmax over only the
+    allowed tokens (the trie's locally normalised distribution).
 
     ``sequences[i]`` is option i's tokens (closing token last), ``token_logprobs[i][j]`` the
-    full-vocabulary log-prob of token j of option i given its predecessors. Returns the pick
-    (equal log-probs go to the lower token id, as argmax over masked logits does; the same rule
-    as issue 15's ``auditor.decoder.constrained``) and, per option, the probability of
-    decoding it when each step is a softmax over only the allowed tokens.
+    full-vocabulary log-prob of token j of option i given its predecessors. Identical
+    duplicates: the first one holds the mass, as the decoder's pick returns the first.
     """
-    count = len(sequences)
-    probs = [0.0] * count
+    probs = [0.0] * len(sequences)
 
     def walk(members: list[int], depth: int, mass: float) -> None:
         live = [m for m in members if depth < len(sequences[m])]
-        if not live:  # one option (or identical duplicates: the first one is what comes back)
+        if not live:
             probs[members[0]] += mass
             return
         groups = _groups(live, sequences, depth)
@@ -49,11 +45,6 @@ def constrained_pick(
         for token, group in groups.items():
             walk(group, depth + 1, mass * math.exp(logps[token] - top) / z)
 
-    walk(list(range(count)), 0, 1.0)
-
-    members, depth = list(range(count)), 0
-    while any(depth < len(sequences[m]) for m in members):
-        groups = _groups([m for m in members if depth < len(sequences[m])], sequences, depth)
-        best = max(groups.items(), key=lambda item: (token_logprobs[item[1][0]][depth], -item[0]))
-        members, depth = best[1], depth + 1
-    return members[0], probs
+    if sequences:
+        walk(list(range(len(sequences))), 0, 1.0)
+    return probs

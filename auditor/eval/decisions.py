@@ -9,6 +9,12 @@ its error, never dropped. Answers are cached per row (``cache.ScoreCache``: the 
 endpoint, the model and the request's fingerprint, never the API key), so an interrupted run
 resumes. Per question: the existing metrics (accuracy with a Wilson interval, macro-F1, the
 confusion matrix, ECE and NLL before and after temperature scaling).
+
+``--perturb order`` is verify's option-order probe (``auditor.decoder.orderprobe``) on every
+row: each row is asked again once per extra display order (reversed, rotated by 1, by 2, …;
+``orders`` in all), every choice question reordered together, and per question the report
+gives the rows whose answer changed, the win histogram by displayed position, the largest
+probability swing and a verdict, with each row's probe beside them.
 """
 
 from __future__ import annotations
@@ -19,9 +25,18 @@ import math
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from auditor.decoder.errors import DecoderError
-from auditor.decoder.orderprobe import reordered_body
+from auditor.decoder.orderprobe import (
+    DEFAULT_ORDERS,
+    OrderProbe,
+    display_orders,
+    order_verdict,
+    probed_questions,
+    reordered_body,
+    summarize,
+)
 from auditor.decoder.systemone import DecisionRefused, question_keys, read_answers
 from auditor.errors import UsageError
 from auditor.eval import metrics
@@ -52,12 +67,13 @@ class DecisionEvalOptions:
     holdout: float = 0.3
     seed: int = 0
     perturb: tuple[str, ...] = ()
+    orders: int = DEFAULT_ORDERS  # display orders per probed question, the original included
     cache_dir: Path | None = None
     progress: object = None  # auditor.decoder.progress.Progress, or None
     notes: list[str] = field(default_factory=list)
 
 
-def _gold(question: dict, value, keys: list[str]) -> int | None:
+def _gold(question: dict, value: Any, keys: list[str]) -> int | None:
     if question["type"] == "noul":
         text = str(value).lower() if isinstance(value, (bool, str)) else None
         return {"true": 0, "false": 1}.get(text) if text is not None else None
@@ -128,17 +144,30 @@ def fingerprint(body: dict) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _reversed(body: dict) -> dict:
-    """Every choice question with its options in reverse order (the other questions left out)."""
-    orders = {
-        qid: list(range(len(q["criteria"])))[::-1]
-        for qid, q in body["questions"].items()
-        if q.get("type") == "choice" and isinstance(q.get("criteria"), dict) and len(q["criteria"]) > 1
+def order_plans(body: dict, options: DecisionEvalOptions) -> dict[str, list[list[int]]]:
+    """Per probed choice question, its display orders (the first is the original); none without
+    ``--perturb order``."""
+    if "order" not in options.perturb:
+        return {}
+    return {
+        qid: display_orders(len(body["questions"][qid]["criteria"]), options.orders)
+        for qid in probed_questions(body, "order")
     }
-    return reordered_body(body, orders) if orders else {}
 
 
-def _score_one(engine, body: dict, keys: dict[str, list[str]]) -> dict:
+def variant_bodies(body: dict, plans: dict[str, list[list[int]]]) -> dict[str, dict]:
+    """The request per variant: "original", then "order1", "order2", … with every probed question
+    in its next display order, as ``probe_request`` asks them (one request per order)."""
+    bodies = {"original": body}
+    rounds = max((len(plan) for plan in plans.values()), default=1)
+    for index in range(1, rounds):
+        bodies[f"order{index}"] = reordered_body(
+            body, {qid: plan[index] for qid, plan in plans.items() if index < len(plan)}
+        )
+    return bodies
+
+
+def _score_one(engine: Any, body: dict, keys: dict[str, list[str]]) -> dict:
     """{question: probabilities in the original request's key order} or {"error": one line}."""
     try:
         answers = read_answers(body, engine.decide(body))
@@ -161,7 +190,7 @@ def _to_cache(answers: dict[str, list[float]]) -> list[dict]:
     return [{"question": qid, METHOD: probs} for qid, probs in answers.items()]
 
 
-def _from_cache(blocks, keys: dict[str, list[str]], variant: str) -> dict[str, list[float]] | None:
+def _from_cache(blocks: Any, keys: dict[str, list[str]], variant: str) -> dict[str, list[float]] | None:
     """Cached answers when they hold a probability per key of every question asked; else None
     (the row is asked again)."""
     if not isinstance(blocks, list):
@@ -180,16 +209,15 @@ def _from_cache(blocks, keys: dict[str, list[str]], variant: str) -> dict[str, l
 
 
 def score_rows(
-    engine,
-    body: dict,
+    engine: Any,
+    bodies: dict[str, dict],
     rows: list[DecisionRow],
     cache: ScoreCache,
-    variants: list[str],
     options: DecisionEvalOptions,
 ) -> dict[tuple[str, str], dict]:
     """Every (variant, row) answered, from the cache or with at most ``concurrency`` in flight."""
-    bodies = {"original": body, "reversed": _reversed(body)}
-    keys = {qid: question_keys(q) for qid, q in body["questions"].items()}
+    variants = list(bodies)
+    keys = {qid: question_keys(q) for qid, q in bodies["original"]["questions"].items()}
     results: dict[tuple[str, str], dict] = {}
     todo = []
     for variant in variants:
@@ -235,7 +263,71 @@ def score_rows(
     return results
 
 
-def _question_report(qid: str, question: dict, rows: list[DecisionRow], results, options) -> dict:
+def _order_report(
+    qid: str, keys: list[str], plan: list[list[int]], rows: list[DecisionRow], results: dict
+) -> dict:
+    """The order probe over the rows: per row as ``verify --probe order`` gives it, and summed."""
+    by_row = []
+    for row in rows:
+        got = [results.get(("original" if i == 0 else f"order{i}", row.key), {}) for i in range(len(plan))]
+        if not all(qid in g.get("answers", {}) for g in got):
+            continue
+        probs = [g["answers"][qid] for g in got]
+        probe = summarize(
+            OrderProbe(
+                qid,
+                keys,
+                [[keys[i] for i in order] for order in plan],
+                [keys[metrics.argmax_first(p)] for p in probs],
+                probs,
+            )
+        )
+        by_row.append((row, probe))
+    count = len(plan)
+    wins = [sum(probe.position_wins[i] for _row, probe in by_row) for i in range(len(keys))]
+    flipped = sum(1 for _row, probe in by_row if probe.flips)
+    requests = sum(probe.flips for _row, probe in by_row)
+    swung = max(by_row, key=lambda item: item[1].largest_swing, default=None)
+    return {
+        "rows": len(by_row),
+        "orders": count,
+        "flips": {METHOD: flipped},
+        "flipped_requests": requests,
+        "reordered_requests": len(by_row) * (count - 1),
+        "position_wins": wins,
+        "largest_swing": swung[1].largest_swing if swung else 0.0,
+        "swing_option": swung[1].swing_option if swung else None,
+        "swing_row": swung[0].id if swung else None,
+        "verdict": order_verdict(
+            requests,
+            len(by_row) * (count - 1),
+            wins,
+            len(by_row) * count,
+            f"stable: no row's answer changed in {count} orders ({len(by_row)} rows)",
+        ),
+        "by_row": [
+            {
+                "id": row.id,
+                "answers": probe.answers,
+                "flips": probe.flips,
+                "position_wins": probe.position_wins,
+                "largest_swing": probe.largest_swing,
+                "swing_option": probe.swing_option,
+                "verdict": probe.verdict,
+            }
+            for row, probe in by_row
+        ],
+    }
+
+
+def _question_report(
+    qid: str,
+    question: dict,
+    rows: list[DecisionRow],
+    results: dict,
+    options: DecisionEvalOptions,
+    plans: dict[str, list[list[int]]],
+) -> dict:
     keys = question_keys(question)
     answered = [r for r in rows if qid in r.labels and "answers" in results[("original", r.key)]]
     gold = [r.labels[qid] for r in answered]
@@ -252,17 +344,12 @@ def _question_report(qid: str, question: dict, rows: list[DecisionRow], results,
         "methods": {METHOD: block},
         "perturbation": {},
     }
-    if "order" in options.perturb and question["type"] == "choice":
-        moved = [results.get(("reversed", r.key), {}) for r in answered]
-        pairs = [(p, metrics.argmax_first(m["answers"][qid])) for p, m in zip(picks, moved) if "answers" in m]
-        report["perturbation"]["order"] = {
-            "rows": len(pairs),
-            "flips": {METHOD: sum(a != b for a, b in pairs)},
-        }
+    if qid in plans:
+        report["perturbation"]["order"] = _order_report(qid, keys, plans[qid], answered, results)
     return report
 
 
-def _finite(value):
+def _finite(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
@@ -273,7 +360,7 @@ def _finite(value):
 
 
 def run_decision_eval(
-    engine,
+    engine: Any,
     body: dict,
     rows: list[DecisionRow],
     options: DecisionEvalOptions,
@@ -291,8 +378,10 @@ def run_decision_eval(
         "request": fingerprint(body),
     }
     cache = ScoreCache(options.cache_dir, material)
-    variants = ["original"] + (["reversed"] if "order" in options.perturb else [])
-    results = score_rows(engine, body, rows, cache, variants, options)
+    plans = order_plans(body, options)
+    bodies = variant_bodies(body, plans)
+    variants = list(bodies)
+    results = score_rows(engine, bodies, rows, cache, options)
     hits = sum(1 for result in results.values() if result.get("cached"))
     scored = sum(1 for result in results.values() if "answers" in result and not result.get("cached"))
     failed = [
@@ -301,7 +390,9 @@ def run_decision_eval(
         for r in rows
         if "error" in results.get((v, r.key), {})
     ]
-    questions = [_question_report(qid, q, rows, results, options) for qid, q in body["questions"].items()]
+    questions = [
+        _question_report(qid, q, rows, results, options, plans) for qid, q in body["questions"].items()
+    ]
     stats = getattr(engine, "stats", {}) or {}
     return _finite(
         {
@@ -317,6 +408,7 @@ def run_decision_eval(
                 "holdout": options.holdout,
                 "seed": options.seed,
                 "perturb": list(options.perturb),
+                "orders": options.orders if plans else None,
                 "ece_bins": metrics.ECE_BINS,
             },
             "cache": {
@@ -352,6 +444,7 @@ def run_decision_eval(
 
 
 def render_decision_text(report: dict) -> str:
+    """The per-question table, the order probe per question, the failed rows and the notes."""
     backend = report["backend"]
     cache, server = report["cache"], report["server"]
     out = [
@@ -370,7 +463,7 @@ def render_decision_text(report: dict) -> str:
     )
     out += [header, "-" * len(header)]
 
-    def num(value) -> str:
+    def num(value: float | None) -> str:
         return "    -" if value is None else f"{value:5.3f}"
 
     for question in report["questions"]:
@@ -387,6 +480,27 @@ def render_decision_text(report: dict) -> str:
             moved = question["perturbation"].get(name)
             line += f" {'' if moved is None else str(moved['flips'][METHOD]) + '/' + str(moved['rows']):>11}"
         out.append(line)
+    for question in report["questions"]:
+        probe = question["perturbation"].get("order")
+        if probe is None:
+            continue
+        size = len(question["options"])
+        wins = ", ".join(
+            f"#{i + 1}{' (last)' if i == size - 1 else ''} {n}" for i, n in enumerate(probe["position_wins"])
+        )
+        swing = (
+            f"; largest swing {probe['largest_swing']:.3f} ({probe['swing_option']}, row {probe['swing_row']})"
+            if probe["swing_row"] is not None
+            else ""
+        )
+        out += [
+            "",
+            f"order probe {question['name']} ({probe['orders']} orders, {probe['rows']} rows): answer changed "
+            f"in {probe['flips'][METHOD]} row(s), {probe['flipped_requests']} of {probe['reordered_requests']} "
+            "reordered requests",
+            f"  wins by displayed position: {wins}{swing}",
+            f"  {probe['verdict']}",
+        ]
     if report["failed"]:
         out.append("")
         out.append(f"failed rows ({len(report['failed'])}; not in the metrics):")

@@ -10,6 +10,7 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from auditor.eval import metrics
 from auditor.eval.backends import METHODS, FieldStructure, ScoringBackend
@@ -33,7 +34,7 @@ class EvalOptions:
     notes: list[str] = field(default_factory=list)
 
 
-def _bar(enabled: bool, total: int):
+def _bar(enabled: bool, total: int) -> Any:
     if not enabled or total == 0:
         return None
     from tqdm import tqdm
@@ -50,15 +51,32 @@ def score_rows(
     *,
     letters: bool,
     progress: bool,
-) -> dict[str, list[list[dict]]]:
-    """Scores per variant and row, from the cache where present; new rows are cached one by one."""
+    failed: dict[tuple[str, str], str] | None = None,
+) -> dict[str, list[list[dict] | None]]:
+    """Scores per variant and row, from the cache where present; new rows are cached one by one.
+
+    A backend with ``row_failures`` (a server) may fail a row after its client's retries: the
+    error goes into ``failed`` under (variant, row key), the row's scores are None, the run goes on.
+    """
+    from auditor.decoder.errors import DecoderError
+
     todo = [(v, r) for v in variants for r in rows if cache.get(v, r.key) is None]
     bar = _bar(progress, len({(v, r.key) for v, r in todo}))
+    tolerate = failed is not None and getattr(backend, "row_failures", False)
     try:
         for variant, row in todo:
-            if cache.get(variant, row.key) is not None:  # a duplicate context scored just now
+            if cache.get(variant, row.key) is not None or (variant, row.key) in (failed or {}):
+                continue  # a duplicate context scored (or failed) just now
+            try:
+                scores = backend.score(
+                    fields, row.context, reverse_order=variant == "reversed", letters=letters
+                )
+            except DecoderError as exc:
+                if not tolerate or failed is None:
+                    raise
+                redact = getattr(getattr(getattr(backend, "server", None), "http", None), "redact", str)
+                failed[(variant, row.key)] = redact(str(exc))
                 continue
-            scores = backend.score(fields, row.context, reverse_order=variant == "reversed", letters=letters)
             cache.put(variant, row.key, scores)
             if bar is not None:
                 bar.update(1)
@@ -90,8 +108,10 @@ def _calibration_block(
     }
 
 
-def _calibration(scores, picks, gold, train: list[int], held: list[int]) -> dict:
-    def take(values, indices):
+def _calibration(
+    scores: list[list[float]], picks: list[int], gold: list[int], train: list[int], held: list[int]
+) -> dict:
+    def take(values: list, indices: list[int]) -> list:
         return [values[i] for i in indices]
 
     temperature = metrics.fit_temperature(take(scores, train), take(gold, train))
@@ -127,11 +147,19 @@ def _calibration(scores, picks, gold, train: list[int], held: list[int]) -> dict
     }
 
 
-def _method_block(method: str, scores, picks, gold, classes: int, train, held) -> dict:
+def _method_block(
+    method: str,
+    scores: list[list[float]],
+    picks: list[int],
+    gold: list[int],
+    classes: int,
+    train: list[int],
+    held: list[int],
+) -> dict:
     correct = sum(p == g for p, g in zip(picks, gold))
     total = len(gold)
     low, high = metrics.wilson_interval(correct, total)
-    block = {
+    block: dict[str, Any] = {
         "available": True,
         "n": total,
         "correct": correct,
@@ -202,7 +230,7 @@ def _field_report(
     return report, picks_by_method, labeled
 
 
-def _finite(value):
+def _finite(value: Any) -> Any:
     """NaN/inf (a metric over no rows) as None, so the JSON stays strict JSON."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -237,19 +265,53 @@ def run_eval(
     before = len(cache.entries)
     progress = sys.stderr.isatty() if options.progress is None else options.progress
     structures = backend.structure(fields)
-    scored = score_rows(fields, rows, backend, cache, variants, letters=options.letters, progress=progress)
+    errors: dict[tuple[str, str], str] = {}
+    scored = score_rows(
+        fields, rows, backend, cache, variants, letters=options.letters, progress=progress, failed=errors
+    )
     wanted = {(v, r.key) for v in variants for r in rows}
-    hits = len(wanted) - (len(cache.entries) - before)
+    hits = len(wanted) - (len(cache.entries) - before) - len(errors)
+    # a row that failed in any variant is left out of every metric, and listed
+    kept = [i for i in range(len(rows)) if all(scored[v][i] is not None for v in variants)]
+    kept_rows = [rows[i] for i in kept]
+    kept_scores = {v: [scored[v][i] for i in kept] for v in variants}
+    failed = [
+        {"id": row.id, "line": row.number, "variant": v, "error": errors[(v, row.key)]}
+        for v in variants
+        for row in rows
+        if (v, row.key) in errors
+    ]
+    if failed:
+        options.notes.append(
+            f"{len(failed)} row request(s) failed after the client's retries and are left out of the "
+            "metrics: "
+            + "; ".join(f"{f['id']} ({f['variant']}): {f['error']}" for f in failed[:5])
+            + ("; …" if len(failed) > 5 else "")
+        )
+    for note in getattr(backend, "notes", []) if getattr(backend, "row_failures", False) else []:
+        if note not in options.notes:
+            options.notes.append(note)
 
     field_reports: list[dict] = []
     row_picks: list[dict] = [{} for _ in rows]
     for index, (spec, structure) in enumerate(zip(fields, structures, strict=True)):
-        report, picks_by_method, labeled = _field_report(spec, structure, rows, scored, index, options)
+        report, picks_by_method, labeled = _field_report(
+            spec, structure, kept_rows, kept_scores, index, options
+        )
         field_reports.append(report)
         for position, row_index in enumerate(labeled):
-            row_picks[row_index][spec.name] = {
+            row_picks[kept[row_index]][spec.name] = {
                 m: spec.options[p[position]] for m, p in picks_by_method.items()
             }
+    server = None
+    if getattr(backend, "row_failures", False):
+        stats = getattr(backend, "stats", {}) or {}
+        server = {
+            "requests": stats.get("requests"),
+            "retries": stats.get("retries"),
+            "by_status": {str(k): v for k, v in (stats.get("by_status") or {}).items()},
+            "tokenization_mismatches": getattr(backend, "mismatches", 0),
+        }
     return _finite(
         {
             "version": REPORT_VERSION,
@@ -269,8 +331,11 @@ def run_eval(
                 "path": str(cache.path) if cache.path else None,
                 "key": cache.key,
                 "hits": hits,
-                "scored": len(wanted) - hits,
+                "scored": len(wanted) - hits - len(errors),
+                "failed": len(errors),
             },
+            "server": server,
+            "failed": failed,
             "fields": field_reports,
             "predictions": [
                 {

@@ -7,6 +7,8 @@ Rules (`auditor.rules`) import what they need from here and from `auditor.pcd`.
 reporting); this package is named `linter` so that nothing shadows it.
 """
 
+from typing import Any
+
 from auditor.linter.context import Finding, Location, RuleContext
 from auditor.linter.registry import Rule, load_rules, rule, severity_rank
 from auditor.linter.ruletools import at_site
@@ -31,7 +33,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name == "LintResult":
         from auditor.linter.api import LintResult
 

@@ -25,6 +25,7 @@ from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, 
 from auditor.pcd.letters import letter_probe_texts
 from auditor.pcd.runcache import RunCache
 from auditor.pcd.tokens import SiteTokens
+from auditor.schema.evalconfigs import label_set_scoring
 from auditor.schema.model import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
@@ -64,9 +65,15 @@ class LintOptions:
     def engine_names(self) -> list[str]:
         """The named engines, each checked against the engine table (a usage error if unknown)."""
         names = list(dict.fromkeys(name.strip().lower() for name in self.engines))
+        nameable = [name for name, row in ENGINE_ROWS.items() if row.kind != "harness"]
         for name in names:
             if name not in ENGINE_ROWS:
-                raise UsageError(f"--engine: unknown engine '{name}' (choose from {', '.join(ENGINE_ROWS)})")
+                raise UsageError(f"--engine: unknown engine '{name}' (choose from {', '.join(nameable)})")
+            if ENGINE_ROWS[name].kind == "harness":
+                raise UsageError(
+                    f"--engine: {name} scores the label sets of {ENGINE_ROWS[name].extra.get('harness')}, "
+                    "and is applied to them without being named"
+                )
         return names
 
     def named_profiles(self) -> list[EngineProfile]:
@@ -546,6 +553,10 @@ def lint_model(
     namers = options.named_profiles() if options.names_decisions() else []
     decisions = any(site.is_decision for site in model.sites)
     named_sites = [s for s in model.sites if s.name_scored(bool(namers))] if decisions else None
+    # an evaluation config's label sets: only the harness rules, under the harness's engines
+    scorings = {id(site): label_set_scoring(site) for site in model.sites}
+    if any(scorings.values()):
+        named_sites = [s for s in named_sites or model.sites if scorings[id(s)] is None]
     for rule in file_rules:
         ctx = _context(rule, options, model, None, None, sites=named_sites, cache=cache)
         raw.extend((rule, f) for f in _checked(rule, model, ctx))
@@ -595,9 +606,29 @@ def lint_model(
             if rule.applies_to == "labels"
             for row in (rows if rule.per_engine else rows[:1])
         ]
+    harness_checks: dict[tuple[str, ...], list[tuple[Rule, RuleContext]]] = {}
+    for names in {scoring.engines for scoring in scorings.values() if scoring is not None}:
+        harness_checks[names] = [
+            (
+                rule,
+                _context(
+                    rule, options, model, None, None, engine, suggester, _settings(rule, options), cache=cache
+                ),
+            )
+            for rule in name_rules
+            if rule.harness
+            for engine in map(get_engine, names)
+        ]
     for index, tokenizer in enumerate(tokenizers):
         for site in model.sites:
-            pairs = question_checks if site.is_decision else checks
+            harness = scorings[id(site)]
+            pairs = (
+                harness_checks[harness.engines]
+                if harness is not None
+                else question_checks
+                if site.is_decision
+                else checks
+            )
             scored = site.name_scored(bool(namers))
             tokens = result.site_tokens(site, tokenizer, cache) if scored else None
             for rule, ctx in pairs:

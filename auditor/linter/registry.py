@@ -69,10 +69,9 @@ class Rule:
     letter_slots: bool = False  # reads a field's letter slots when the field has a problem
     option_limit: str = ""  # the option holding its cap on a field's options (windows past it)
     confirms: str = ""  # what `verify` can confirm of its findings: "collision" | "agreement"
-
-    @property
-    def default_reason(self) -> str:
-        return DEFAULT_REASON if self.default else self.opt_in_reason
+    # whether the check reads only the engine's plan and losses, so it holds for an evaluation
+    # harness's scorer too: it runs on evaluation-config label sets, under the harness's engines
+    harness: bool = False
 
     @property
     def summary(self) -> str:
@@ -121,7 +120,8 @@ def rule(
     option_limit: str = "",
     confirms: str = "",
     internal: bool = False,
-):
+    harness: bool = False,
+) -> Callable[[Callable], Callable]:
     """Register the decorated `check` generator as a rule, validating its metadata now.
 
     `default=False` leaves the rule out of the default set (`extend-select` or `--select ALL`
@@ -212,6 +212,7 @@ def rule(
             letter_slots=letter_slots,
             option_limit=option_limit,
             confirms=confirms,
+            harness=harness,
         )
         check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check

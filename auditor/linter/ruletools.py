@@ -6,8 +6,11 @@ not repeat a finding for every tokenizer; `at_site` lets them still point at a s
 
 from __future__ import annotations
 
+from auditor.linter.context import RuleContext
+from auditor.schema.sites import Site
 
-def at_site(ctx, site):
+
+def at_site(ctx: RuleContext, site: Site) -> RuleContext:
     """A copy of a file-scope context whose findings point at `site` (and its options)."""
     local = object.__new__(type(ctx))  # (copy.copy's reduce protocol costs more than the rule)
     local.__dict__.update(ctx.__dict__)

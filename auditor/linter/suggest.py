@@ -12,6 +12,7 @@ import re
 import sys
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 from types import SimpleNamespace
@@ -19,10 +20,12 @@ from typing import Any
 
 from auditor.linter.context import RuleContext
 from auditor.linter.registry import codes_where, load_rules, severity_rank
-from auditor.pcd.engines import DEFAULT_ENGINE, get_engine
+from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
 from auditor.pcd.letters import letter_probe_texts
 from auditor.pcd.runcache import RunCache
 from auditor.pcd.tokens import SiteTokens
+from auditor.schema.model import Site
+from auditor.tokenizers import LoadedTokenizer
 
 
 def fixed_codes() -> frozenset[str]:
@@ -161,7 +164,7 @@ def words_kept(options: list[str], renamed: list[str]) -> float:
     return sum(shares) / len(shares) if shares else 0.0
 
 
-def candidate_site(tokens, options: list[str]):
+def candidate_site(tokens: SiteTokens, options: list[str]) -> Site:
     """The field with these options in place of its own, made once per tokenization: the
     suggestions' prefetch and the re-lint share it (and what the scoring model keeps on it)."""
     sites = tokens.memo.setdefault("candidate sites", {})
@@ -220,14 +223,16 @@ def _relint(tokens, options: list[str], engine=None) -> bool:
     return True
 
 
-def verified_suggestions(tokens, engine=None, letters: str | None = None) -> list[dict]:
+def verified_suggestions(
+    tokens: SiteTokens, engine: EngineProfile | None = None, letters: str | None = None
+) -> list[dict]:
     """Suggestions for one field under one tokenizer and engine profile (default: gather),
         each re-linted clean before it is kept and ranked by how many of each option's words it
     keeps (letter slots, a legend, last); letter slots come from `letters` or the engine's
         alphabet, so an openjev user is never offered more than 16 letters."""
     engine = engine or get_engine(DEFAULT_ENGINE)
     options = tokens.site.options
-    found = []
+    found: list[dict[str, Any]] = []
     for strategy, description, renamed in kept_candidates(tokens, letters or engine.letters):
         is_letters = strategy == "letter-slots"  # meaning kept by the legend, not the words
         if not _relint(tokens, renamed, engine):
@@ -248,7 +253,7 @@ def verified_suggestions(tokens, engine=None, letters: str | None = None) -> lis
     return found
 
 
-def field_key(tokens, engine, letters: str | None) -> tuple | None:
+def field_key(tokens: SiteTokens, engine: EngineProfile | None, letters: str | None) -> tuple | None:
     """What a field's verified suggestions depend on: its name, array depth and options (all
     strings: other fields get none), the tokenizer, the engine profile and the letter alphabet
     (a re-lint reads rules' defaults, not the file's settings); None when not all strings."""
@@ -273,7 +278,9 @@ class SharedSuggestions:
     def __init__(self) -> None:
         self._found: dict[tuple, list[dict]] = {}
 
-    def __call__(self, tokens, engine=None, letters: str | None = None) -> list[dict]:
+    def __call__(
+        self, tokens: SiteTokens, engine: EngineProfile | None = None, letters: str | None = None
+    ) -> list[dict]:
         key = field_key(tokens, engine, letters)
         if key is None:
             return verified_suggestions(tokens, engine, letters)
@@ -285,7 +292,7 @@ class SharedSuggestions:
         ]
 
 
-def kept_candidates(tokens, letters: str) -> list[tuple[str, str, list[str]]]:
+def kept_candidates(tokens: SiteTokens, letters: str) -> list[tuple[str, str, list[str]]]:
     """The candidates worth re-linting, in order: new, distinct, non-empty, still distinct
     after folding, dropping no distinguishing word (letter slots aside). Computed once per
     tokenization and alphabet; the engine's prefetch and the re-lints share them."""
@@ -323,7 +330,12 @@ def _max_options() -> int:
 
 
 def prefetch_suggestions(
-    site_tokens: list, tokenizer, engines, groups, canonical: bool, cache: RunCache | None = None
+    site_tokens: list[SiteTokens],
+    tokenizer: LoadedTokenizer,
+    engines: Iterable[EngineProfile],
+    groups: tuple[str, ...],
+    canonical: bool,
+    cache: RunCache | None = None,
 ) -> None:
     """One batch for the texts every suggestion re-lint reads (`groups`: the scoring texts and
     the engines' plans; a re-lint stops at its first warning, so the texts only a clean

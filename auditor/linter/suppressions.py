@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from auditor.linter import selection
+from auditor.linter.context import Finding
 from auditor.linter.registry import Rule
 from auditor.schema.documents import resolve_pointer
 from auditor.schema.sites import SUPPRESS_KEY, FileModel
@@ -44,7 +45,7 @@ def _under(pointer: str, holder: str) -> bool:
     return pointer == holder or pointer.startswith(holder + "/")
 
 
-def holders_for(model: FileModel, finding) -> tuple[str, ...]:
+def holders_for(model: FileModel, finding: Finding) -> tuple[str, ...]:
     """Holder pointers whose suppressions cover this finding: the site's (through $refs), or by
     pointer prefix for findings outside any site (file-scope rules)."""
     site = next((s for s in model.sites if s.pointer == finding.site_pointer), None)
@@ -53,7 +54,7 @@ def holders_for(model: FileModel, finding) -> tuple[str, ...]:
     return tuple(h for h in model.suppressions if _under(finding.pointer, h))
 
 
-def suppressing_entries(model: FileModel, finding, rule: Rule) -> list[tuple[str, str]]:
+def suppressing_entries(model: FileModel, finding: Finding, rule: Rule) -> list[tuple[str, str]]:
     """(holder, entry) pairs that silence `finding`; empty when nothing does."""
     if not model.suppressions:  # (most files: no entry anywhere, no site to look up)
         return []

@@ -5,6 +5,7 @@ cut, letter slots, the engine profiles (`auditor.pcd.engines`) and the cost mode
 computation over a tokenizer: no I/O.
 """
 
+from auditor.pcd.buckets import collision_groups, first_token_buckets
 from auditor.pcd.chat import ChatTemplateError
 from auditor.pcd.engines import (
     DEFAULT_ENGINE,
@@ -13,6 +14,7 @@ from auditor.pcd.engines import (
     REFUSALS,
     TIE,
     EngineProfile,
+    FieldPlan,
     Loss,
     get_engine,
 )
@@ -57,6 +59,7 @@ __all__ = [
     "CanonicalText",
     "ChatTemplateError",
     "EngineProfile",
+    "FieldPlan",
     "LabelReport",
     "Loss",
     "ScoredOption",
@@ -64,12 +67,14 @@ __all__ = [
     "SlotTable",
     "bad_characters",
     "check_labels",
+    "collision_groups",
     "count_limit",
     "decision_question",
     "describe_failures",
     "distinct_names",
     "field_head",
     "field_problems",
+    "first_token_buckets",
     "get_engine",
     "json_text",
     "letter_slots",

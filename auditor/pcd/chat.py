@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from functools import lru_cache
+from typing import Any
 
 
 class ChatTemplateError(ValueError):
@@ -77,7 +78,7 @@ def render_chat(
     add_generation_prompt: bool = True,
     bos_token: str = "",
     eos_token: str = "",
-    **kwargs,
+    **kwargs: Any,
 ) -> str:
     """The text `source` renders for `messages` (tokenize=False)."""
     template = _compiled(source)

@@ -36,6 +36,7 @@ from typing import Any
 
 from auditor.pcd.chat import ChatTemplateError, render_chat, render_template
 from auditor.pcd.engines.table import EngineRow
+from auditor.pcd.requests import blank
 from auditor.schema.documents import resolve_pointer
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate
@@ -319,14 +320,10 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
 def _sglang_content(question: DecisionQuestion, labels: Sequence[str]) -> str:
     """The user message of SGLang's prompt format 1: the input, a blank line, the question line,
     one line per option / level / described answer, and the closing instruction."""
-    head = "" if _blank(question.text) else _text(question.text)
+    head = "" if blank(question.text) else _text(question.text)
     if question.kind == "choice":
         lines = [f"Question: {head}"] if head else []
         for i, (label, name) in enumerate(zip(labels, question.options)):

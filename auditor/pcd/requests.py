@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 from auditor.pcd.engines.table import EngineRow, Limit
 from auditor.schema.decisions import SHAPES, undocumented_body_fields, undocumented_fields
 from auditor.schema.documents import escape_token, resolve_pointer
+from auditor.schema.sites import Site
 
 LETTERS = 26
 # schemes whose labels past 26 are two letters: every option's ("all") or those past 26
@@ -105,17 +107,18 @@ def split_passes(n: int, limit: int) -> list[dict]:
     ]
 
 
-def _blank(value) -> bool:
+def blank(value: Any) -> bool:
+    """Text a decision server refuses as empty: null, or a string of whitespace only."""
     return value is None or (isinstance(value, str) and not value.strip())
 
 
 def _blanks(site, question: dict, body, shape) -> list:
     """Blank text SGLang refuses: the input (once), the question, its id."""
     out = []
-    if isinstance(body, dict) and site.question_index == 0 and "input" in body and _blank(body["input"]):
+    if isinstance(body, dict) and site.question_index == 0 and "input" in body and blank(body["input"]):
         out.append(FieldProblem(f"{site.request_pointer}/input", "input", "blank"))
     for key in (shape.text_key, shape.name_key):
-        if key and key in question and _blank(question[key]):
+        if key and key in question and blank(question[key]):
             out.append(FieldProblem(f"{site.pointer}/{key}", key, "blank"))
     return out
 
@@ -127,7 +130,7 @@ class FieldProblem:
     why: str  # "unknown" | "refused" | "required"
 
 
-def field_problems(row: EngineRow, site, data) -> list[FieldProblem]:
+def field_problems(row: EngineRow, site: Site, data: Any) -> list[FieldProblem]:
     """The fields of a question (and, at the request's first question, of its body) that the
     engine's route refuses, and what it requires that is missing. Only for bodies of a shape
     the route takes; a promptfoo config's other keys are no request fields."""
@@ -160,7 +163,7 @@ def field_problems(row: EngineRow, site, data) -> list[FieldProblem]:
         out += _blanks(site, question, body, shape)
     if site.question_kind == "score" and {"nonblank", "nonblank-levels"} & set(row.required):
         out += [
-            FieldProblem(p, "level", "blank") for p, o in zip(site.option_pointers, site.options) if _blank(o)
+            FieldProblem(p, "level", "blank") for p, o in zip(site.option_pointers, site.options) if blank(o)
         ]
     if "unique-ids" in row.required and shape.name_key and isinstance(body, dict):
         ids = [q.get(shape.name_key) for q in body.get("questions", []) if isinstance(q, dict)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from auditor.linter.engine import LintRun
 
@@ -24,7 +25,9 @@ _FORMATTERS: dict[str, Formatter] = {}
 _MODULES = ("text", "json_format", "csv_format", "sarif", "github", "html")
 
 
-def formatter(name: str, description: str, render_bytes: Callable[..., bytes] | None = None):
+def formatter(
+    name: str, description: str, render_bytes: Callable[..., bytes] | None = None
+) -> Callable[[Callable[..., str]], Callable[..., str]]:
     def register(render: Callable[..., str]) -> Callable[..., str]:
         _FORMATTERS[name] = Formatter(name, render, description, render_bytes)
         return render
@@ -39,11 +42,11 @@ def formatters() -> dict[str, Formatter]:
     return _FORMATTERS
 
 
-def render(name: str, run: LintRun, **options) -> str:
+def render(name: str, run: LintRun, **options: Any) -> str:
     return formatters()[name].render(run, **options)
 
 
-def render_output(name: str, run: LintRun, **options) -> str | bytes:
+def render_output(name: str, run: LintRun, **options: Any) -> str | bytes:
     """What the CLI writes for format `name`: the formatter's bytes where it makes them (the
     output writer writes them as they are), else its text (escaped for the sink)."""
     found = formatters()[name]

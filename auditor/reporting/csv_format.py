@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any
 
 from auditor.linter.engine import LintRun
 from auditor.reporting import formatter
@@ -26,7 +27,7 @@ COLUMNS = (
 
 
 @formatter("csv", "one row per finding, with a header row")
-def render(run: LintRun, **_options) -> str:
+def render(run: LintRun, **_options: Any) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()

@@ -3,12 +3,14 @@ probe, and where pcdlint's verdict and the server's disagree, as text or as the 
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _answer_line(answer) -> str:
+def _answer_line(answer: Any) -> str:
     if answer.kind == "noul":
         return f"question {answer.name} (noul): p(true) = {_p(answer.noul)} -> {answer.answer}"
     size = len(answer.keys)
@@ -23,7 +25,7 @@ def _answer_line(answer) -> str:
     return f"question {answer.name} ({answer.kind}, {what}): {answer.answer}{expected}{probs}{mass}"
 
 
-def _probe_lines(probe) -> list[str]:
+def _probe_lines(probe: Any) -> list[str]:
     size = len(probe.keys)
     wins = ", ".join(
         f"#{i + 1}{' (last)' if i == size - 1 else ''} {n}" for i, n in enumerate(probe.position_wins)
@@ -59,7 +61,7 @@ def static_verdict(findings: list, engine: str, request_pointer: str) -> dict:
     }
 
 
-def compare_static_live(static: dict, refused) -> list[dict]:
+def compare_static_live(static: dict, refused: Any) -> list[dict]:
     """The disagreement between pcdlint's prediction and what the service did (empty: they agree)."""
     live = "refuse" if refused is not None else "accept"
     if static["predicted"] == live:
@@ -89,8 +91,8 @@ def compare_static_live(static: dict, refused) -> list[dict]:
 def format_decision(
     label: str,
     identity: dict,
-    decision,
-    refused=None,
+    decision: Any,
+    refused: Any = None,
     static: dict | None = None,
     disagreements: list[dict] | None = None,
 ) -> str:
@@ -121,8 +123,8 @@ def decision_to_dict(
     path: str,
     pointer: str,
     identity: dict,
-    decision,
-    refused=None,
+    decision: Any,
+    refused: Any = None,
     static: dict | None = None,
     disagreements: list[dict] | None = None,
 ) -> dict:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 
 from auditor.linter.registry import Rule, load_rules
-from auditor.pcd.engines import DEFAULT_ENGINE, ENGINES
+from auditor.pcd.engines import DEFAULT_ENGINE, ENGINES, HARNESS_ENGINES
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, Limit
 
 RULES_DIR = "rules"
@@ -78,15 +78,17 @@ def _engine_page(row: EngineRow) -> str:
         key, value = column.name, getattr(row, column.name)
         if key in skip or key == "default" or value in ("", (), None, False, {}):
             continue
-        if row.kind == "pcd" and key not in ("scorer",):  # the decision columns' defaults
+        if row.kind != "decision" and key not in ("scorer",):  # the decision columns' defaults
             continue
         if isinstance(value, Limit):
             value = value.phrase()
         elif isinstance(value, tuple):
             value = ", ".join(f"`{v}`" for v in value)
         facts.append(f"- **{key.replace('_', ' ')}**: {value}")
+    if row.kind == "harness":  # its parameters (engine-table columns only its scorer reads)
+        facts += [f"- **{key.replace('_', ' ')}**: {value}" for key, value in row.extra.items()]
     body = [f"# {row.name}", "", row.summary, "", *facts, ""]
-    profile = ENGINES.get(row.name)
+    profile = ENGINES.get(row.name) or HARNESS_ENGINES.get(row.name)
     module = sys.modules.get(type(profile).__module__) if profile is not None else None
     if module is not None and module.__doc__:
         body += ["## How pcdlint models it", "", module.__doc__.strip(), ""]
@@ -100,6 +102,8 @@ def engine_pages() -> Iterator[tuple[str, str]]:
         "",
         "Name one with `--engine NAME` (repeatable; config `engine`). Each is",
         "a row of `auditor/pcd/engines/engines.toml`, read from the upstream source it cites.",
+        "Rows of kind `harness` are evaluation harnesses' scorers: each applies to the label sets",
+        "of its own configs without being named.",
         "",
         "| engine | kind | summary |",
         "| --- | --- | --- |",

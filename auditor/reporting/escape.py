@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 # Characters never shown raw on a terminal. \n and \t are layout; everything else in Cc, the
 # bidi controls, U+2028/2029 and lone surrogates is escaped.
@@ -82,14 +83,14 @@ def workflow_property(value: str) -> str:
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~])")
 
 
-def markdown_text(value) -> str:
+def markdown_text(value: object) -> str:
     """Literal text inside Markdown (a table cell): no HTML, link, image or emphasis."""
     text = " ".join(terminal(str(value)).split())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     return _MD_PUNCT.sub(r"\\\1", text)
 
 
-def markdown_code(value) -> str:
+def markdown_code(value: object) -> str:
     """A code span holding `value` literally (a fence longer than any backtick run inside)."""
     text = " ".join(terminal(str(value)).split()).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -104,7 +105,7 @@ def sarif_text(value: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
-def strict_json(value):
+def strict_json(value: Any) -> Any:
     """`value` with non-finite floats replaced by strings, so json.dumps(allow_nan=False) works."""
     if isinstance(value, float):
         if math.isfinite(value):

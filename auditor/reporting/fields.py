@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from auditor.linter.engine import Finding, LintRun
 from auditor.linter.registry import SEVERITIES, severity_rank
 from auditor.schema.documents import Span
+from auditor.schema.evalconfigs import label_set_scoring
 
 
 @dataclass
@@ -81,6 +82,9 @@ class Verdict:
     warning_fields: int  # fields (or file-level places) whose worst finding is a warning
     hidden_info: int
     fields: int
+    # whether `pcdlint suggest` can rename the wrong fields (not where all are evaluation-config
+    # label sets, which a harness scores by its own rule: auditor.schema.evalconfigs)
+    suggestable: bool = True
 
     def sentence(self, tokenizers: list[str]) -> str:
         """The HTML report's first line: `5 of 103 fields will be decided wrongly …`."""
@@ -102,6 +106,11 @@ class Verdict:
 
     def next_step(self) -> str:
         """The text output's last line: what to do next."""
+        if self.wrong_fields and not self.suggestable:
+            return (
+                f"{self.wrong_fields} label set{_s(self.wrong_fields)} will be decided wrongly by "
+                "the harness scorer each finding names; pcdlint explain CODE says how to fix them."
+            )
         if self.wrong_fields:
             target = self.wrong_files[0] if len(self.wrong_files) == 1 else "FILE"
             return (
@@ -144,6 +153,13 @@ def verdict(run: LintRun, show_info: bool = True) -> Verdict:
     wrong_files = list(dict.fromkeys(named_as.get(path, path) for path, _ in sorted(wrong)))
     error_files = list(dict.fromkeys(f.path for f in findings if f.severity == "error"))
     hidden = 0 if show_info else sum(1 for f in findings if f.severity == "info")
+    label_sets = {(r.model.path, s.pointer) for r in run.files for s in r.model.sites if label_set_scoring(s)}
     return Verdict(
-        len(wrong), wrong_files, error_files, len(warned), hidden, sum(len(r.model.sites) for r in run.files)
+        len(wrong),
+        wrong_files,
+        error_files,
+        len(warned),
+        hidden,
+        sum(len(r.model.sites) for r in run.files),
+        suggestable=not wrong or bool(wrong - label_sets),
     )

@@ -10,6 +10,9 @@ messages are escaped as the Actions runner expects (`%`, CR, LF; `:` and `,` in 
 
 from __future__ import annotations
 
+from typing import Any
+
+from auditor.linter.context import Finding
 from auditor.linter.engine import LintRun
 from auditor.reporting import formatter
 from auditor.reporting.escape import workflow_data, workflow_property
@@ -23,7 +26,7 @@ escape_data = workflow_data  # @actions/core's escapeData / escapeProperty
 escape_property = workflow_property
 
 
-def annotation(finding) -> str:
+def annotation(finding: Finding) -> str:
     span = finding.span
     props = {
         "file": finding.path,
@@ -58,7 +61,7 @@ def group_annotation(group: FieldGroup) -> str:
 
 
 @formatter("github", "GitHub Actions workflow commands (one annotation per field)")
-def render(run: LintRun, quiet: bool = False, show_info: bool = False, **_options) -> str:
+def render(run: LintRun, quiet: bool = False, show_info: bool = False, **_options: Any) -> str:
     lines = [group_annotation(g) for g in field_groups(run, show_info)]
     if not quiet:
         lines.append(escape_data(summary_line(run, show_info)))

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
 
-from auditor.linter.engine import Finding, LintRun
+from auditor.linter.engine import FileResult, Finding, LintRun
 from auditor.linter.registry import SEVERITIES, load_rules
 from auditor.pcd.scoring import SLOT_LETTERS, SiteTokens
 from auditor.reporting import formatter
 from auditor.reporting.fields import verdict
+from auditor.reporting.jinja import environment
 from auditor.reporting.matrix import CLEAN, matrix_dict
+from auditor.schema.sites import Site
 from auditor.version import __version__
 
 BIG_FIELD = 40  # options; above this a card's groups start collapsed
@@ -201,7 +204,7 @@ def _bucket_bar(size: int, total: int) -> int:
 
 
 def card_view(
-    tokens: SiteTokens | None, findings: list[Finding], site=None, letters: str = SLOT_LETTERS
+    tokens: SiteTokens | None, findings: list[Finding], site: Site | None = None, letters: str = SLOT_LETTERS
 ) -> dict:
     """One card per field (and tokenizer): its findings, buckets, slot table and fixes."""
     severity = max((f.severity for f in findings), key=SEVERITIES.index)
@@ -335,7 +338,7 @@ def _code_severities(findings: list[Finding]) -> list[tuple[str, str]]:
     return sorted(worst.items(), key=lambda item: (-SEVERITIES.index(item[1]), item[0]))
 
 
-def file_view(result, tokenizers: dict, number: int = 0, letters: str = SLOT_LETTERS) -> dict:
+def file_view(result: FileResult, tokenizers: dict, number: int = 0, letters: str = SLOT_LETTERS) -> dict:
     sites = {site.pointer: site for site in result.model.sites}
     by_card: dict[tuple[str, str | None], list[Finding]] = {}
     loose: list[Finding] = []
@@ -467,22 +470,10 @@ def report_view(run: LintRun) -> dict:
     }
 
 
-def environment():
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
-    return Environment(
-        loader=PackageLoader("auditor.templates", "."),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-
-
 def render_report(view: dict) -> str:
     return environment().get_template("page.html.j2").render(report=view)
 
 
 @formatter("html", "a self-contained HTML report for reviewers")
-def render(run: LintRun, **_options) -> str:
+def render(run: LintRun, **_options: Any) -> str:
     return render_report(report_view(run))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from auditor.linter.context import Finding
 from auditor.linter.engine import LintRun
 from auditor.reporting import formatter
@@ -81,7 +83,7 @@ def _fragment_bytes(run: LintRun) -> bytes | None:
     return orjson_bytes(run_to_dict(run, fragments=True), _checked(run), newline=True)
 
 
-def render_bytes(run: LintRun, **_options) -> bytes:
+def render_bytes(run: LintRun, **_options: Any) -> bytes:
     """`render(run)` as the bytes written (what `pcdlint check --format json` writes)."""
     raw = _fragment_bytes(run)
     if raw is not None:
@@ -90,7 +92,7 @@ def render_bytes(run: LintRun, **_options) -> bytes:
 
 
 @formatter("json", "machine-readable, versioned (version 1)", render_bytes)
-def render(run: LintRun, **_options) -> str:
+def render(run: LintRun, **_options: Any) -> str:
     raw = _fragment_bytes(run)
     if raw is not None:
         return raw.decode()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+from typing import Any
 
 from auditor.jsonfloats import writer_options, writes_apart
 from auditor.reporting.escape import strict_json
@@ -37,7 +38,7 @@ _OPEN, _CLOSE, _COMMA = 1, -1, 2  # byte kinds outside strings
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ": "))
 
 
-def dumps_strict(value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False) -> str:
+def dumps_strict(value: Any, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False) -> str:
     """`json.dumps(strict_json(value), indent=2, ensure_ascii=False, allow_nan=False)`, with a
     final newline when `newline`; `checked`: ids of containers in `value` known to hold no
     float orjson writes apart (jsonfloats.writes_apart; a lint run checks each finding's data
@@ -48,7 +49,7 @@ def dumps_strict(value, checked: frozenset[int] | set[int] = frozenset(), newlin
     return _fallback_text(value) + ("\n" if newline else "")
 
 
-def dumps_strict_bytes(value, checked: frozenset[int] | set[int] = frozenset()) -> bytes:
+def dumps_strict_bytes(value: Any, checked: frozenset[int] | set[int] = frozenset()) -> bytes:
     """The bytes a report writer writes for `dumps_strict(value, checked, newline=True)`: its
     UTF-8, a lone surrogate as a backslash escape (auditor.reporting.outputs.encode_text).
     Where orjson writes the document these are its own bytes: no str is made of an 18 MB
@@ -80,7 +81,7 @@ def _orjson_text(
 
 
 def orjson_bytes(
-    value, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False
+    value: Any, checked: frozenset[int] | set[int] = frozenset(), newline: bool = False
 ) -> bytes | None:
     """_orjson_text's UTF-8 bytes (orjson writes no lone surrogate: it refuses them), or None."""
     try:

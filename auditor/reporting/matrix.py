@@ -6,7 +6,12 @@ finding under any tokenizer makes that visible at a glance. pandas is imported o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from auditor.linter.registry import confirming
+
+if TYPE_CHECKING:
+    from auditor.linter.engine import LintRun
 
 CLEAN = "ok"
 
@@ -17,7 +22,7 @@ def collision_code() -> str:
     return collision.code if collision else "collision"
 
 
-def matrix_rows(run) -> tuple[list[str], dict[tuple[str, str], dict[str, list[str]]]]:
+def matrix_rows(run: LintRun) -> tuple[list[str], dict[tuple[str, str], dict[str, list[str]]]]:
     """Tokenizer ids, and (path, field) → tokenizer id → sorted codes of tokenizer-bound findings."""
     ids = [t.id for t in run.tokenizers]
     rows: dict[tuple[str, str], dict[str, list[str]]] = {}
@@ -30,7 +35,7 @@ def matrix_rows(run) -> tuple[list[str], dict[tuple[str, str], dict[str, list[st
     return ids, rows
 
 
-def colliding_fields(run) -> dict[str, int]:
+def colliding_fields(run: LintRun) -> dict[str, int]:
     """Tokenizer id → number of fields with a first-token collision (the rule that declares it
     confirms "collision") under it."""
     code = collision_code()
@@ -38,7 +43,7 @@ def colliding_fields(run) -> dict[str, int]:
     return {i: sum(1 for cells in rows.values() if code in cells[i]) for i in ids}
 
 
-def matrix_dict(run) -> dict:
+def matrix_dict(run: LintRun) -> dict:
     """The matrix for JSON and HTML: one row per field with a tokenizer-bound finding."""
     ids, rows = matrix_rows(run)
     return {
@@ -56,7 +61,7 @@ def matrix_dict(run) -> dict:
     }
 
 
-def matrix_table(run) -> str:
+def matrix_table(run: LintRun) -> str:
     """The table as text; empty when fewer than two tokenizers ran or nothing differs by field."""
     if len(run.tokenizers) < 2:
         return ""

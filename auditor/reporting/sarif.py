@@ -196,11 +196,11 @@ def run_to_sarif(run: LintRun, max_results: int = MAX_RESULTS) -> dict:
     }
 
 
-def render_bytes(run: LintRun, **_options) -> bytes:
+def render_bytes(run: LintRun, **_options: Any) -> bytes:
     """`render(run)` as the bytes written (what `pcdlint check --format sarif` writes)."""
     return dumps_strict_bytes(run_to_sarif(run))
 
 
 @formatter("sarif", "SARIF 2.1.0 for code scanning", render_bytes)
-def render(run: LintRun, **_options) -> str:
+def render(run: LintRun, **_options: Any) -> str:
     return dumps_strict(run_to_sarif(run), newline=True)

@@ -9,6 +9,7 @@ the findings. The last line says what to do next.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from auditor.linter.engine import LintRun
 from auditor.linter.registry import SEVERITIES, load_rules
@@ -22,16 +23,6 @@ RESET = "\033[0m"
 
 def _paint(severity: str, color: bool) -> str:
     return f"{SEVERITY_COLOURS.get(severity, '')}{severity}{RESET}" if color else severity
-
-
-def finding_line(finding, color: bool = False) -> str:
-    """One finding on one line (the pre-grouping format; kept for callers that want it)."""
-    where = f"{finding.path}:{finding.line}:{finding.column}"
-    tok = f" [{finding.tokenizer}]" if finding.tokenizer else ""
-    field = f" {finding.field}:" if finding.field else ""
-    if color:
-        where = f"\033[1m{where}{RESET}"
-    return f"{where}: {finding.code} {_paint(finding.severity, color)}{tok}{field} {finding.message}"
 
 
 def group_lines(group: FieldGroup, color: bool = False) -> list[str]:
@@ -64,7 +55,7 @@ def summary_line(run: LintRun, show_info: bool = True) -> str:
     tail = f"; {len(run.suppressed)} suppressed" if run.suppressed else ""
     return (
         f"{found} in {len(run.files)} file{'s' if len(run.files) != 1 else ''}, "
-        f"{sites} fields; tokenizers: {tokenizers}{tail}"
+        f"{sites} field{'s' if sites != 1 else ''}; tokenizers: {tokenizers}{tail}"
     )
 
 
@@ -97,7 +88,7 @@ def render(
     show_info: bool = False,
     cost: bool = False,
     statistics: bool = False,
-    **_options,
+    **_options: Any,
 ) -> str:
     lines: list[str] = []
     if statistics:
@@ -124,7 +115,7 @@ def render(
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def cost_lines(run) -> list[str]:
+def cost_lines(run: LintRun) -> list[str]:
     """One line per file, tokenizer and engine profile (and run totals for several files)."""
     lines = []
     for tokenizer_id, cost in (run.cost or {}).items():

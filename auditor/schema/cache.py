@@ -36,9 +36,9 @@ from auditor.schema.documents import (
     read_source,
     run_deep,
 )
+from auditor.schema.evalconfigs import analyse_with_label_sets, include_key
 from auditor.schema.locate import LocatedSchema
 from auditor.schema.model import DECISION_FIELDS, FileModel, OpenField, SchemaProblem, Site
-from auditor.schema.sites import analyse
 from auditor.version import __version__
 
 CACHE_FORMAT = "pcdlint-analysis"
@@ -113,9 +113,11 @@ def analyse_file(
 
 
 def _entry(path: Path, raw: bytes, max_depth: int | None) -> tuple[Path, str]:
-    """(cache entry file, key) of a file's analysis."""
+    """(cache entry file, key) of a file's analysis (a YAML file's: with the bytes of the files
+    an lm-eval task includes, which its analysis reads: auditor.schema.evalconfigs)."""
+    included = include_key(path, raw) if path.suffix.lower() in YAML_SUFFIXES else b""
     key = hashlib.sha256(
-        raw + path.suffix.lower().encode() + _code_key().encode() + f"|{max_depth}".encode()
+        raw + path.suffix.lower().encode() + _code_key().encode() + f"|{max_depth}".encode() + included
     ).hexdigest()
     return cache_dir() / "analysis" / f"{key[:40]}.json", key
 
@@ -140,12 +142,12 @@ def _read_entry(path: Path, raw: bytes, display: str, max_depth: int | None) -> 
 
 def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: int | None) -> FileModel:
     if not use_cache:
-        return analyse(parse_document(raw, path.suffix, display, max_depth))
+        return analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
     entry, key = _entry(path, raw, max_depth)
     model = load_entry(entry, key, display, raw)
     if model is not None:
         return model
-    model = analyse(parse_document(raw, path.suffix, display, max_depth))
+    model = analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
     store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES)
     return model
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from auditor.schema.documents import escape_token, resolve_pointer
 
@@ -128,7 +129,7 @@ def _question_types(questions) -> list[str] | None:
     return types if types and all(isinstance(t, str) for t in types) else None  # type: ignore[return-value]
 
 
-def request_shape(node) -> str | None:
+def request_shape(node: Any) -> str | None:
     """The shape of a decision request body, or None when the node is none."""
     if not isinstance(node, dict):
         return None
@@ -188,7 +189,7 @@ CONTAINERS: tuple[Container, ...] = (
 )
 
 
-def locate_requests(data) -> list[LocatedRequest]:
+def locate_requests(data: Any) -> list[LocatedRequest]:
     """Every decision request in the document, in document order (none inside another)."""
     found: list[LocatedRequest] = []
 
@@ -329,7 +330,7 @@ def request_questions(request: LocatedRequest, body: dict) -> list[Question]:
     return list(_list_questions(shape, body, request.pointer))
 
 
-def field_pointers(data, request_pointer: str, question_pointer: str) -> list[str]:
+def field_pointers(data: Any, request_pointer: str, question_pointer: str) -> list[str]:
     """The pointers a field finding on a question may point at: the body's top-level fields, the
     question's fields and those of its members (so their positions are kept)."""
     out = []
@@ -350,7 +351,7 @@ def field_pointers(data, request_pointer: str, question_pointer: str) -> list[st
     return out
 
 
-def decision_text(value) -> str:
+def decision_text(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -359,7 +360,7 @@ def decision_text(value) -> str:
 # --------------------------------------------------------------------------- System One bodies
 
 
-def system_one_body(subject, state: object = "") -> dict:
+def system_one_body(subject: Any, state: object = "") -> dict:
     """A System One body for any of the three shapes (a request dict), a decision site, or a
     schema's enum-like field (a Site without a question kind: one choice question)."""
     if hasattr(subject, "question_kind"):  # a Site (auditor.schema.sites)

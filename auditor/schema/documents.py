@@ -12,10 +12,11 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from auditor.errors import InputFileError
 from auditor.lazy import Deferred
@@ -48,7 +49,7 @@ class Span(NamedTuple):
     end_column: int
 
 
-def pack_spans(spans) -> list:
+def pack_spans(spans: dict[str, Span] | list[Span]) -> list:
     """[pointers, numbers] of a pointer → Span map (or of a list of spans: [numbers]): four
     numbers per span, flat (the analysis cache's form; a pool worker's too: a flat list of
     ints pickles in a fifth of the time of as many Span tuples)."""
@@ -168,13 +169,13 @@ class Document(Deferred):
             return found  # type: ignore[return-value]
         return [span or self.span(p) for span, p in zip(found, pointers)]
 
-    def prefetch(self, pointers) -> None:
+    def prefetch(self, pointers: Iterable[str]) -> None:
         """Scan the way to all these pointers at once (JsonPositions.prefetch), so that finding
         their spans afterwards, in any order, scans no container twice."""
         if self.positions is not None:
             self.positions.prefetch(pointers)
 
-    def settle_spans(self, pointers) -> None:
+    def settle_spans(self, pointers: Iterable[str]) -> None:
         """Find the spans of these pointers now, then stop finding any others."""
         if self.positions is not None:
             self.spans([p for p in pointers if p not in self.value_spans])
@@ -228,7 +229,7 @@ def escape_token(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def resolve_pointer(data, pointer: str):
+def resolve_pointer(data: Any, pointer: str) -> Any:
     """The value at an RFC 6901 pointer (raises KeyError/IndexError/ValueError if absent)."""
     node = data
     for token in pointer.split("/")[1:] if pointer else []:
@@ -305,7 +306,7 @@ def load_document(path: Path, display: str | None = None) -> Document:
     return parse_document(read_source(path, display), path.suffix, display)
 
 
-def nesting_depth(data) -> int:
+def nesting_depth(data: Any) -> int:
     """Deepest nesting of objects and arrays, counted without recursion: one level at a time,
     each level the objects and arrays inside the one above."""
     depth, level = 0, [data] if isinstance(data, (dict, list)) else []
@@ -320,7 +321,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\[uU][dD][89a-fA-F]")  # only an escape can wr
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def check_unicode(data, display: str) -> None:
+def check_unicode(data: Any, display: str) -> None:
     """Refuse strings holding a lone surrogate (`"\\ud800"`): not text any tokenizer can encode."""
     stack = [(data, "")]
     while stack:
@@ -345,7 +346,7 @@ def check_unicode(data, display: str) -> None:
             stack.append((value, child))
 
 
-def check_depth(data, display: str, limit: int) -> None:
+def check_depth(data: Any, display: str, limit: int) -> None:
     depth = nesting_depth(data)
     if depth > limit:
         raise InputFileError(
@@ -537,6 +538,9 @@ def _plain_scalar(value):
         return float(value)
     if isinstance(value, str):
         return str(value)
+    tag = getattr(getattr(value, "tag", None), "value", None)
+    if isinstance(tag, str) and tag.startswith("!") and isinstance(getattr(value, "value", None), str):
+        return f"{tag} {value.value}"  # an unknown tag (`!function utils.f`): its text, never run
     return str(value)  # dates and other YAML-only types: their text
 
 
@@ -546,7 +550,10 @@ DEEP_STACK_BYTES = 512 * 1024 * 1024  # address space reserved for the worker's 
 DEEP_RECURSION_LIMIT = 60_000
 
 
-def run_deep(function, *args):
+T = TypeVar("T")
+
+
+def run_deep(function: Callable[..., T], *args: Any) -> T:
     """Run `function(*args)` where nesting up to MAX_DEPTH cannot overflow the stack.
 
     The parsers, the position mapper and the meta-schema validator recurse once (or several
@@ -559,7 +566,7 @@ def run_deep(function, *args):
 
     outcome: dict = {}
 
-    def work():
+    def work() -> None:
         try:
             outcome["value"] = function(*args)
         except BaseException as exc:  # re-raised in the caller's thread

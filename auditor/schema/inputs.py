@@ -25,6 +25,7 @@ from auditor.errors import InputFileError, UsageError
 from auditor.paths import resolve_path, shorten
 from auditor.schema.cache import analyse_file, cached_analysis
 from auditor.schema.documents import LINTABLE_SUFFIXES, parse_document
+from auditor.schema.evalconfigs import analyse_with_label_sets
 from auditor.schema.python_source import is_python_ref, load_python_input
 from auditor.schema.sites import FileModel, analyse
 
@@ -56,7 +57,7 @@ class Input:
         if self.raw is not None:
             if max_bytes is not None and len(self.raw) > max_bytes:
                 raise InputFileError(self.display, f"larger than max-file-bytes ({max_bytes} bytes)")
-            return analyse(
+            return analyse_with_label_sets(
                 parse_document(self.raw, _suffix_for(self.display, self.raw), self.display, max_depth)
             )
         assert self.path is not None

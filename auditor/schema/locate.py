@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from typing import Any
 
 from auditor.schema.decisions import locate_requests
 from auditor.schema.documents import escape_token
@@ -70,7 +71,7 @@ class LocatedSchema:
     name: str = ""  # the field name of the schema's own root (an OpenAPI parameter's name)
 
 
-def is_schema_like(node) -> bool:
+def is_schema_like(node: Any) -> bool:
     if isinstance(node, bool):
         return True
     if not isinstance(node, dict):
@@ -87,7 +88,7 @@ def is_schema_like(node) -> bool:
     )
 
 
-def is_preset_fields(node) -> bool:
+def is_preset_fields(node: Any) -> bool:
     """`{"<field>": {"type": "enum"|"boolean", "choices": [...]}}`: a PCD preset, not a schema."""
     return (
         isinstance(node, dict)
@@ -255,7 +256,7 @@ GEMINI_TYPES = frozenset(t.upper() for t in JSON_TYPES) | {"TYPE_UNSPECIFIED"}
 PYTHON_TYPES = frozenset({"dict", "float", "tuple", "any", "int", "str", "bool", "list", "set"})
 
 
-def types_dialect(schema, default: str = "json-schema") -> str:
+def types_dialect(schema: Any, default: str = "json-schema") -> str:
     """The dialect a schema's root `type` gives away ("gemini", "python-types"), else `default`."""
     kind = schema.get("type") if isinstance(schema, dict) else None
     if isinstance(kind, str) and kind in GEMINI_TYPES:
@@ -431,7 +432,7 @@ def _hits(wrapper: Wrapper, node: dict, pointer: str) -> Iterator[LocatedSchema]
         yield LocatedSchema(target, base, wrapper.kind, family, dialect, label, name)
 
 
-def locate(data) -> list[LocatedSchema]:
+def locate(data: Any) -> list[LocatedSchema]:
     """Every schema embedded anywhere in the document, in document order."""
     found: list[LocatedSchema] = []
     seen: set[str] = set()
@@ -472,7 +473,7 @@ class Detection:
     requests: list = dataclass_field(default_factory=list)  # decisions.LocatedRequest: decision requests
 
 
-def detect(data) -> Detection:
+def detect(data: Any) -> Detection:
     """What the document is: its schemas, or a PCD preset, or nothing pcdlint can lint.
 
     Order: OpenAPI/Swagger documents and root wrappers; decision requests (auditor.schema.
@@ -508,7 +509,7 @@ def _format_of(schemas: list[LocatedSchema]) -> str:
     return "+".join(dict.fromkeys(s.family for s in schemas))
 
 
-def looks_like_preset_container(node, depth: int = 0) -> bool:
+def looks_like_preset_container(node: Any, depth: int = 0) -> bool:
     if depth > 3:
         return False
     if isinstance(node, list):

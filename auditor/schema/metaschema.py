@@ -22,16 +22,17 @@ errors with those of `jsonschema` alone on corpus schemas with errors planted in
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 
 @cache
-def python_validator(cls):
+def python_validator(cls: Any) -> Any:
     """The `jsonschema` validator of the draft's meta-schema, built once."""
     return cls(cls.META_SCHEMA)
 
 
 @cache
-def compiled_validator(cls):
+def compiled_validator(cls: Any) -> Any:
     """The `jsonschema-rs` validator of the same meta-schema, or None (not installed, no such
     draft). Formats are annotations here, as in `jsonschema` without a format checker."""
     try:
@@ -57,7 +58,7 @@ _NARROWED_DRAFTS = frozenset(
 )
 
 
-def meta_schema_errors(cls, schema, use_compiled: bool = True) -> list:
+def meta_schema_errors(cls: Any, schema: Any, use_compiled: bool = True) -> list:
     """`jsonschema` ValidationErrors of `schema` against the draft `cls`, sorted by path."""
     fast = compiled_validator(cls) if use_compiled else None
     if fast is None:
@@ -81,7 +82,7 @@ def meta_schema_errors(cls, schema, use_compiled: bool = True) -> list:
     return _sorted(errors)
 
 
-def error_subschemas(cls, paths: list) -> list[tuple]:
+def error_subschemas(cls: Any, paths: list) -> list[tuple]:
     """The subschemas (paths from the root, outermost only) that hold errors at these instance
     paths, each the deepest subschema above its error that qualifies (module docstring); [()]
     (the root) when some error has none but the root, or the draft is not one whose keywords

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import repeat
 from operator import add, sub
 
@@ -170,7 +170,7 @@ class JsonPositions:
 
     # -- prefetching
 
-    def prefetch(self, pointers) -> None:
+    def prefetch(self, pointers: Iterable[str]) -> None:
         """Scan, in one pass from the root, every container on the way to any of `pointers`, each
         once, keeping each one's table for locate().
 

@@ -23,7 +23,9 @@ import os
 import re
 import sys
 import typing
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from auditor.distribution import install_hint
 from auditor.errors import InputFileError, UsageError
@@ -66,7 +68,7 @@ def _pydantic():
 
 
 @contextlib.contextmanager
-def stdout_to_stderr():
+def stdout_to_stderr() -> Iterator[None]:
     """What runs inside writes to stderr, Python's sys.stdout and file descriptor 1 alike (a
     module that prints, or runs a program, while it is imported)."""
     sys.stdout.flush()
@@ -117,7 +119,7 @@ def _import_file(path: str):
     return module
 
 
-def import_object(spec: str):
+def import_object(spec: str) -> Any:
     """The object `pkg.module:Name` (or `path/file.py:Name`) names (the working directory comes
     first on sys.path)."""
     module_name, attribute = _split(spec)
@@ -149,7 +151,7 @@ def import_object(spec: str):
     return obj
 
 
-def json_schema_of(obj, display: str) -> dict:
+def json_schema_of(obj: Any, display: str) -> dict:
     pydantic = _pydantic()
     try:
         if isinstance(obj, type) and issubclass(obj, pydantic.BaseModel):
@@ -162,7 +164,7 @@ def json_schema_of(obj, display: str) -> dict:
         raise InputFileError(display, f"cannot build a JSON Schema with Pydantic: {first}") from None
 
 
-def load_python_object(obj, display: str | None = None, name: str | None = None) -> Document:
+def load_python_object(obj: Any, display: str | None = None, name: str | None = None) -> Document:
     """A Document for a Python object: the dumped schema, positioned at the Python source."""
     name = name or getattr(obj, "__name__", None) or type(obj).__name__
     schema = json_schema_of(obj, display or name)
@@ -177,10 +179,6 @@ def load_python_object(obj, display: str | None = None, name: str | None = None)
     document.settle_spans(())  # positions in the Python source, not in the dumped text
     document.value_spans, document.key_spans = values, keys
     return document
-
-
-def load_python_ref(spec: str) -> Document:
-    return load_python_input(spec)[0]
 
 
 def load_python_input(spec: str) -> tuple[Document, str | None]:

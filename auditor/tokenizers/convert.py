@@ -13,6 +13,7 @@ import binascii
 import json
 import os
 import struct
+from collections.abc import Iterable
 from pathlib import Path
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
@@ -78,7 +79,7 @@ print("done", flush=True)
 """
 
 
-def probe_patterns(patterns, source: str) -> None:
+def probe_patterns(patterns: Iterable[str], source: str) -> None:
     """Refuse a regex that backtracks catastrophically, before the Rust tokenizer runs it here.
 
     Known patterns (``KNOWN_PATTERNS``) and ones already probed in this process pass at once;

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate
 
 from auditor.tokenizers import convert
@@ -77,7 +77,7 @@ def starts_piece(texts: Sequence[str]) -> list[bool]:
     return [bool(t) and t[0] in _ALNUM for t in texts]
 
 
-def special_search(specials) -> Callable[[str], object]:
+def special_search(specials: Iterable[str]) -> Callable[[str], object]:
     """A search that matches where a text holds the first character of one of these added
     tokens (no match: the text holds none of them)."""
     starts = "".join(sorted({text[0] for text in specials if text}))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import mmap
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import TokenizerError
@@ -59,6 +59,7 @@ class GGUFHeaderError(TokenizerError):
 class GGUFArray:
     element_type: int
     length: int
+    offset: int = field(default=0, compare=False)  # where its first element starts in the file
 
 
 @dataclass
@@ -126,12 +127,13 @@ class _Walker:
             else (4 + self.count_size if element == ARRAY else self.count_size)
         )
         length = self.count(f"the length of array {what}", smallest)
+        offset = self.at
         if element in _SCALARS:
             self.at += length * smallest  # fixed-size elements: stepped over at once (count() checked it)
         else:
             for _ in range(length):
                 self.value(element, f"an element of {what}", depth + 1, keep=False)
-        return GGUFArray(element, length)
+        return GGUFArray(element, length, offset)
 
 
 def read_gguf_header(path: Path) -> GGUFHeader:
@@ -184,3 +186,21 @@ def _walk(data, path: Path) -> GGUFHeader:
         walker.unpack("<I", 4, f"the type of tensor {number}")
         walker.unpack("<Q", 8, f"the offset of tensor {number}")
     return GGUFHeader(version, tensor_count, metadata)
+
+
+def string_element(path: Path, header: GGUFHeader, key: str, index: int) -> str | None:
+    """Element ``index`` of the string array ``key`` of a header ``read_gguf_header`` checked
+    (a token's text by its id), or None where there is no such array or element. The elements
+    before it are stepped over by their lengths; nothing else of the file is read."""
+    array = header.metadata.get(key)
+    if not isinstance(array, GGUFArray) or array.element_type != STRING or not 0 <= index < array.length:
+        return None
+    try:
+        with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            walker = _Walker(data, path, header.version)
+            walker.at = array.offset
+            for number in range(index):
+                walker.string(f"element {number} of {key!r}", keep=False)
+            return walker.string(f"element {index} of {key!r}")
+    except (OSError, ValueError) as exc:
+        raise GGUFHeaderError(path, f"cannot read: {exc}") from None

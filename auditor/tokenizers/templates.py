@@ -60,22 +60,21 @@ def _chatml(think: bool, origin: str) -> ChatTemplate:
 
 
 def _gguf_template(path: Path) -> ChatTemplate | None:
-    from gguf import GGUFReader
+    """The chat templates of a GGUF's metadata, read from its checked header (the file's tensors
+    and its other arrays are never loaded)."""
+    from auditor.tokenizers.gguf_header import read_gguf_header, string_element
 
-    try:
-        reader = GGUFReader(str(path))
-    except Exception as exc:
-        raise TokenizerError(f"{path}: not a readable GGUF file ({exc})") from exc
+    header = read_gguf_header(path)  # a TokenizerError naming the file and where it breaks
 
-    def value(key: str):
-        entry = reader.fields.get(key)
-        return None if entry is None else entry.contents()
+    def value(key: str) -> str | None:
+        found = header.metadata.get(key)
+        return found if isinstance(found, str) else None
 
     def token(key: str) -> str:
-        index, tokens = value(key), reader.fields.get("tokenizer.ggml.tokens")
-        if index is None or tokens is None or index >= len(tokens.data):
+        index = header.metadata.get(key)
+        if not isinstance(index, int) or isinstance(index, bool):
             return ""
-        return bytes(tokens.parts[tokens.data[index]]).decode("utf-8", "replace")
+        return string_element(path, header, "tokenizer.ggml.tokens", index) or ""
 
     source, systemone = value("tokenizer.chat_template"), value("tokenizer.chat_template.systemone")
     if source is None and systemone is None:

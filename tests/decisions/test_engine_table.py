@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from auditor.pcd.engines import ENGINES
+from auditor.pcd.engines import ENGINES, HARNESS_ENGINES
 from auditor.pcd.engines.table import (
     ENGINE_ROWS,
     EngineTableError,
@@ -34,6 +34,8 @@ DECISION_NAMES = {
 def test_pcd_rows_are_the_profiles():
     assert {r.name for r in ENGINE_ROWS.values() if r.kind == "pcd"} == set(ENGINES)
     assert all(r.scores_option_names for r in ENGINE_ROWS.values() if r.kind == "pcd")
+    # an evaluation harness's scorer, applied to its configs' label sets, never named
+    assert {r.name for r in ENGINE_ROWS.values() if r.kind == "harness"} == set(HARNESS_ENGINES)
 
 
 def test_every_decision_engine_has_a_row_that_scores_labels():

@@ -329,6 +329,7 @@ def test_endless_429_is_bounded(tokenizer_dir, write_schema, tmp_path):
     assert len(server.seen) == 11
 
 
+@pytest.mark.slow  # a process that imports transformers
 def test_the_server_backend_runs_without_torch(tokenizer_dir, write_schema, tmp_path):
     """No model runs in-process with --backend openai, so torch is not needed (it is hidden here)."""
     import os

@@ -245,3 +245,98 @@ def test_cli_verify_with_the_server_backend(server, gguf_path, write_schema):
     assert result.exit_code in (0, 1), result.output
     assert "(openai)" in result.output and "server: requests" in result.output
     assert "verdict:" in result.output
+
+
+# A made-up key: eval sends it to the server (llama-cpp-python ignores it) and writes it nowhere.
+EVAL_KEY = "sk-pcdlint-eval-openai-3b9d27e1"
+
+
+def test_cli_eval_with_the_server_backend(server, gguf_path, write_schema, tmp_path):
+    """`eval --backend openai` on two labeled rows of the support-triage eval fixture, through the
+    real server (one boolean field: two scored prompts a row), then again from the cache."""
+    from support import FIXTURES
+
+    schema = write_schema(
+        {
+            "type": "object",
+            "properties": {
+                "refund_requested": {
+                    "type": "boolean",
+                    "description": "Whether the customer asks for a refund or credit",
+                }
+            },
+        }
+    )
+    source = [
+        json.loads(line) for line in (FIXTURES / "eval" / "support_triage.jsonl").read_text().splitlines()
+    ]
+    picked = [next(r for r in source if r["labels"]["refund_requested"] is want) for want in (True, False)]
+    data = tmp_path / "rows.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({**r, "labels": {"refund_requested": r["labels"]["refund_requested"]}}) + "\n"
+            for r in picked
+        )
+    )
+    cache = tmp_path / "cache"
+
+    def run(*extra: str):
+        return CliRunner(env={"PCDLINT_EVAL_KEY": EVAL_KEY}).invoke(
+            cli,
+            [
+                "eval",
+                str(schema),
+                "--data",
+                str(data),
+                "--backend",
+                "openai",
+                "--base-url",
+                server,
+                "--tokenizer",
+                str(gguf_path),
+                "--api-key-env",
+                "PCDLINT_EVAL_KEY",
+                "--concurrency",
+                "2",
+                "--cache-dir",
+                str(cache),
+                "--quiet",
+                *extra,
+            ],
+            catch_exceptions=False,
+        )
+
+    first = run("-f", "json")
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.stdout)
+    assert report["backend"]["backend"] == "openai" and report["backend"]["endpoint"] == server
+    assert report["backend"]["model"] == "smollm2"
+    assert report["rows"] == 2 and report["failed"] == []
+    assert report["cache"] == {**report["cache"], "hits": 0, "scored": 2, "failed": 0}
+    # GET /models, the token-id prompt the server refuses with a 500, then one prompt per option and row
+    assert report["server"]["requests"] == 1 + 1 + 2 * 2 and report["server"]["retries"] == 0
+    assert report["server"]["by_status"] == {"200": 5, "500": 1}
+    assert report["server"]["tokenization_mismatches"] == 0
+    assert any("refuses token-id prompts" in note for note in report["notes"])
+    (field,) = report["fields"]
+    assert field["name"] == "refund_requested" and field["labeled"] == 2
+    for method in ("first_token", "full_sequence", "constrained"):
+        block = field["methods"][method]
+        assert block["available"] and block["n"] == 2
+        assert sum(map(sum, block["confusion"])) == 2
+        assert block["correct"] == sum(block["confusion"][i][i] for i in range(2))
+    assert field["methods"]["letter"] == {"available": False, "reason": "not a string enum"}
+    picks = [p["picks"]["refund_requested"]["full_sequence"] for p in report["predictions"]]
+    assert field["methods"]["full_sequence"]["correct"] == sum(
+        pick == row["labels"]["refund_requested"] for pick, row in zip(picks, picked)
+    )
+
+    again = run()  # the text table, every row from the cache: no scored prompt
+    assert again.exit_code == 0, again.output
+    lines = again.output.splitlines()
+    assert "(openai, server server); cache: 2 hit(s), 0 scored" in lines[1]
+    assert any(line.startswith("refund_requested") and "full-sequence" in line for line in lines)
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".jsonl" and p.parent == cache for p in written)
+    assert not [p for p in written if EVAL_KEY in p.read_text(errors="replace")]
+    assert EVAL_KEY not in first.output + again.output

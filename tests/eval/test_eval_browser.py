@@ -10,7 +10,7 @@ from test_report_browser import CHROMIUM, DomScan, chromium, dump_dom
 
 from auditor.eval import EvalField, EvalOptions, FieldStructure, run_eval
 from auditor.eval.data import Row
-from auditor.eval.report import render
+from auditor.reporting.eval_report import render
 from support import REPO
 
 pytestmark = [

@@ -11,7 +11,7 @@ import os.path
 import pytest
 
 from auditor.eval import EvalOptions, InProcessBackend, run_eval
-from auditor.eval.report import render
+from auditor.reporting.eval_report import render
 from support import REPO
 
 SCHEMA = REPO / "fixtures" / "eval" / "support_triage_eval.json"

@@ -7,8 +7,9 @@ import random
 
 import pytest
 
+from auditor.decoder.constrained import constrained_pick
 from auditor.eval import metrics
-from auditor.eval.constrained import constrained_pick
+from auditor.eval.constrained import constrained_distribution
 
 
 def test_wilson_interval_matches_the_closed_form():
@@ -84,7 +85,7 @@ def test_constrained_pick_walks_the_trie_greedily():
         [lp[("root", 1)], lp[("1", 3)], 0.0],
         [lp[("root", 4)], 0.0],
     ]
-    choice, probs = constrained_pick(sequences, steps)
+    choice, probs = constrained_pick(sequences, steps).option, constrained_distribution(sequences, steps)
     assert choice == 1  # token 1 beats 4 at the root, then 3 beats 2
     root_1, root_4 = 0.5 / 0.9, 0.4 / 0.9
     assert probs == pytest.approx([root_1 * 0.1 / 0.7, root_1 * 0.6 / 0.7, root_4])
@@ -94,7 +95,8 @@ def test_constrained_pick_walks_the_trie_greedily():
 
 
 def test_constrained_pick_ties_go_to_the_lower_token_and_duplicates_are_safe():
-    assert constrained_pick([[1, 9], [2, 9]], [[-1.0, 0.0], [-1.0, 0.0]])[0] == 0
-    assert constrained_pick([[2, 9], [1, 9]], [[-1.0, 0.0], [-1.0, 0.0]])[0] == 1
-    choice, probs = constrained_pick([[1, 9], [1, 9]], [[-1.0, 0.0], [-1.0, 0.0]])
+    assert constrained_pick([[1, 9], [2, 9]], [[-1.0, 0.0], [-1.0, 0.0]]).option == 0
+    assert constrained_pick([[2, 9], [1, 9]], [[-1.0, 0.0], [-1.0, 0.0]]).option == 1
+    same, steps = [[1, 9], [1, 9]], [[-1.0, 0.0], [-1.0, 0.0]]
+    choice, probs = constrained_pick(same, steps).option, constrained_distribution(same, steps)
     assert choice == 0 and probs == pytest.approx([1.0, 0.0])

@@ -21,7 +21,7 @@ from auditor.eval import (
     run_eval,
 )
 from auditor.eval.data import Row
-from auditor.eval.report import render
+from auditor.reporting.eval_report import render
 from support import REPO
 
 FIELDS = [EvalField("tier", ["T1_A", "T1_B", "T2_A", "T2_B"]), EvalField("flag", [True, False])]

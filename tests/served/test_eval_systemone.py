@@ -172,3 +172,75 @@ def test_injected_429_and_500_are_retried_and_a_failing_row_is_reported(fault_pr
     leaked = [str(p) for p in tmp_path.rglob("*") if p.is_file() and KEY in p.read_text(errors="replace")]
     assert leaked == [] and KEY not in result.output
     assert KEY not in json.dumps(report)
+
+
+def test_perturb_order_is_verify_probe_on_every_row(served_llm2jev, tmp_path):
+    """`eval --perturb order --orders 3` asks each row in the probe's display orders; per row it
+    reports what `verify --probe order --orders 3` reports for that row's request."""
+    limit = 3
+    result = _eval(
+        served_llm2jev,
+        tmp_path / "cache",
+        "--limit",
+        str(limit),
+        "--perturb",
+        "order",
+        "--orders",
+        "3",
+        "--concurrency",
+        "2",
+        "-f",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["options"]["orders"] == 3
+    team, urgent = report["questions"]
+    assert "order" not in urgent["perturbation"]  # a noul has no options to reorder
+    probe = team["perturbation"]["order"]
+    assert probe["orders"] == 3 and probe["rows"] == limit and probe["reordered_requests"] == limit * 2
+    by_row = probe["by_row"]
+    assert [r["id"] for r in by_row] == ["t01", "t02", "t03"]
+    assert probe["position_wins"] == [sum(r["position_wins"][i] for r in by_row) for i in range(3)]
+    assert sum(probe["position_wins"]) == limit * 3
+    assert probe["flips"]["served"] == sum(1 for r in by_row if r["flips"])
+    assert probe["flipped_requests"] == sum(r["flips"] for r in by_row)
+    assert probe["largest_swing"] == max(r["largest_swing"] for r in by_row)
+    assert probe["verdict"].startswith(("triage: ", "stable: no row's answer changed in 3 orders"))
+    # 3 rows in 3 orders (the original and two reordered bodies), nothing else
+    assert report["cache"]["scored"] == limit * 3 and report["server"]["requests"] == limit * 3
+
+    rows = [json.loads(line) for line in Path(ROWS).read_text().splitlines()[:limit]]
+    request = json.loads(Path(REQUEST).read_text())
+    paths = []
+    for row in rows:
+        path = tmp_path / f"{row['id']}.json"
+        path.write_text(json.dumps({**request, "state": row["state"]}))
+        paths.append(str(path))
+    verified = CliRunner().invoke(
+        cli,
+        ["verify", "--backend", "systemone", "--base-url", served_llm2jev, *paths]
+        + ["--probe", "order", "--orders", "3", "-f", "json", "--quiet"],
+        catch_exceptions=False,
+    )
+    assert verified.exit_code in (0, 1), verified.output
+    decisions = json.loads(verified.stdout)["decisions"]
+    for entry, row in zip(decisions, by_row, strict=True):
+        (live,) = entry["order_probe"]
+        assert live["question"] == "team" and len(live["orders"]) == 3 and entry["requests"] == 3
+        assert live["answers"] == row["answers"], row["id"]
+        assert live["flips"] == row["flips"] and live["position_wins"] == row["position_wins"]
+        assert live["largest_swing"] == pytest.approx(row["largest_swing"], abs=1e-6)
+        assert live["verdict"] == row["verdict"]
+
+    text = _eval(
+        served_llm2jev, tmp_path / "cache", "--limit", str(limit), "--perturb", "order", "--orders", "3"
+    )
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    assert "cache: 9 hit(s), 0 scored" in lines[1]
+    assert (
+        f"order probe team (3 orders, {limit} rows): answer changed in {probe['flips']['served']} row(s)"
+        in text.output
+    )
+    assert f"  {probe['verdict']}" in lines

@@ -187,8 +187,9 @@ def test_static_verdict_reads_refusal_statuses_within_the_request():
 
 
 def test_eval_perturbation_counts_flips_in_the_request_key_order(tmp_path):
-    """An engine that always answers the option shown last flips every row when the options are
-    reversed; the reversed answers are realigned with the request's keys before comparing."""
+    """An engine that always answers the option shown last flips every row in the probe's other
+    three orders (reversed, rotated by 1, by 2); each order's answers are realigned with the
+    request's keys before comparing."""
     from auditor.eval.decisions import DecisionEvalOptions, DecisionRow, run_decision_eval
 
     class LastShown(_Fixed):
@@ -200,13 +201,43 @@ def test_eval_perturbation_counts_flips_in_the_request_key_order(tmp_path):
     options = DecisionEvalOptions(concurrency=2, perturb=("order",), cache_dir=tmp_path)
     report = run_decision_eval(LastShown(), body, rows, options, request_path="r.json", data_path="d.jsonl")
     pick, yes = report["questions"]
-    assert pick["perturbation"]["order"] == {"rows": 6, "flips": {"served": 6}}
+    probe = pick["perturbation"]["order"]
+    by_row = probe.pop("by_row")
+    assert probe == {
+        "rows": 6,
+        "orders": 4,
+        "flips": {"served": 6},
+        "flipped_requests": 18,
+        "reordered_requests": 18,
+        "position_wins": [0, 0, 24],
+        "largest_swing": pytest.approx(0.85),
+        "swing_option": "a",
+        "swing_row": "r0",
+        "verdict": "triage: the answer follows the displayed position (won from the last slot in 24 of 24 orders)",
+    }
+    # each row as verify's probe gives it: abc, cba, bca, cab show c, a, a, b last
+    assert by_row[0] == {
+        "id": "r0",
+        "answers": ["c", "a", "a", "b"],
+        "flips": 3,
+        "position_wins": [0, 0, 4],
+        "largest_swing": pytest.approx(0.85),
+        "swing_option": "a",
+        "verdict": "triage: the answer follows the displayed position (won from the last slot in 4 of 4 orders)",
+    }
     assert yes["perturbation"] == {}
     assert [p["answers"]["pick"] for p in report["predictions"]] == ["c"] * 6
     assert pick["methods"]["served"]["correct"] == 2  # the rows whose gold is c
-    assert report["cache"]["scored"] == 12 and report["failed"] == []
+    assert report["cache"]["scored"] == 6 * 4 and report["failed"] == []
     again = run_decision_eval(LastShown(), body, rows, options, request_path="r.json", data_path="d.jsonl")
-    assert again["cache"]["hits"] == 12 and again["questions"] == report["questions"]
+    pick["perturbation"]["order"]["by_row"] = by_row
+    assert again["cache"]["hits"] == 6 * 4 and again["questions"] == report["questions"]
+    two = DecisionEvalOptions(concurrency=1, perturb=("order",), orders=2, cache_dir=tmp_path)
+    reversed_only = run_decision_eval(
+        LastShown(), body, rows, two, request_path="r.json", data_path="d.jsonl"
+    )
+    assert reversed_only["questions"][0]["perturbation"]["order"]["orders"] == 2
+    assert reversed_only["cache"] == {**reversed_only["cache"], "hits": 12, "scored": 0}
 
 
 def test_a_server_echoing_the_key_in_a_malformed_answer_is_masked():

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from auditor.lazy import cached_property
+from auditor.pcd.buckets import first_token_buckets
 from auditor.pcd.runcache import RunCache
 from auditor.pcd.scoring import FieldLike, SiteTokens, json_text, rendered  # noqa: F401  (re-exported)
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -34,7 +35,13 @@ DIGIT_FALLBACK = "digit-fallback"
 FIRST_CHOICE = "first-choice-fallback"
 DUPLICATE_ID = "duplicate-id"
 NON_STRING_ID = "non-string-id"
-REFUSALS = frozenset({OPTION_CAP, DUPLICATE_ID, NON_STRING_ID})  # reasons that refuse a whole field
+# the evaluation harnesses' scorers (evals_classify.py, logprob_parser.py)
+SUFFIX_MATCH = "suffix-match"
+NO_MATCH = "no-match"
+PUNCTUATION = "punctuation"
+NOT_ONE_TOKEN = "not-one-token"
+# reasons that refuse a whole field
+REFUSALS = frozenset({OPTION_CAP, DUPLICATE_ID, NON_STRING_ID, PUNCTUATION})
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,9 @@ class FieldPlan:
     # (RLCD: the remainder encoded alone, not with the closing quote); None: the sequences'
     candidates: tuple[int, ...] | None = None
     refused_reason: str = "option-cap"  # the Loss reason of a refused field (REFUSALS)
+    # the text an evaluation harness's scorer puts before each label (lm-eval's
+    # target_delimiter); None: a JSON field's hoisted prefix (SiteTokens.prefix)
+    scored_prefix: str | None = None
 
     @cached_property
     def first_tokens(self) -> list[int]:
@@ -59,10 +69,7 @@ class FieldPlan:
 
     @cached_property
     def buckets(self) -> dict[int, list[int]]:
-        groups: dict[int, list[int]] = {}
-        for index, token in enumerate(self.first_tokens):
-            groups.setdefault(token, []).append(index)
-        return groups
+        return first_token_buckets(self.first_tokens)
 
     @cached_property
     def first_with(self) -> dict[tuple[int, ...], int]:

@@ -11,8 +11,9 @@ the price is one pass per token of the longest option.
 
 from __future__ import annotations
 
-from auditor.pcd.engines.base import EngineProfile, FieldPlan, rendered
-from auditor.pcd.scoring import SiteTokens, field_head
+from auditor.pcd.engines.base import EngineProfile, FieldLike, FieldPlan, rendered
+from auditor.pcd.scoring import RunCache, SiteTokens, field_head
+from auditor.tokenizers import LoadedTokenizer
 
 
 def trie_plan(tokens: SiteTokens) -> FieldPlan:
@@ -41,19 +42,21 @@ def walk(plan: FieldPlan, wanted: tuple[int, ...]) -> int | None:
 
 
 class Constrained(EngineProfile):
-    def plan(self, tokens):
+    def plan(self, tokens: SiteTokens) -> FieldPlan:
         return trie_plan(tokens)
 
-    def plan_texts(self, site, tokenizer, cache=None):
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
         return [rendered(o) for o in site.options]
 
-    def pick(self, plan, tokens, k):
+    def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:
         # walk(plan, plan.sequences[k]) without the walk: option k's own tokens are always in
         # the mask, so it ends on the lowest index whose sequence equals option k's
         returned = plan.first_with[plan.sequences[k]]
         return returned, "mask", "the token mask leaves no path to it"
 
-    def extra_passes(self, tokens):
+    def extra_passes(self, tokens: SiteTokens) -> int:
         plan = self.field_plan(tokens)
         return max(len(s) for s in plan.sequences) - 1
 

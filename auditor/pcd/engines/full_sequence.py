@@ -35,8 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from auditor.pcd.engines.base import SEQUENCE_PREFIX, EngineProfile, FieldPlan
-from auditor.pcd.scoring import SiteTokens, field_head, json_text
+from auditor.pcd.engines.base import SEQUENCE_PREFIX, EngineProfile, FieldLike, FieldPlan
+from auditor.pcd.scoring import RunCache, SiteTokens, field_head, json_text
+from auditor.tokenizers import LoadedTokenizer
 
 
 @dataclass(frozen=True)
@@ -131,13 +132,15 @@ def sequence_plan(tokens: SiteTokens, close: bool = False) -> FieldPlan:
 class FullSequence(EngineProfile):
     variant: Variant
 
-    def plan(self, tokens):
+    def plan(self, tokens: SiteTokens) -> FieldPlan:
         return sequence_plan(tokens, self.variant.close)
 
-    def plan_texts(self, site, tokenizer, cache=None):
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
         return [] if self.variant.close else [json_text(o) for o in site.options]
 
-    def pick(self, plan, tokens, k):
+    def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:
         wanted = plan.sequences[k]
         # the rivals: options whose tokens are a prefix of option k's (option k among them);
         # the lowest oracle key wins, ties to the lowest index
@@ -155,7 +158,7 @@ class FullSequence(EngineProfile):
         }[self.variant.fold]
         return best, SEQUENCE_PREFIX, f"its tokens start with all of {plan.texts[best]!r}'s, {why}"
 
-    def extra_passes(self, tokens):
+    def extra_passes(self, tokens: SiteTokens) -> int:
         plan = self.field_plan(tokens)
         return 1 if any(len(s) > 1 for s in plan.sequences) else 0
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 
-from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, is_boolean, lost, tie_winner
+from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, Loss, is_boolean, lost, tie_winner
 from auditor.pcd.runcache import RunCache
 from auditor.pcd.scoring import STRING_CLOSE, FieldLike, SiteTokens, field_head, json_text
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -159,16 +159,20 @@ def rlcd_first_token_collides(
 
 
 class Gather(EngineProfile):
-    def plan(self, tokens):
+    def plan(self, tokens: SiteTokens) -> FieldPlan:
         return rlcd_plan(tokens)
 
-    def quick_collision(self, site, tokenizer, cache=None):
+    def quick_collision(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> bool | None:
         return rlcd_first_token_collides(site, tokenizer, cache)
 
-    def plan_texts(self, site, tokenizer, cache=None):
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
         return rlcd_plan_texts(site, tokenizer, cache)
 
-    def losses(self, tokens):
+    def losses(self, tokens: SiteTokens) -> list[Loss]:
         """EngineProfile.losses, asking `pick` only of the options that share a first token
         and are not its lowest index (the others are returned: tie_winner is themselves)."""
         plan = self.field_plan(tokens)
@@ -183,7 +187,7 @@ class Gather(EngineProfile):
         tokens.memo[key] = out
         return out
 
-    def pick(self, plan, tokens, k):
+    def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:
         winner = tie_winner(plan, k)
         piece = tokens.tokenizer.piece(plan.first_tokens[k])
         return (

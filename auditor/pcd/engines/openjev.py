@@ -26,10 +26,12 @@ from auditor.pcd.engines.base import (
     OPTION_CAP,
     TIE,
     EngineProfile,
+    FieldLike,
     FieldPlan,
     tie_winner,
 )
-from auditor.pcd.scoring import SiteTokens, field_head
+from auditor.pcd.scoring import RunCache, SiteTokens, field_head
+from auditor.tokenizers import LoadedTokenizer
 
 OPENJEV_LETTERS = "ABCDEFGHIJKLMNOP"
 MIN_OPTIONS, MAX_OPTIONS = 2, len(OPENJEV_LETTERS)
@@ -68,13 +70,15 @@ def letter_plan(tokens: SiteTokens, letters: str) -> FieldPlan:
 
 
 class OpenJev(EngineProfile):
-    def plan(self, tokens):
+    def plan(self, tokens: SiteTokens) -> FieldPlan:
         return letter_plan(tokens, self.letters)
 
-    def plan_texts(self, site, tokenizer, cache=None):
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
         return [c + '"' for c in self.letters]
 
-    def pick(self, plan, tokens, k):
+    def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:
         winner = tie_winner(plan, k)
         return (
             winner,

@@ -43,6 +43,8 @@ from auditor.pcd.engines.base import (
     STOP_CHAR,
     STRIP,
     EngineProfile,
+    FieldLike,
+    FieldPlan,
 )
 from auditor.pcd.engines.gather import (
     RLCD_MAX_OPTIONS,
@@ -53,7 +55,8 @@ from auditor.pcd.engines.gather import (
     rlcd_raw,
     tie_winner,
 )
-from auditor.pcd.scoring import SiteTokens, json_text
+from auditor.pcd.scoring import RunCache, SiteTokens, json_text
+from auditor.tokenizers import LoadedTokenizer
 
 GREEDY_BUDGET = 4
 STOP_CHARS = ('"', "\n", ",")
@@ -96,16 +99,20 @@ def match(choices: tuple[str, ...], text: str) -> tuple[int, str]:
 
 
 class RlcdMlx(EngineProfile):
-    def plan(self, tokens):
+    def plan(self, tokens: SiteTokens) -> FieldPlan:
         return rlcd_plan(tokens)
 
-    def quick_collision(self, site, tokenizer, cache=None):
+    def quick_collision(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> bool | None:
         return rlcd_first_token_collides(site, tokenizer, cache)
 
-    def plan_texts(self, site, tokenizer, cache=None):
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
         return rlcd_plan_texts(site, tokenizer, cache)
 
-    def pick(self, plan, tokens, k):
+    def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:
         if not plan.has_collision:
             return tie_winner(plan, k), "tie", "gather"
         options = tokens.site.options
@@ -141,7 +148,7 @@ class RlcdMlx(EngineProfile):
             return returned, BUDGET, f"{said}; {picked}"
         return returned, STRIP, f"quotes removed and .strip() give {run.text!r}; {picked}"
 
-    def extra_passes(self, tokens):
+    def extra_passes(self, tokens: SiteTokens) -> int:
         plan = self.field_plan(tokens)
         if not plan.has_collision or plan.refused:
             return 0

@@ -11,7 +11,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 
-KINDS = ("pcd", "decision")
+KINDS = ("pcd", "decision", "harness")  # harness: an evaluation harness's scorer of its configs' label sets
 SCORES = ("option-names", "labels")
 LABEL_CHECKS = ("request", "model-load", "skip-codes", "startup", "none")
 PROMPTS = ("sglang-chat", "llamacpp-systemone", "llm2jev", "intern-decision", "closed")

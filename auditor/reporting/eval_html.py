@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from auditor.eval.backends import METHOD_LABELS, METHODS
+from auditor.reporting.jinja import environment
 from auditor.version import __version__
 
 BAR_WIDTH = 360  # px of the accuracy axis (0..1)
@@ -198,13 +199,4 @@ def report_view(report: dict) -> dict:
 
 
 def render_html(report: dict) -> str:
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
-    environment = Environment(
-        loader=PackageLoader("auditor.templates", "."),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    return environment.get_template("eval.html.j2").render(report=report_view(report))
+    return environment().get_template("eval.html.j2").render(report=report_view(report))

@@ -101,7 +101,7 @@ def render(name: str, report: dict) -> str:
     if name == "json":
         return render_json(report)
     if name == "html":
-        from auditor.eval.html import render_html
+        from auditor.reporting.eval_html import render_html
 
         return render_html(report)
     raise ValueError(f"unknown eval report format {name!r}")
