@@ -611,7 +611,9 @@ def lint_model(
         harness_checks[names] = [
             (
                 rule,
-                _context(rule, options, model, None, None, engine, suggester, _settings(rule, options)),
+                _context(
+                    rule, options, model, None, None, engine, suggester, _settings(rule, options), cache=cache
+                ),
             )
             for rule in name_rules
             if rule.harness

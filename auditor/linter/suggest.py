@@ -24,7 +24,7 @@ from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
 from auditor.pcd.letters import letter_probe_texts
 from auditor.pcd.runcache import RunCache
 from auditor.pcd.tokens import SiteTokens
-from auditor.schema.sites import Site
+from auditor.schema.model import Site
 from auditor.tokenizers import LoadedTokenizer
 
 

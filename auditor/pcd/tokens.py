@@ -70,9 +70,10 @@ class SiteTokens(Generic[F]):
         # items of an array are typed after `"<field>": [` (Site.array_depth; 0 for other fields)
         self.array_depth = array_depth(site)
         self.suffix = field_head(site.name, self.array_depth) + '"' + self.prefix
-        close, make = self.close_id, ScoredOption._make  # (from a tuple: no keyword parsing)
+        # (tuple.__new__: a ScoredOption without its Python __new__, one per option of a field)
+        close, new = self.close_id, tuple.__new__
         strung = [
-            make((index, value, text, rest, ids, ids[0] if ids else close, True))
+            new(ScoredOption, (index, value, text, rest, ids, ids[0] if ids else close, True))
             for (index, value), text, rest, ids in zip(
                 strings, texts, remainders, map(tuple, tokenizer.ids_many(remainders))
             )

@@ -12,8 +12,7 @@ the price is one pass per token of the longest option.
 from __future__ import annotations
 
 from auditor.pcd.engines.base import EngineProfile, FieldLike, FieldPlan, rendered
-from auditor.pcd.runcache import RunCache
-from auditor.pcd.scoring import SiteTokens, field_head
+from auditor.pcd.scoring import RunCache, SiteTokens, field_head
 from auditor.tokenizers import LoadedTokenizer
 
 

@@ -33,15 +33,11 @@ option with the very same tokens (a duplicate) takes its place.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from fractions import Fraction
 
 from auditor.pcd.engines.base import SEQUENCE_PREFIX, EngineProfile, FieldLike, FieldPlan
-from auditor.pcd.runcache import RunCache
-from auditor.pcd.scoring import SiteTokens, field_head, json_text
+from auditor.pcd.scoring import RunCache, SiteTokens, field_head, json_text
 from auditor.tokenizers import LoadedTokenizer
-
-if TYPE_CHECKING:
-    from fractions import Fraction
 
 
 @dataclass(frozen=True)
@@ -63,8 +59,6 @@ class Variant:
 
     def oracle_key(self, tokens: int, text: str) -> Fraction:
         """Under the oracle, a rival of `tokens` tokens scores −(this)·|log(1 − ε)|: the lowest wins."""
-        from fractions import Fraction  # (only where a full-sequence engine scores: not at start-up)
-
         if self.fold == "mean":
             return Fraction(1 if tokens else 0)
         if self.fold == "chars":

@@ -19,8 +19,7 @@ from __future__ import annotations
 from auditor.pcd.engines.base import FieldPlan
 from auditor.pcd.engines.full_sequence import VARIANTS, FullSequence
 from auditor.pcd.engines.harness_rows import harness_rows, label_texts
-from auditor.pcd.runcache import RunCache
-from auditor.pcd.scoring import FieldLike, SiteTokens
+from auditor.pcd.scoring import FieldLike, RunCache, SiteTokens
 from auditor.tokenizers.loader import LoadedTokenizer
 
 

@@ -30,8 +30,7 @@ from auditor.pcd.engines.base import (
     FieldPlan,
     tie_winner,
 )
-from auditor.pcd.runcache import RunCache
-from auditor.pcd.scoring import SiteTokens, field_head
+from auditor.pcd.scoring import RunCache, SiteTokens, field_head
 from auditor.tokenizers import LoadedTokenizer
 
 OPENJEV_LETTERS = "ABCDEFGHIJKLMNOP"

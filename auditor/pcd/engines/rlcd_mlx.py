@@ -55,8 +55,7 @@ from auditor.pcd.engines.gather import (
     rlcd_raw,
     tie_winner,
 )
-from auditor.pcd.runcache import RunCache
-from auditor.pcd.scoring import SiteTokens, json_text
+from auditor.pcd.scoring import RunCache, SiteTokens, json_text
 from auditor.tokenizers import LoadedTokenizer
 
 GREEDY_BUDGET = 4
