@@ -253,7 +253,11 @@ EVAL_KEY = "sk-pcdlint-eval-openai-3b9d27e1"
 
 def test_cli_eval_with_the_server_backend(server, gguf_path, write_schema, tmp_path):
     """`eval --backend openai` on two labeled rows of the support-triage eval fixture, through the
-    real server (one boolean field: two scored prompts a row), then again from the cache."""
+    real server (one boolean field: two scored prompts a row) behind a proxy that injects a 429
+    with Retry-After and fails the second row; then again once the row is answered, then from the
+    cache alone."""
+    from faultproxy import FaultProxy
+
     from support import FIXTURES
 
     schema = write_schema(
@@ -279,6 +283,10 @@ def test_cli_eval_with_the_server_backend(server, gguf_path, write_schema, tmp_p
         )
     )
     cache = tmp_path / "cache"
+    # POST 1 is the token-id prompt the server refuses (500, not retried while probing); POST 2 a 429
+    proxy = FaultProxy(
+        server.removesuffix("/v1"), {2: (429, {"Retry-After": "1"})}, picked[1]["context"][:40]
+    )
 
     def run(*extra: str):
         return CliRunner(env={"PCDLINT_EVAL_KEY": EVAL_KEY}).invoke(
@@ -291,13 +299,15 @@ def test_cli_eval_with_the_server_backend(server, gguf_path, write_schema, tmp_p
                 "--backend",
                 "openai",
                 "--base-url",
-                server,
+                proxy.url,
                 "--tokenizer",
                 str(gguf_path),
                 "--api-key-env",
                 "PCDLINT_EVAL_KEY",
                 "--concurrency",
                 "2",
+                "--retries",
+                "1",
                 "--cache-dir",
                 str(cache),
                 "--quiet",
@@ -306,18 +316,37 @@ def test_cli_eval_with_the_server_backend(server, gguf_path, write_schema, tmp_p
             catch_exceptions=False,
         )
 
-    first = run("-f", "json")
-    assert first.exit_code == 0, first.output
+    try:
+        first = run("-f", "json")
+        proxy.fail_when = None
+        second = run("-f", "json")
+        third = run()  # the text table, every row from the cache: no scored prompt
+    finally:
+        proxy.close()
+    assert first.exit_code == 1, first.output  # a row failed after the retries
     report = json.loads(first.stdout)
-    assert report["backend"]["backend"] == "openai" and report["backend"]["endpoint"] == server
+    assert report["backend"]["backend"] == "openai" and report["backend"]["endpoint"] == proxy.url + "/v1"
     assert report["backend"]["model"] == "smollm2"
-    assert report["rows"] == 2 and report["failed"] == []
-    assert report["cache"] == {**report["cache"], "hits": 0, "scored": 2, "failed": 0}
-    # GET /models, the token-id prompt the server refuses with a 500, then one prompt per option and row
-    assert report["server"]["requests"] == 1 + 1 + 2 * 2 and report["server"]["retries"] == 0
-    assert report["server"]["by_status"] == {"200": 5, "500": 1}
+    assert report["rows"] == 2 and report["cache"] == {**report["cache"], "hits": 0, "scored": 1, "failed": 1}
+    (failed,) = report["failed"]
+    assert failed["id"] == picked[1]["id"] and failed["variant"] == "original" and "500" in failed["error"]
+    assert any(picked[1]["id"] in note and "left out of the metrics" in note for note in report["notes"])
+    # GET /models; row 1: the refused token-id prompt, the 429 retried, its two options; row 2: 500, retried once
+    assert report["server"]["by_status"] == {"200": 3, "429": 1, "500": 3}
+    assert report["server"]["requests"] == 7 and report["server"]["retries"] == 2
     assert report["server"]["tokenization_mismatches"] == 0
     assert any("refuses token-id prompts" in note for note in report["notes"])
+    assert report["fields"][0]["labeled"] == 1  # the failed row is listed, not scored
+    assert report["predictions"][1] == {**report["predictions"][1], "picks": {}}
+
+    assert second.exit_code == 0, second.output
+    report = json.loads(second.stdout)
+    assert report["failed"] == [] and report["cache"] == {
+        **report["cache"],
+        "hits": 1,
+        "scored": 1,
+        "failed": 0,
+    }
     (field,) = report["fields"]
     assert field["name"] == "refund_requested" and field["labeled"] == 2
     for method in ("first_token", "full_sequence", "constrained"):
@@ -331,12 +360,13 @@ def test_cli_eval_with_the_server_backend(server, gguf_path, write_schema, tmp_p
         pick == row["labels"]["refund_requested"] for pick, row in zip(picks, picked)
     )
 
-    again = run()  # the text table, every row from the cache: no scored prompt
-    assert again.exit_code == 0, again.output
-    lines = again.output.splitlines()
+    assert third.exit_code == 0, third.output
+    lines = third.output.splitlines()
     assert "(openai, server server); cache: 2 hit(s), 0 scored" in lines[1]
     assert any(line.startswith("refund_requested") and "full-sequence" in line for line in lines)
+    # the key went to the server on every request and into nothing written
+    assert proxy.authorizations and set(proxy.authorizations) == {f"Bearer {EVAL_KEY}"}
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.suffix == ".jsonl" and p.parent == cache for p in written)
     assert not [p for p in written if EVAL_KEY in p.read_text(errors="replace")]
-    assert EVAL_KEY not in first.output + again.output
+    assert EVAL_KEY not in first.output + second.output + third.output

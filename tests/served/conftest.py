@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from faultproxy import FaultProxy
 
 HERE = Path(__file__).resolve().parent
 STARTUP_SECONDS = 600  # the model load, on a busy 2-core CI runner
@@ -85,64 +86,6 @@ def served_llm2jev(smollm2_dir, tmp_path_factory):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-
-
-class FaultProxy:
-    """A small HTTP proxy on 127.0.0.1 in front of the real server that answers chosen requests
-    itself: ``faults`` maps the n-th request (1-based) to (status, headers); ``fail_when`` is a
-    substring of the body that always gets a 500. It records every Authorization header seen."""
-
-    def __init__(
-        self, upstream: str, faults: dict[int, tuple[int, dict]] | None = None, fail_when: str | None = None
-    ):
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        proxy = self
-        self.upstream, self.faults, self.fail_when = upstream, dict(faults or {}), fail_when
-        self.count, self.authorizations, self.lock = 0, [], threading.Lock()
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _reply(self, status: int, body: bytes, headers: dict) -> None:
-                self.send_response(status)
-                for key, value in {"Content-Type": "application/json", **headers}.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_POST(self):
-                data = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with proxy.lock:
-                    proxy.count += 1
-                    number = proxy.count
-                    proxy.authorizations.append(self.headers.get("Authorization"))
-                if number in proxy.faults:
-                    status, headers = proxy.faults[number]
-                    return self._reply(status, json.dumps({"error": f"injected {status}"}).encode(), headers)
-                if proxy.fail_when and proxy.fail_when.encode() in data:
-                    return self._reply(500, b'{"error": "injected 500 for this row"}', {})
-                request = urllib.request.Request(
-                    proxy.upstream + self.path, data=data, headers={"Content-Type": "application/json"}
-                )
-                try:
-                    with urllib.request.urlopen(request, timeout=600) as response:
-                        return self._reply(response.status, response.read(), {})
-                except urllib.error.HTTPError as exc:
-                    return self._reply(exc.code, exc.read(), {})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
