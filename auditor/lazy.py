@@ -2,7 +2,8 @@
 
 `functools.cached_property` takes an RLock on every first read up to Python 3.11 (3.12 dropped
 it); SiteTokens, FieldPlan and LoadedTokenizer compute a dozen such values for each of a run's
-thousands of fields, and the lock was a tenth of a small field's lint. These objects are never
+thousands of fields, and the lock was a measurable share of a small field's lint
+(docs/benchmarks.md). These objects are never
 shared between threads while they are built, so a first read computes the value and stores it
 in the instance, where every later read finds it without calling the descriptor (as with
 functools' own).
@@ -17,7 +18,7 @@ T = TypeVar("T")
 
 
 class cached_property(Generic[T]):  # (the name of the functools one it stands in for)
-    def __init__(self, func: Callable[[Any], T]):
+    def __init__(self, func: Callable[[Any], T]) -> None:
         self.func = func
         self.attrname = func.__name__
         self.__doc__ = func.__doc__
@@ -31,7 +32,7 @@ class cached_property(Generic[T]):  # (the name of the functools one it stands i
     @overload
     def __get__(self, instance: object, owner: type | None = None) -> T: ...
 
-    def __get__(self, instance, owner=None):
+    def __get__(self, instance: object | None, owner: type | None = None) -> Any:
         if instance is None:
             return self
         value = instance.__dict__[self.attrname] = self.func(instance)

@@ -19,9 +19,17 @@ enum <= 1.5x its floor, per-file cost at 1,000 files <= 1.2x the cost at 100.
 threshold (auditor.tokenizers.fast.FAST_MIN_TEXTS) set to N texts, e.g. 1 (always built) and
 1000000000 (never), to show where building it wins.
 
-`--case WORD`: only the cases whose name holds WORD (repeatable; e.g. `--case corpus --case 100,000`).
+`--case WORD`: only the cases whose name holds WORD (repeatable; e.g. `--case corpus --case 100,000`;
+a WORD no case holds, e.g. `--case none`, leaves start-up alone).
 
-Usage: python benchmarks/lint_user.py [--rounds N] [--quick] [--fast-min N] [--case WORD] [CORPUS_DIR]
+`--compare REV`: A/B in the same rounds. The working tree and git revision REV (e.g. `main`) are
+each staged as a package of their own (auditor/, rules/ as auditor.rules, reports/templates as
+auditor.templates) and run as `python -m auditor check` with PYTHONPATH set to it, one after
+the other in every round; each case then also prints the working tree's lint seconds over
+REV's, and start-up's too. The other figures stay those of the installed `pcdlint`.
+
+Usage: python benchmarks/lint_user.py [--rounds N] [--quick] [--fast-min N] [--case WORD] [--compare REV]
+                                      [CORPUS_DIR]
        (default: 5 rounds, ../shared/corpus; --quick: corpus, 10k enum and 100 files only)
 """
 
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -89,6 +98,29 @@ def option_texts(paths: list[str]) -> list[str]:
     return list(dict.fromkeys(json_text(o) for r in run.files for s in r.model.sites for o in s.options))
 
 
+def stage(work: Path, name: str, revision: str | None) -> Path:
+    """The package of the working tree (revision None) or of a git revision, laid out as the
+    wheel installs it, under work/name; run it with PYTHONPATH set to the returned folder."""
+    source = work / f"{name}-source"
+    if revision is None:
+        source = REPO
+    else:
+        source.mkdir()
+        archive = subprocess.run(
+            ["git", "archive", revision, "auditor", "rules", "reports/templates"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
+    root = work / name
+    skip = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(source / "auditor", root / "auditor", ignore=skip)
+    shutil.copytree(source / "rules", root / "auditor" / "rules", ignore=skip)
+    shutil.copytree(source / "reports" / "templates", root / "auditor" / "templates", ignore=skip)
+    return root
+
+
 def load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"{one:.2f} {five:.2f} {fifteen:.2f}"
@@ -96,6 +128,7 @@ def load() -> str:
 
 def main() -> None:
     argv, args, rounds, fast_mins, only = sys.argv[1:], [], 5, [], []
+    compare: str | None = None
     while argv:
         arg = argv.pop(0)
         if arg == "--rounds":
@@ -104,6 +137,8 @@ def main() -> None:
             fast_mins.append(int(argv.pop(0)))
         elif arg == "--case":
             only.append(argv.pop(0))
+        elif arg == "--compare":
+            compare = argv.pop(0)
         elif arg != "--quick":
             args.append(arg)
     quick = "--quick" in sys.argv
@@ -131,6 +166,12 @@ def main() -> None:
         ]
         for n in fast_mins
     }
+    # --compare: the working tree (A) and the revision (B), each its own staged package
+    trees: dict[str, tuple[list[str], dict]] = {}
+    if compare is not None:
+        for label, revision in (("A", None), ("B", compare)):
+            root = stage(work, f"tree-{label}", revision)
+            trees[label] = ([sys.executable, "-m", "auditor", "check"], {**env, "PYTHONPATH": str(root)})
 
     tiny = work / "tiny.json"
     tiny.write_text(schema({"answer": ["yes", "no"]}))
@@ -152,9 +193,13 @@ def main() -> None:
         cases = {name: paths for name, paths in cases.items() if any(word in name for word in only)}
     # warm-up: converts qwen2.5 into the cache, fills the analysis cache, writes compiled modules
     wall([*check, str(tiny)], env)
+    for command, tree_env in trees.values():
+        wall([*command, str(tiny)], tree_env)
     texts: dict[str, Path] = {}
     for name, paths in cases.items():
         wall([*check, *paths], env)
+        for command, tree_env in trees.values():
+            wall([*command, *paths], tree_env)
         texts[name] = work / f"options_{len(texts)}.json"
         texts[name].write_text(json.dumps(option_texts(paths)))
     from auditor.cachedir import cache_dir
@@ -166,7 +211,8 @@ def main() -> None:
         f"from tokenizers import Tokenizer; Tokenizer.from_file({str(tokenizer_json)!r})",
     ]
 
-    print(f"{len(corpus_files)} corpus files; {rounds} interleaved rounds; load average before: {load()}")
+    before = load()
+    print(f"{len(corpus_files)} corpus files; {rounds} interleaved rounds; load average before: {before}")
     best: dict[str, float] = {}
     per_round: list[dict[str, float]] = []
 
@@ -180,7 +226,15 @@ def main() -> None:
         seconds, cpu = wall([*check, str(tiny)], env)
         keep("tiny", seconds, row)
         keep("tiny cpu", cpu, row)
+        for label, (command, tree_env) in trees.items():
+            seconds, cpu = wall([*command, str(tiny)], tree_env)
+            keep(f"tiny {label}", seconds, row)
+            keep(f"tiny {label} cpu", cpu, row)
         for name, paths in cases.items():
+            for label, (command, tree_env) in trees.items():
+                seconds, cpu = wall([*command, *paths], tree_env)
+                keep(f"{name} {label}", seconds, row)
+                keep(f"{name} {label} cpu", cpu, row)
             seconds, cpu = wall([*check, *paths], env)
             keep(name, seconds, row)
             keep(name + " cpu", cpu, row)
@@ -227,6 +281,46 @@ def main() -> None:
                 f"{ratio(name + label, {**best, name + label + ' floor cpu': best[name + ' floor cpu']}, ' cpu'):9.2f}"
                 "   (median: s beyond the default's)"
             )
+    if trees:
+        print(f"A/B: the working tree (A) against {compare} (B), each run as `python -m auditor check`")
+        print(
+            "lint: beyond each tree's own tiny check; A/B: A's over B's, of the least of the rounds, and the"
+        )
+        print("median of the rounds' own; CPU: the same of CPU times (the process and its workers)")
+        print(
+            f"{'case':39} {'A s':>7} {'B s':>7} {'A lint':>7} {'B lint':>7} {'A/B':>5} {'median':>6} "
+            f"{'CPU A/B':>7} {'median':>6}"
+        )
+
+        def lint_ab(name: str, row: dict, cpu: str = "") -> float:
+            return (row[f"{name} A{cpu}"] - row[f"tiny A{cpu}"]) / (
+                row[f"{name} B{cpu}"] - row[f"tiny B{cpu}"]
+            )
+
+        def whole_ab(name: str, row: dict, cpu: str = "") -> float:
+            return row[f"{name} A{cpu}"] / row[f"{name} B{cpu}"]
+
+        print(
+            f"{'check, one tiny file (whole process)':39} {best['tiny A']:7.3f} {best['tiny B']:7.3f} {'':7} {'':7} "
+            f"{whole_ab('tiny', best):5.2f} {median([whole_ab('tiny', r) for r in per_round]):6.2f} "
+            f"{whole_ab('tiny', best, ' cpu'):7.2f} {median([whole_ab('tiny', r, ' cpu') for r in per_round]):6.2f}"
+        )
+        for name in cases:
+            a, b = best[f"{name} A"] - best["tiny A"], best[f"{name} B"] - best["tiny B"]
+            print(
+                f"{name:39} {best[f'{name} A']:7.3f} {best[f'{name} B']:7.3f} {a:7.3f} {b:7.3f} "
+                f"{a / b:5.2f} {median([lint_ab(name, r) for r in per_round]):6.2f} "
+                f"{lint_ab(name, best, ' cpu'):7.2f} {median([lint_ab(name, r, ' cpu') for r in per_round]):6.2f}"
+            )
+    headlines: list[tuple[str, float, str, float]] = [
+        ("start-up, check of one tiny file", best["tiny"] / best["bare"], "x the bare process", 1.2)
+    ]
+    if "corpus (36 files)" in cases:
+        headlines.append(("corpus lint (36 files)", ratio("corpus (36 files)", best), "x its floor", 2.0))
+    if "one enum, 100,000 options" in cases:
+        headlines.append(
+            ("one enum, 100,000 options", ratio("one enum, 100,000 options", best), "x its floor", 1.5)
+        )
     if all(f"{n:,} files (3 fields each)" in cases for n in (100, 1_000)):
         per_100, per_1000 = (
             (best[f"{n:,} files (3 fields each)"] - best["tiny"]) / n * 1000 for n in (100, 1_000)
@@ -235,10 +329,14 @@ def main() -> None:
             f"per file beyond start-up: 100 files {per_100:.2f} ms, 1,000 files {per_1000:.2f} ms "
             f"(ratio {per_1000 / per_100:.2f}; target <= 1.2)"
         )
+        headlines.append(("per-file cost, 1,000 files / 100 files", per_1000 / per_100, "", 1.2))
     print(
-        f"HEADLINE corpus lint {ratio('corpus (36 files)', best):.2f}x its floor (target <= 2); "
-        f"load average after: {load()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+        f"HEADLINES (issue 34; least of {rounds} interleaved rounds; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average before {before}, after {load()})"
     )
+    for what, value, unit, target in headlines:
+        verdict = "met" if value <= target else "NOT met"
+        print(f"  {what:40} {value:5.2f}{unit:19} target <= {target:<4} {verdict}")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,16 @@ def _normalise(value: str) -> str:
     return " ".join((value if value.isascii() else unicodedata.normalize("NFKC", value)).casefold().split())
 
 
+def _plain_normals(values: list[str]) -> list[str] | None:
+    """`_normalise` of each string, in one pass where all of them together are ASCII without
+    whitespace (most fields): then each is its own lower case (ASCII's case folding), with no
+    space to squeeze and none to pad it; None where some string is not so plain."""
+    joined = "\x00".join(values)
+    if not joined.isascii() or joined.count("\x00") != len(values) - 1 or joined.split(None, 1) != [joined]:
+        return None
+    return joined.lower().split("\x00") if values else []
+
+
 @rule(code="PCD007", name="confusable-options", severity="warning", scope="file")
 def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
     for site in ctx.sites:
@@ -57,7 +67,8 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
         options = site.options
         first: dict[tuple[bool, str], int] | None = None  # None: every option is a distinct string
         duplicates: dict[int, list[int]] = {}
-        if not (all(isinstance(v, str) for v in options) and len(set(options)) == len(options)):
+        strings = set(map(type, options)) <= {str}  # (JSON strings are str itself)
+        if not (strings and len(set(options)) == len(options)):
             first = {}
             for i, value in enumerate(options):
                 j = first.setdefault(_key(value), i)
@@ -84,7 +95,8 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
             kept = list(enumerate(options))
         else:
             kept = [(i, v) for i, v in enumerate(options) if isinstance(v, str) and first[_key(v)] == i]
-        normals = [_normalise(v) for _, v in kept]
+        plain = _plain_normals([v for _, v in kept]) if first is None else None
+        normals = plain if plain is not None else [_normalise(v) for _, v in kept]
         groups: dict[str, list[int]] = {}
         if len(set(normals)) < len(normals):  # (else no two are confusable)
             for (i, _), normal in zip(kept, normals):
@@ -110,7 +122,11 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
                     "count": len(confusable),
                 },
             )
-        padded = [i for i, v in enumerate(options) if isinstance(v, str) and v and v != v.strip()]
+        padded = (
+            []  # (every option a plain string: no whitespace at all)
+            if plain is not None
+            else [i for i, v in enumerate(options) if isinstance(v, str) and v and v != v.strip()]
+        )
         if padded:
             more = f" (and {len(padded) - 1} more options)" if len(padded) > 1 else ""
             yield local.finding(

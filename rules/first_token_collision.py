@@ -41,6 +41,7 @@ the slot table (`data.slot_table`). When the engine loses no option of the field
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import TIE, EngineProfile, FieldPlan, Loss, SiteTokens
@@ -133,7 +134,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     # losses other than ties) get their own sentence
     if not gather or plan.refused is not None or any(loss.reason != TIE for loss in losses):
         message += "; " + consequence(engine, plan, losses, colliding - len(collisions) - tied_lost)
-    data = {
+    data: dict[str, Any] = {
         "engine": engine.name,
         "prefix": prefix,
         "suffix": plan.suffix,

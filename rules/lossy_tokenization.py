@@ -51,11 +51,9 @@ def _pieces(tokenizer, ids_lists: Sequence[Sequence[int]]) -> dict[int, tuple[bo
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     tokenizer = tokens.tokenizer
     # (the options the tokenizer surely round-trips have nothing to find)
-    strings = [
-        o
-        for o in tokens.options
-        if isinstance(o.value, str) and o.value and not tokenizer.round_trips(o.value)
-    ]
+    candidates = [o for o in tokens.options if isinstance(o.value, str) and o.value]
+    trips = tokenizer.round_trips_many([str(o.value) for o in candidates])
+    strings = [o for o, trip in zip(candidates, trips) if not trip]
     normal = [unicodedata.normalize("NFC", str(o.value)) for o in strings]
     encoded = tokenizer.ids_many(normal)
     table = _pieces(tokenizer, encoded)

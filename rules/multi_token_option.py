@@ -53,27 +53,28 @@ def disagreement_risks(tokens: SiteTokens) -> list[str]:
     if tokens.collisions:
         risks.append(COLLISION_RISK)
     strings = [o for o in tokens.options if o.is_string and o.ids]
+    remainders = [o.remainder for o in strings]
+    scored_ids = [o.scored_id for o in strings]
     # the remainders in sorted order: those a piece begins are one run of it, from its bisection
-    order = sorted(range(len(strings)), key=lambda k: strings[k].remainder)
-    rests = [strings[k].remainder for k in order]
+    order = sorted(range(len(strings)), key=remainders.__getitem__)
+    rests = [remainders[k] for k in order]
     piece = tokens.tokenizer.piece
-    for position, option in enumerate(strings):
-        scored = piece(option.scored_id)
+    # Whether an option's piece begins another option (not one scored by the same token, which
+    # is in a collision bucket: PCD001 says that) depends on its scored token alone: each
+    # distinct token is looked at once, in the order of its first option, and the first
+    # option scored by the first token that begins another is the one named.
+    for token in dict.fromkeys(scored_ids):
+        scored = piece(token)
         other = None  # the first option, in schema order, that the piece begins and is not
         for at in range(bisect_left(rests, scored), len(rests)):
             rest = rests[at]
             if not rest.startswith(scored):
                 break
             k = order[at]
-            # (an option scored by the same token is in a collision bucket: PCD001 says that)
-            if (
-                k != position
-                and rest != scored
-                and strings[k].scored_id != option.scored_id
-                and (other is None or k < other)
-            ):
+            if rest != scored and scored_ids[k] != token and (other is None or k < other):
                 other = k
         if other is not None:
+            option = strings[scored_ids.index(token)]
             risks.append(
                 f"{option.text!r} is scored by {scored!r}, which also begins {strings[other].text!r}"
             )

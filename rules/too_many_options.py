@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from auditor.linter import Finding, RuleContext, rule
-from auditor.pcd import SiteTokens, option_windows, scored_ids, window_sites
+from auditor.pcd import SiteTokens, option_windows, scored_ids
 
 
 @rule(
@@ -55,8 +55,8 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     count = math.ceil(n / limit)
     size = math.ceil(n / count)  # balanced windows
     windows = []
-    for (start, _), part in zip(option_windows(n, limit), window_sites(site, limit)):
-        prefix, scored = scored_ids(part, tokens.tokenizer)  # the window's own prefix hoisted
+    for (start, _), part in zip(option_windows(n, limit), ctx.cache.windows(site, limit)):
+        prefix, scored = scored_ids(part, tokens.tokenizer, ctx.cache)  # the window's own prefix hoisted
         sizes = Counter(scored).values()
         windows.append(
             {

@@ -142,15 +142,17 @@ def test_every_corpus_entry_reads_the_same_through_orjson(tmp_path, monkeypatch)
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.name)
 def test_a_model_survives_the_trip_back_from_a_pool_worker(path):
     """A worker that parsed a file pickles its model back (spans packed flat): the same model,
-    its spans Span tuples again, the scoring caches on its sites left behind."""
+    its spans Span tuples again, its sites plain data (the run cache keeps nothing on them)."""
     import pickle
 
-    from auditor.pcd.scoring import split_options
+    from auditor.pcd.runcache import RunCache
     from auditor.schema.documents import Span
+    from auditor.schema.sites import Site
 
     model = analyse_file(path, str(path), use_cache=False)
+    cache = RunCache()
     for site in model.sites:
-        split_options(site)  # a cache the scoring model keeps on the site
+        cache.split(site)  # kept in the run cache, not on the site
     copy = pickle.loads(pickle.dumps(model))
     # what the collecting process may never read stays unread: the spans packed, a JSON file's
     # value not sent (parsed again from the text when read); sent on again, the same
@@ -161,7 +163,8 @@ def test_a_model_survives_the_trip_back_from_a_pool_worker(path):
     assert again.document.key_spans == model.document.key_spans
     assert again.document.data == model.document.data
     assert [dataclasses.asdict(s) for s in copy.sites] == [dataclasses.asdict(s) for s in model.sites]
-    assert all("_split" not in s.__dict__ for s in copy.sites)
+    fields = {f.name for f in dataclasses.fields(Site)} | {"_deferred"}  # (spans made where read)
+    assert all(set(s.__dict__) <= fields for s in copy.sites)
     assert copy.document.value_spans == model.document.value_spans
     assert copy.document.key_spans == model.document.key_spans
     assert copy.document.text == model.document.text and copy.document.data == model.document.data

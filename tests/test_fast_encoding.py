@@ -232,6 +232,17 @@ def test_only_known_split_regexes_join():
     assert plain.joins_after('  "f": "', ["word"]) == [False]
 
 
+def test_round_trips_many_is_round_trips_of_each(corpus_texts):
+    """The batch form (PCD010, the prefetch's "normal" group) says what round_trips says of
+    each text: on the corpus, and where only the texts together hold "<0x" or non-ASCII."""
+    fast = get_tokenizer("qwen2.5")
+    plain = LoadedTokenizer(id="q", source="", hf=fast.hf)  # (no rank source: nothing is sure)
+    mixed = ["a<", "0x41", "caf\u00e9", "<0x41>", "plain", ""]
+    for tokenizer in (fast, plain):
+        for texts in (corpus_texts[:5000], mixed, mixed[:2], ["ok", "fine"], []):
+            assert tokenizer.round_trips_many(texts) == [tokenizer.round_trips(t) for t in texts]
+
+
 @pytest.mark.parametrize("name", FAST_BUILTINS)
 def test_texts_said_to_round_trip_do(name, corpus_texts):
     """What PCD010 skips (LoadedTokenizer.round_trips) has nothing PCD010 would find: it decodes

@@ -8,6 +8,10 @@
   pairwise definition, on every corpus field and on generated fields.
 - `EngineProfile.losses` builds its Loss tuples without their Python constructor: the same
   values, fields and methods as a Loss built by name.
+- PCD007 normalises a field whose strings are all ASCII without whitespace in one pass
+  (`_plain_normals`): the same keys as `_normalise` of each, on generated strings (control
+  characters, the separator it joins with, non-ASCII and every kind of space among them) and
+  on every corpus field.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from hypothesis import strategies as st
 from auditor.pcd.engines import get_engine
 from auditor.pcd.engines.base import OPTION_CAP, Loss
 from auditor.pcd.scoring import SiteTokens, json_text
+from auditor.rules.confusable_options import _normalise, _plain_normals
 from auditor.rules.multi_token_option import disagreement_risks
 from auditor.schema.cache import analyse_file
 from support import corpus_files, get_tokenizer
@@ -292,3 +297,34 @@ def test_the_json_report_of_findings_checked_where_made_is_json_dumps(tmp_path, 
         + "\n"
     )
     assert json_format.render(run) == expected
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.text(alphabet="aZ09_-. \t\x00\x1c\x1f\u00a0\u212a\u00e9", max_size=4), max_size=6))
+def test_plain_normals_equal_normalise_of_each(values):
+    plain = _plain_normals(values)
+    if plain is not None:
+        assert plain == [_normalise(v) for v in values]
+        assert all(v == v.strip() for v in values)  # (PCD007 then looks for no padding)
+
+
+def test_plain_normals_take_plain_fields_and_leave_the_rest():
+    assert _plain_normals(["Low", "HIGH", "x_1"]) == ["low", "high", "x_1"]
+    for odd in (["a b"], [" a"], ["a\t"], ["caf\u00e9"], ["a\x00b", "c"], [""]):
+        assert _plain_normals(odd) is None, odd
+
+
+@pytest.mark.slow
+def test_plain_normals_equal_normalise_on_the_corpus():
+    files = corpus_files()
+    if not files:
+        pytest.skip("../shared/corpus not present")
+    taken = 0
+    for path in files:
+        for site in analyse_file(path, str(path)).sites:
+            values = [v for v in site.options if isinstance(v, str)]
+            plain = _plain_normals(values)
+            if plain is not None:
+                taken += 1
+                assert plain == [_normalise(v) for v in values], (path.name, site.name)
+    assert taken > 100  # most corpus fields take the one pass

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.schema import sites
+from auditor.schema import refs, sites
 from auditor.schema.cache import _model_to_data
 from auditor.schema.documents import (
     Document,
@@ -301,7 +301,7 @@ def model_data(model) -> dict:
 def test_lookups_cached_per_base_uri_find_what_lookups_per_resolver_find(path, monkeypatch):
     fast = model_data(sites.analyse(load(path)))
     # the plain definition: a cached lookup only for the very resolver object that made it
-    monkeypatch.setattr(sites, "_lookup_context", lambda resolver: (id(resolver),))
+    monkeypatch.setattr(refs, "_lookup_context", lambda resolver: (id(resolver),))
     assert model_data(sites.analyse(load(path))) == fast
 
 
@@ -309,8 +309,8 @@ def test_lookups_cached_per_base_uri_find_what_lookups_per_resolver_find(path, m
 def test_the_index_names_each_object_by_the_pointer_that_resolves_to_it(path):
     """What lets a lookup hand over its target node instead of resolving its pointer again."""
     document = load(path)
-    crawler = sites._JsonSchemaCrawler(document, sites.FileModel(document, "test"))
-    index = crawler.index()
+    crawler = sites.JsonSchemaCrawler(document, sites.FileModel(document, "test"))
+    index = crawler.refs.index()
     objects = []
     stack = [document.data]
     while stack:
@@ -390,7 +390,7 @@ def ref_case(tmp_path, name):
 def test_lookups_cached_per_base_uri_in_schemas_with_ids_and_anchors(name, tmp_path, monkeypatch):
     path = ref_case(tmp_path, name)
     fast = model_data(sites.analyse(load(path)))
-    monkeypatch.setattr(sites, "_lookup_context", lambda resolver: (id(resolver),))
+    monkeypatch.setattr(refs, "_lookup_context", lambda resolver: (id(resolver),))
     assert model_data(sites.analyse(load(path))) == fast
 
 
@@ -400,7 +400,7 @@ def test_a_ref_target_read_off_the_ref_is_the_one_the_index_names(path, tmp_path
     fast = model_data(sites.analyse(load(path)))
     # the plain definition: every target looked up in the index of every object
     monkeypatch.setattr(
-        sites._JsonSchemaCrawler, "_target_pointer", lambda self, ref, target: self.index().get(id(target))
+        refs.References, "target_pointer", lambda self, ref, target: self.index().get(id(target))
     )
     assert model_data(sites.analyse(load(path))) == fast
 
@@ -410,9 +410,9 @@ def test_a_registry_left_uncrawled_gives_the_models_a_crawled_one_gives(path, tm
     """crawl_needed decides only speed: with no crawl before the lookups (a lookup that misses
     crawls then), even where ids, anchors and URIs need one, the models are the same."""
     path = ref_case(tmp_path, path) if isinstance(path, str) else path
-    monkeypatch.setattr(sites, "crawl_needed", lambda text, node: True)
+    monkeypatch.setattr(refs, "crawl_needed", lambda text, node: True)
     crawled = model_data(sites.analyse(load(path)))
-    monkeypatch.setattr(sites, "crawl_needed", lambda text, node: False)
+    monkeypatch.setattr(refs, "crawl_needed", lambda text, node: False)
     assert model_data(sites.analyse(load(path))) == crawled
 
 

@@ -55,16 +55,18 @@ def test_windows_split_as_sites_of_their_own():
     split a site with those options makes itself, on every corpus field cut into windows of 20."""
     import dataclasses
 
-    from auditor.pcd.scoring import split_options, window_sites
+    from auditor.pcd.runcache import RunCache
+    from auditor.pcd.scoring import split_options
 
     checked = 0
+    cache = RunCache()
     for path in FILES:
         for site in analyse_file(path, str(path)).sites:
             if len(site.options) <= 20:
                 continue
-            for window in window_sites(site, 20):
-                fresh = dataclasses.replace(window)  # a new site: no split of its own yet
-                assert "_split" not in fresh.__dict__
-                assert split_options(window) == split_options(fresh)
+            for window in cache.windows(site, 20):
+                fresh = dataclasses.replace(window)  # a new site: no split in the cache yet
+                assert cache.entry(fresh).split is None
+                assert cache.split(window) == split_options(fresh)
                 checked += 1
     assert checked > 500

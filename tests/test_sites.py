@@ -157,7 +157,7 @@ def test_refs_looked_up_once_give_the_crawl_of_looking_each_up(write_schema, mon
     import dataclasses
 
     from auditor.errors import InputFileError
-    from auditor.schema import sites
+    from auditor.schema import refs
     from support import corpus_files
 
     path = write_schema(
@@ -203,11 +203,11 @@ def test_refs_looked_up_once_give_the_crawl_of_looking_each_up(write_schema, mon
         def __setitem__(self, key, value):
             pass  # nothing kept: every occurrence looked up
 
-    real_init = sites._JsonSchemaCrawler.__init__
+    real_init = refs.References.__init__
 
     def forgetful_init(self, *args):
         real_init(self, *args)
         self._resolved = Forgetful()
 
-    monkeypatch.setattr(sites._JsonSchemaCrawler, "__init__", forgetful_init)
+    monkeypatch.setattr(refs.References, "__init__", forgetful_init)
     assert models() == once

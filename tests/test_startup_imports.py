@@ -35,6 +35,16 @@ NOT_NEEDED = [
     "ruamel",
     "importlib.metadata",
     "auditor.linter.pool",
+    # nor what only a rarer path needs (issue 34: start-up within 1.2x of the bare process):
+    # the engine table is read beside its module, not through importlib.resources (and zipfile);
+    # tempfile (shutil, random) only where a file is written; fractions only where a
+    # full-sequence engine scores; platformdirs only off Linux (difflib is not here: click's
+    # parser imports it for every short option, `-q`, on its way to matching it)
+    "importlib.resources",
+    "zipfile",
+    "tempfile",
+    "fractions",
+    "platformdirs",
 ]
 
 RUN = """

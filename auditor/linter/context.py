@@ -17,9 +17,10 @@ from auditor.lazy import Deferred
 from auditor.linter.registry import Rule
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
 from auditor.pcd.engines.table import EngineRow
-from auditor.pcd.scoring import SiteTokens
+from auditor.pcd.runcache import RunCache
+from auditor.pcd.tokens import SiteTokens
 from auditor.schema.documents import Span
-from auditor.schema.sites import FileModel, Site
+from auditor.schema.model import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
 
@@ -136,7 +137,8 @@ class RuleContext:
         engine_row: EngineRow | None = None,
         sites: list[Site] | None = None,
         chat_template: ChatTemplate | None = None,
-    ):
+        cache: RunCache | None = None,
+    ) -> None:
         self.rule, self.options, self.file, self.site = rule, options, file, site
         self.tokenizer, self.severity = tokenizer, severity
         self.suggestions = suggestions  # whether rules should attach verified fix suggestions
@@ -148,6 +150,15 @@ class RuleContext:
         # the decision engine (engine table row) a decision-request rule checks under
         self.engine_row = engine_row
         self._sites = sites
+        self._cache = cache  # the run's RunCache (auditor.pcd.runcache)
+
+    @property
+    def cache(self) -> RunCache:
+        """The run's cache of what the scoring model derives from sites (a context made
+        outside a run: one of its own, made on first use)."""
+        if self._cache is None:
+            self._cache = RunCache()
+        return self._cache
 
     @property
     def sites(self) -> list[Site]:

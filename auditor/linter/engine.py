@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from auditor.errors import InputFileError, UsageError
 from auditor.jsonfloats import writes_apart
@@ -21,11 +22,19 @@ from auditor.linter.suggest import SharedSuggestions, prefetch_suggestions, veri
 from auditor.pcd.cost import run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, default_decision_row
-from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch, site_texts, window_sites
+from auditor.pcd.letters import letter_probe_texts
+from auditor.pcd.runcache import RunCache
+from auditor.pcd.tokens import SiteTokens
 from auditor.schema.evalconfigs import label_set_scoring
-from auditor.schema.sites import FileModel, Site
+from auditor.schema.model import FileModel, Site
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
+
+if TYPE_CHECKING:
+    from auditor.schema.inputs import Input
+
+# a crawled file, or the error that crawling it raised, and whether it was named (not walked to)
+Loaded = tuple[FileModel | InputFileError, bool]
 
 
 @dataclass
@@ -101,10 +110,13 @@ class FileResult:
     # tokenizer id → this file's cost (auditor.pcd.cost), when a pool worker linted it
     costs: dict[str, dict | None] = field(default_factory=dict, repr=False)
 
-    def site_tokens(self, site: Site, tokenizer: LoadedTokenizer) -> SiteTokens:
+    def site_tokens(
+        self, site: Site, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> SiteTokens:
+        """The site's tokenization the rules saw, made under `cache` (the run's) if not yet."""
         key = (site.pointer, tokenizer.id)
         if key not in self.tokens:
-            self.tokens[key] = SiteTokens(site, tokenizer)
+            self.tokens[key] = SiteTokens(site, tokenizer, cache)
         return self.tokens[key]
 
     def to_dict(self) -> dict:
@@ -272,7 +284,7 @@ def lint(
     skipped: list[InputFileError] = []
     inputs, empty_dirs = expand_inputs(paths, stdin_filename, stdin, skipped, max_bytes)
 
-    def models(items):
+    def models(items: Iterable[Input]) -> Iterator[Loaded]:
         for item in items:
             try:
                 yield item.load(use_cache, max_bytes, max_depth), item.named
@@ -297,8 +309,8 @@ def lint(
 
 
 def _pooled(
-    inputs,
-    models,
+    inputs: list[Input],
+    models: Callable[[Iterable[Input]], Iterator[Loaded]],
     workers: int,
     tokenizers: list[LoadedTokenizer],
     options: LintOptions | None,
@@ -402,11 +414,14 @@ def _costs(part: LintRun, result: FileResult) -> dict:
     return {t.id: (part.cost or {})[t.id]["files"].get(result.model.path) for t in part.tokenizers}
 
 
-def lint_models(models, tokenizers: list[LoadedTokenizer], options: LintOptions | None = None) -> LintRun:
+def lint_models(
+    models: Iterable[Loaded], tokenizers: list[LoadedTokenizer], options: LintOptions | None = None
+) -> LintRun:
     """Lint already-crawled files: (FileModel or the InputFileError it raised, named) pairs."""
     options = options or LintOptions()
     rules = selected_rules(options)
     run = new_run(tokenizers, options)
+    cache = RunCache()  # the run's one cache (auditor.pcd.runcache); a pool worker makes its own
     with gc_paused():
         for model, named in models:
             if isinstance(model, InputFileError):
@@ -414,10 +429,10 @@ def lint_models(models, tokenizers: list[LoadedTokenizer], options: LintOptions 
                 continue
             run.files.append(FileResult(model, named=named))
         for tokenizer in tokenizers:
-            tokenize_run(run.files, tokenizer, rules, options)
+            tokenize_run(run.files, tokenizer, rules, options, cache)
         suggester = SharedSuggestions()  # a field repeated across the run's files: verified once
         for result in run.files:
-            lint_model(result.model, tokenizers, rules, options, run, result, suggester)
+            lint_model(result.model, tokenizers, rules, options, run, result, suggester, cache)
         run.cost = run_cost(run)
     return run
 
@@ -425,14 +440,13 @@ def lint_models(models, tokenizers: list[LoadedTokenizer], options: LintOptions 
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while a run builds its arrays: the memo's millions of
-    small lists made every full collection walk them all (a third of a warm text run); the run
-    itself makes almost no cycles, and collection resumes as before when it ends.
+    small lists made every full collection walk them all (docs/benchmarks.md has the cost); the
+    run itself makes almost no cycles, and collection resumes as before when it ends.
 
     When it resumes, the objects made meanwhile (hundreds of thousands: models, arrays,
     findings) go straight to the oldest generation (gc.freeze, then gc.unfreeze) instead of
-    being walked by the first young collection, which cost a warm serial run a tenth of a
-    second: they are still collected, by the next full collection, as any long-lived object
-    is. Where the process froze objects itself (a pre-fork server), nothing is unfrozen."""
+    being walked by the first young collection: they are still collected, by the next full
+    collection, as any long-lived object is. Where the process froze objects itself (a pre-fork server), nothing is unfrozen."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -449,7 +463,11 @@ def gc_paused() -> Iterator[None]:
 
 
 def tokenize_run(
-    results: list[FileResult], tokenizer: LoadedTokenizer, rules: list[Rule], options: LintOptions
+    results: list[FileResult],
+    tokenizer: LoadedTokenizer,
+    rules: list[Rule],
+    options: LintOptions,
+    cache: RunCache,
 ) -> None:
     """Tokenize once, in bulk: every distinct text the run's rules, engine profiles, the cost
     model and the verified suggestions will read is encoded in one native batch per step, and
@@ -471,15 +489,15 @@ def tokenize_run(
         # field past its cap score their own remainders
         configured = {**limited.options, **options.rule_options.get(limited.code, {})}
         limit = int(configured[limited.option_limit])
-        windows += [w for s in sites if len(s.options) > limit for w in window_sites(s, limit)]
-    prefetch(sites + windows, tokenizer)  # what SiteTokens reads; then what the rest reads,
+        windows += [w for s in sites if len(s.options) > limit for w in cache.windows(s, limit)]
+    cache.prefetch(sites + windows, tokenizer)  # what SiteTokens reads; then what the rest reads,
     site_tokens = [
-        r.site_tokens(s, tokenizer) for r in results for s in r.model.sites if s.name_scored(scored)
+        r.site_tokens(s, tokenizer, cache) for r in results for s in r.model.sites if s.name_scored(scored)
     ]
-    texts: list[str] = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer)]
+    texts: list[str] = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer, cache)]
     spans: list[str] = []
     for tokens in site_tokens:  # less the field texts SiteTokens joins from the memo (plain)
-        more, more_spans = site_texts(tokens.site, groups - {"core"}, tokenizer, tokens.plain)
+        more, more_spans = cache.texts(tokens.site, groups - {"core"}, tokenizer, tokens.plain)
         texts += more
         spans += more_spans
     tokenizer.prefill(texts + spans, spans)
@@ -488,7 +506,7 @@ def tokenize_run(
         tokenizer.prefill([text for name in names for text in letter_probe_texts(name, tokenizer=tokenizer)])
     if options.suggestions and any(r.suggests for r in site_rules):
         canonical = any("canonical" in r.reads for r in site_rules)
-        prefetch_suggestions(site_tokens, tokenizer, engines, ("core",), canonical)
+        prefetch_suggestions(site_tokens, tokenizer, engines, ("core",), canonical, cache)
 
 
 def lint_model(
@@ -499,14 +517,17 @@ def lint_model(
     run: LintRun | None = None,
     result: FileResult | None = None,
     suggester: Callable[..., list[dict]] | None = None,
+    cache: RunCache | None = None,
 ) -> FileResult:
     """Lint one crawled file; `result` may hold the tokenizations tokenize_run prepared;
-    `suggester` (default: a new SharedSuggestions) finds the verified suggestions."""
+    `suggester` (default: a new SharedSuggestions) finds the verified suggestions; `cache`: the
+    run's RunCache (default: one for this file)."""
     suggester = suggester or SharedSuggestions()
+    cache = cache if cache is not None else RunCache()
     if result is None:
         result = FileResult(model)
         for tokenizer in tokenizers:
-            prefetch(model.sites, tokenizer)
+            cache.prefetch(model.sites, tokenizer)
     judges = [r for r in rules if r.scope == "suppressions"]
     # A suppression is judged by whether its rule would have fired, selected or not: rules an
     # entry names run too (only when something judges suppressions), their findings unreported.
@@ -537,26 +558,50 @@ def lint_model(
     if any(scorings.values()):
         named_sites = [s for s in named_sites or model.sites if scorings[id(s)] is None]
     for rule in file_rules:
-        ctx = _context(rule, options, model, None, None, sites=named_sites)
+        ctx = _context(rule, options, model, None, None, sites=named_sites, cache=cache)
         raw.extend((rule, f) for f in _checked(rule, model, ctx))
     # one context per (rule, engine) for the file, pointed at each site and tokenizer in turn (a
     # rule's findings are made within its check; its options are read, never changed)
     name_rules = [rule for rule in site_rules if rule.applies_to == "option-names"]
     checks = [
-        (rule, _context(rule, options, model, None, None, engine, suggester, _settings(rule, options)))
+        (
+            rule,
+            _context(
+                rule, options, model, None, None, engine, suggester, _settings(rule, options), cache=cache
+            ),
+        )
         for rule in name_rules
         for engine in (engines if rule.per_engine else engines[:1])
     ]
     question_checks: list[tuple[Rule, RuleContext]] = []
     if decisions:
         question_checks = [
-            (rule, _context(rule, options, model, None, None, engine, suggester, _settings(rule, options)))
+            (
+                rule,
+                _context(
+                    rule, options, model, None, None, engine, suggester, _settings(rule, options), cache=cache
+                ),
+            )
             for rule in name_rules
             for engine in (namers if rule.per_engine else namers[:1])
         ]
         rows = options.decision_rows()
         question_checks += [
-            (rule, _context(rule, options, model, None, None, None, suggester, _settings(rule, options), row))
+            (
+                rule,
+                _context(
+                    rule,
+                    options,
+                    model,
+                    None,
+                    None,
+                    None,
+                    suggester,
+                    _settings(rule, options),
+                    row,
+                    cache=cache,
+                ),
+            )
             for rule in site_rules
             if rule.applies_to == "labels"
             for row in (rows if rule.per_engine else rows[:1])
@@ -566,7 +611,9 @@ def lint_model(
         harness_checks[names] = [
             (
                 rule,
-                _context(rule, options, model, None, None, engine, suggester, _settings(rule, options)),
+                _context(
+                    rule, options, model, None, None, engine, suggester, _settings(rule, options), cache=cache
+                ),
             )
             for rule in name_rules
             if rule.harness
@@ -583,7 +630,7 @@ def lint_model(
                 else checks
             )
             scored = site.name_scored(bool(namers))
-            tokens = result.site_tokens(site, tokenizer) if scored else None
+            tokens = result.site_tokens(site, tokenizer, cache) if scored else None
             for rule, ctx in pairs:
                 if rule.applies_to == "labels":  # (its subject is the question itself)
                     if not rule.needs_tokenizer and index:
@@ -613,7 +660,7 @@ def lint_model(
     if judges and model.suppressions:
         subject = suppressions.usage(model, used)
         for rule in judges:
-            ctx = _context(rule, options, model, None, None)
+            ctx = _context(rule, options, model, None, None, cache=cache)
             for finding in rule.check(subject, ctx):
                 if suppressions.suppressing_entries(model, finding, rule) or any(
                     p.matches(finding) for p in options.per_file_ignores
@@ -655,7 +702,7 @@ def _folded(findings: list[Finding], folds: dict[str, str]) -> list[Finding]:
     return kept
 
 
-def _checked(rule: Rule, subject, ctx: RuleContext) -> list[Finding]:
+def _checked(rule: Rule, subject: Any, ctx: RuleContext) -> list[Finding]:
     """The rule's findings; a rule that raises yields one PCD999 finding instead (the run goes
     on). PCDLINT_DEBUG=1 lets the exception through."""
     try:
@@ -685,17 +732,18 @@ def _context(
     rule: Rule,
     options: LintOptions,
     model: FileModel,
-    site,
-    tokenizer,
+    site: Site | None,
+    tokenizer: LoadedTokenizer | None,
     engine: EngineProfile | None = None,
     suggester: Callable[..., list[dict]] | None = None,
     settings: tuple[dict, str] | None = None,
     engine_row: EngineRow | None = None,
     sites: list[Site] | None = None,
+    cache: RunCache | None = None,
 ) -> RuleContext:
     """The rule's context; `settings`: its _settings, when the caller made them once for a file;
     `engine_row`: the decision engine of a decision-request rule; `sites`: the sites a file rule
-    checks (default: all of the file's)."""
+    checks (default: all of the file's); `cache`: the run's RunCache."""
     merged, severity = settings or _settings(rule, options)
     return RuleContext(
         rule,
@@ -711,4 +759,5 @@ def _context(
         engine_row,
         sites,
         chat_template=options.chat_template,
+        cache=cache,
     )

@@ -13,11 +13,11 @@ A forked worker writes each chunk's pickled result to a file of its own in memor
 its place to a pipe, so it never waits for the parent to read; the parent reads them between
 its own chunks. Nothing is pickled on the way out (the workers inherit the work), no thread
 hands anything over, and no one waits for a worker's exit (which unmaps a copy of the
-parent's pages). Against `concurrent.futures` with one forked worker per core (ten
-alternating pairs in one process, the warm corpus with `-j 2`): core rules 28 ms faster, text
-20 ms, JSON 95 ms, `--no-cache` 0.3 s (medians of the paired differences); a fork of a
-process that holds a tokenizer alone takes about 5 ms. A fork that fails (a process limit)
-leaves the work to fewer processes.
+parent's pages); it was measured against `concurrent.futures` (docs/benchmarks.md). A fork
+that fails (a process limit) leaves the work to fewer processes.
+
+The run cache (auditor.pcd.runcache) is not shipped: each worker's serial path makes its own
+for its chunk, and the sites a worker sends back carry none.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ class _Forked:
     """One forked worker, seen from the parent: its pid, the pipe of its results' places and the
     in-memory file that holds them."""
 
-    def __init__(self, pid: int, notices: int, results: int):
+    def __init__(self, pid: int, notices: int, results: int) -> None:
         self.pid, self.notices, self.results = pid, notices, results
         self.pending = bytearray()
         self.open = True

@@ -11,7 +11,6 @@ exactly, by code or name.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from typing import Protocol
@@ -85,6 +84,8 @@ def unknown_message(selector: str) -> str:
         guesses += [
             r.code for r in rules if r.code.endswith(digits) and r.code[3:].lstrip("0") == digits.lstrip("0")
         ]
+    import difflib  # (only for a selector that is wrong: not at every start-up)
+
     guesses += difflib.get_close_matches(token.lower(), [r.name for r in rules], n=1)
     hint = f"; did you mean {' or '.join(dict.fromkeys(guesses))}?" if guesses else ""
     return f"'{selector}' matches no rule{hint} (see `pcdlint rules`)"

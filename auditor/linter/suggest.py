@@ -21,8 +21,10 @@ from typing import Any
 from auditor.linter.context import RuleContext
 from auditor.linter.registry import codes_where, load_rules, severity_rank
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
-from auditor.pcd.scoring import SiteTokens, letter_probe_texts, prefetch
-from auditor.schema.sites import Site
+from auditor.pcd.letters import letter_probe_texts
+from auditor.pcd.runcache import RunCache
+from auditor.pcd.tokens import SiteTokens
+from auditor.schema.model import Site
 from auditor.tokenizers import LoadedTokenizer
 
 
@@ -179,7 +181,7 @@ def _quick_collision(tokens, site, engine) -> bool:
     told = tokens.memo.setdefault(("quick collision", engine.name), {})
     key = tuple(site.options)
     if key not in told:
-        told[key] = bool(engine.quick_collision(site, tokens.tokenizer))
+        told[key] = bool(engine.quick_collision(site, tokens.tokenizer, tokens.cache))
     return told[key]
 
 
@@ -197,7 +199,7 @@ def _relint(tokens, options: list[str], engine=None) -> bool:
     # options that collide (most renamings of a big field), here or in the prefetch before
     if engine is not None and engine.first_token and _quick_collision(tokens, site, engine):
         return False
-    candidate = SiteTokens(site, tokens.tokenizer)
+    candidate = SiteTokens(site, tokens.tokenizer, tokens.cache)
     if engine is not None and engine.first_token and engine.field_plan(candidate).has_collision:
         return False
     file: Any = SimpleNamespace(path=site.path, document=None)  # rules read only the path
@@ -214,6 +216,7 @@ def _relint(tokens, options: list[str], engine=None) -> bool:
             suggestions=False,
             engine=engine,
             details=False,
+            cache=tokens.cache,
         )
         if any(severity_rank(f.severity) >= 1 for f in rule.check(candidate, ctx)):
             return False
@@ -332,12 +335,15 @@ def prefetch_suggestions(
     engines: Iterable[EngineProfile],
     groups: tuple[str, ...],
     canonical: bool,
+    cache: RunCache | None = None,
 ) -> None:
     """One batch for the texts every suggestion re-lint reads (`groups`: the scoring texts and
     the engines' plans; a re-lint stops at its first warning, so the texts only a clean
     candidate's later rules read are left to the memo on demand), for each field whose finding
     will ask for suggestions: a first-token collision, a multi-token option, or (`canonical`:
-    PCD005 runs) a non-canonical option."""
+    PCD005 runs) a non-canonical option. `cache`: the run's RunCache (the re-lints read the
+    candidates' splits from it)."""
+    cache = cache if cache is not None else RunCache()
     needing = [
         t for t in site_tokens if t.collisions or t.multi_token or (canonical and t.noncanonical_options)
     ]
@@ -355,8 +361,8 @@ def prefetch_suggestions(
             if not (e.first_token and _quick_collision(t, candidate, e)):
                 candidates.append(candidate)
     if candidates:
-        plan_texts = [text for e in engines for c in candidates for text in e.plan_texts(c, tokenizer)]
-        prefetch(candidates, tokenizer, groups, plan_texts)
+        plan_texts = [text for e in engines for c in candidates for text in e.plan_texts(c, tokenizer, cache)]
+        cache.prefetch(candidates, tokenizer, groups, plan_texts)
 
 
 # --------------------------------------------------------------------------- writing a fixed copy

@@ -18,7 +18,7 @@ The first engine of the run fills the historical keys; `engines` holds every eng
 from __future__ import annotations
 
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
-from auditor.pcd.scoring import SiteTokens, field_texts
+from auditor.pcd.scoring import SiteTokens
 
 
 def _field_lengths(tokens: SiteTokens) -> list[int]:
@@ -58,7 +58,7 @@ def file_cost(
         tokens = site_tokens(site, tokenizer)
         lengths = _field_lengths(tokens)
         longest = max(range(len(lengths)), key=lengths.__getitem__)
-        chosen.append(field_texts(site)[longest])
+        chosen.append(tokens.field_texts[longest])
         longest_fields += lengths[longest]
         mean_fields += sum(lengths) / len(lengths)
     object_tokens = len(tokenizer.ids("{\n" + ",\n".join(chosen) + "\n}"))

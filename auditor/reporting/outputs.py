@@ -18,7 +18,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from auditor.errors import UsageError
@@ -186,6 +185,8 @@ def _write_through(path: Path, data: bytes) -> None:
 
 def _replace(real: Path, data: bytes, info: os.stat_result | None) -> None:
     real.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # (only where a file is written: not at every start-up)
+
     fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
     try:
         if info is not None:

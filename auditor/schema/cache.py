@@ -20,9 +20,9 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any
 
 from auditor.cachedir import cache_dir
 from auditor.errors import InputFileError
@@ -37,7 +37,7 @@ from auditor.schema.documents import (
 )
 from auditor.schema.evalconfigs import analyse_with_label_sets, include_key
 from auditor.schema.locate import LocatedSchema
-from auditor.schema.sites import DECISION_FIELDS, FileModel, OpenField, SchemaProblem, Site
+from auditor.schema.model import DECISION_FIELDS, FileModel, OpenField, SchemaProblem, Site
 from auditor.version import __version__
 
 CACHE_FORMAT = "pcdlint-analysis"
@@ -60,7 +60,8 @@ def _code_key() -> str:
 def _installed(package: str) -> str:
     """The installed version of a package, from its `NAME-VERSION.dist-info` folder beside it
     (the same across machines, so CI caches stay valid), without importing it or
-    importlib.metadata (25 ms at start-up); its file's path where there is no such folder."""
+    importlib.metadata (slow at start-up: docs/benchmarks.md); its file's path where there is
+    no such folder."""
     import re
     from importlib.util import find_spec
 
@@ -153,7 +154,7 @@ def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: i
 # --------------------------------------------------------------------------- entry format
 
 
-def _spans(value) -> list:
+def _spans(value: Any) -> list:
     """An entry's packed spans (documents.pack_spans: [pointers, numbers]), checked; made into
     Spans where first read (Document.packed)."""
     pointers, numbers = value
@@ -210,7 +211,7 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
     }
 
 
-def _span(value) -> Span:
+def _span(value: Any) -> Span:
     line, column, end_line, end_column = value
     if type(line) is int and type(column) is int and type(end_line) is int and type(end_column) is int:
         return Span(line, column, end_line, end_column)
@@ -267,7 +268,7 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     )
 
 
-def _decision_fields(stored) -> dict:
+def _decision_fields(stored: Any) -> dict:
     """A decision site's fields as stored (Site.decision_state); {} for a schema's field."""
     if stored is None:
         return {}
@@ -297,8 +298,8 @@ def load_entry(entry: Path, key: str, display: str, raw: bytes) -> FileModel | N
         return None  # missing, truncated, foreign or tampered with: rebuilt by the caller
 
 
-def _loads(payload: bytes):
-    """json.loads of an entry's payload; through orjson (twice the speed) where that is sure to
+def _loads(payload: bytes) -> Any:
+    """json.loads of an entry's payload; through orjson (faster) where that is sure to
     give the same. What orjson refuses (NaN and infinities, escaped lone surrogates, nesting
     past 1,024 levels) is read by json; so is a YAML file's kept value and any payload with a
     float option of 2**63 or more: orjson reads an integer past 64 bits as a float, silently,
@@ -348,6 +349,8 @@ def store_entry(entry: Path, key: str, model: FileModel, keep_data: bool) -> Non
     tmp = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # (only where a file is written: not at every start-up)
+
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
         with os.fdopen(fd, "wb") as handle:
             handle.write(header.encode() + b"\n" + payload)

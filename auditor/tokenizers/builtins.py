@@ -8,7 +8,6 @@ all of them, and a missing one is named in a one-line error.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import util as importlib_util
@@ -19,7 +18,7 @@ from tokenizers import Tokenizer
 from auditor.distribution import install_hint
 from auditor.errors import TokenizerError
 from auditor.tokenizers import convert
-from auditor.tokenizers.cache import cache_entry, cached_conversion, read_tokenizer_file
+from auditor.tokenizers.cache import cache_entry, cached_conversion, cached_ranks, read_tokenizer_file
 
 EXTRA_HINT = install_hint("tokenizers")
 # Qwen2/2.5/3 add these 22 tokens at ids 151643..151664 (the package lists them for Qwen3.5).
@@ -97,7 +96,7 @@ class Builtin:
         ranks, pattern = self.ranks, self.pattern
         if ranks is None or pattern is None:
             return None
-        return lambda: (ranks(self.paths()[0]), pattern)
+        return lambda: (cached_ranks(self.paths()[0], ranks), pattern)
 
     def cache_state(self) -> str:
         """'cached', 'not cached' (converted on first use), 'no conversion' or 'not installed'."""
@@ -303,6 +302,8 @@ def expand_specs(specs: list[str]) -> list[str]:
 
 def did_you_mean(spec: str) -> str:
     """' (did you mean qwen2.5?)' for a near miss of a built-in name or alias, else ''."""
+    import difflib  # (only for a name that is wrong: not at every start-up)
+
     names = list(BUILTINS) + list(ALIASES) + [ALL]
     close = difflib.get_close_matches(spec.lower(), names, n=1, cutoff=0.6)
     if not close:

@@ -8,9 +8,9 @@ is rebuilt, and a read-only cache only costs speed.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import re
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,9 +27,9 @@ _PARSED_LIMIT = 8
 
 
 def read_tokenizer_file(path: Path) -> Tokenizer:
-    """`Tokenizer.from_file`, once per unchanged file in a process: the Qwen vocabulary takes
-    0.6-1 s to parse, and a test suite that calls `pcdlint` in-process or `auditor.lint` per test
-    would pay it on every call. Keyed by the file's identity (device, inode, size, mtime: a hard
+    """`Tokenizer.from_file`, once per unchanged file in a process: a large vocabulary is slow
+    to parse (docs/benchmarks.md), and a test suite that calls `pcdlint` in-process or
+    `auditor.lint` per test would pay it on every call. Keyed by the file's identity (device, inode, size, mtime: a hard
     link is the same file), so a file rewritten or replaced is parsed again. Nothing mutates a
     loaded Tokenizer (encoding settings are never changed), so one object serves every
     LoadedTokenizer made from it; each of those keeps its own memo."""
@@ -67,12 +67,14 @@ def file_sha256(path: Path) -> str:
     return value
 
 
-def atomic_write(target: Path, text: str) -> None:
+def atomic_write(target: Path, text: str | bytes) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # (only where a file is written: not at every start-up)
+
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
         os.replace(tmp, target)
     except OSError:
         # A read-only cache only costs speed; the converted tokenizer is still used.
@@ -105,3 +107,23 @@ def cached_conversion(
         raise TokenizerError(f"{source}: not a readable {kind} tokenizer file ({first[:200]})") from None
     atomic_write(target, tokenizer.to_str())
     return tokenizer
+
+
+def cached_ranks(source: Path, read: Callable[[Path], dict[bytes, int]]) -> dict[bytes, int]:
+    """`read(source)`, the mergeable ranks of a tiktoken-native built-in (the fast encoder's,
+    auditor.tokenizers.fast), kept in the cache in `marshal`'s form beside the converted
+    tokenizer: decoding the Qwen rank file's 151,643 base64 lines costs a run that builds the
+    fast encoder about a tenth of a second, loading them back a quarter of that. Keyed by the
+    source's sha256, the reader and the marshal format; an entry that does not load as a
+    non-empty dict is read again from the source and rewritten."""
+    digest = hashlib.sha256(f"{file_sha256(source)}|{read.__name__}".encode()).hexdigest()
+    target = cache_dir() / f"ranks-v{CONVERTER_VERSION}-m{marshal.version}-{digest[:32]}.marshal"
+    try:
+        ranks = marshal.loads(target.read_bytes())
+        if type(ranks) is dict and ranks:
+            return ranks
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    ranks = read(source)
+    atomic_write(target, marshal.dumps(ranks))
+    return ranks

@@ -15,15 +15,16 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Callable, Iterable, Sequence
+from functools import cached_property
 from itertools import accumulate
 
 from auditor.tokenizers import convert
 
-# A bulk batch smaller than this stays with `tokenizers`. Building the tiktoken encoder (reading
-# the ranks, then tiktoken's own tables) costs 0.2-0.3 s; it then encodes a text in a sixth of
-# the CPU `tokenizers` spends, but `tokenizers` batches on every core: on 2 cores the build pays
-# from about 50,000 texts (benchmarks/lint_user.py: the 100k-option enum wins, the corpus's
-# 29,000 texts and the 10k enum lose).
+# A bulk batch smaller than this stays with `tokenizers`. Building the tiktoken encoder (the
+# ranks, read back from the cache in marshal form by tokenizers.cache.cached_ranks, then
+# tiktoken's own tables) takes time that a batch must win back: tiktoken spends less CPU per
+# text, but `tokenizers` batches on every core (`benchmarks/lint_user.py --fast-min N`
+# measures where the build pays; docs/benchmarks.md has the figures).
 FAST_MIN_TEXTS = 50_000
 
 RankSource = Callable[[], tuple[dict[bytes, int], str]]  # () → (mergeable ranks, split regex)
@@ -94,13 +95,7 @@ class FastEncoder:
         self._encoding = tiktoken.Encoding(
             "pcdlint-fast", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
         )
-        size = max([*ranks.values(), *specials.values()]) + 1
-        lengths = [0] * size
-        for token, rank in ranks.items():
-            lengths[rank] = len(token)
-        for text, token_id in specials.items():
-            lengths[token_id] = len(text.encode("utf-8"))
-        self._lengths = lengths
+        self._ranks, self._specials = ranks, specials  # (tiktoken keeps the ranks too)
         # a text holding none of the specials' first characters holds no special token: the
         # plain encoder then gives the same ids without looking for them (a third faster)
         self._special = special_search(specials)
@@ -127,6 +122,18 @@ class FastEncoder:
         if self._special("".join(texts)):
             return [self.encode_ascii(t) for t in texts]
         return list(map(self._ascii_ordinary, texts))
+
+    @cached_property
+    def _lengths(self) -> list[int]:
+        """Bytes of each token id: made where offsets are first asked for (most batches of a
+        run never are: their texts are joined, not cut), not with the encoder."""
+        ranks, specials = self._ranks, self._specials
+        lengths = [0] * (max([*ranks.values(), *specials.values()]) + 1)
+        for token, rank in ranks.items():
+            lengths[rank] = len(token)
+        for text, token_id in specials.items():
+            lengths[token_id] = len(text.encode("utf-8"))
+        return lengths
 
     def begin(self, ids: Sequence[int], index: int) -> int:
         """Where token `index` of an ASCII text begins (its characters before it)."""

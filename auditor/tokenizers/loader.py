@@ -87,6 +87,16 @@ class LoadedTokenizer:
         says nothing: the text must be checked."""
         return self.rank_source is not None and text.isascii() and "<0x" not in text
 
+    def round_trips_many(self, texts: Sequence[str]) -> list[bool]:
+        """round_trips of each text; one test of them all together where that decides (a run's
+        options are mostly ASCII without "<0x": a 100,000-option field asked 200,000 times)."""
+        if self.rank_source is None:
+            return [False] * len(texts)
+        together = "".join(texts)
+        if together.isascii() and "<0x" not in together:  # (then no text holds either)
+            return [True] * len(texts)
+        return [t.isascii() and "<0x" not in t for t in texts]
+
     @cached_property
     def _special_search(self) -> Callable[[str], object]:
         """A match where a text holds an added token's first character (None: no added token)."""
@@ -170,19 +180,18 @@ class LoadedTokenizer:
             and self.rank_source is not None
             and self.fast_encoder is not None
         ):
-            # one int object per token id pays for itself in memory only in a large run
-            shared = self._shared if len(memo) + len(missing) >= SHARE_MIN_TEXTS else tuple
+            shared = self._sharing(len(missing))
             plain = [t for t in missing if t.isascii()]
             memo.update(zip(plain, map(shared, self.fast_encoder.encode_ascii_many(plain))))  # type: ignore[union-attr]
             if len(plain) < len(missing):
                 missing = [t for t in missing if not t.isascii()]
             else:
                 missing = []
-        encode_batch = self.hf.encode_batch
+        encode_batch, shared = self.hf.encode_batch, self._sharing(len(missing))
         for begin in range(0, len(missing), PREFILL_CHUNK):
             chunk = missing[begin : begin + PREFILL_CHUNK]
             for text, enc in zip(chunk, encode_batch(chunk, add_special_tokens=False)):
-                memo[text] = self._shared(enc.ids)
+                memo[text] = shared(enc.ids)
                 if text in want:
                     spans[text] = enc.offsets
 
@@ -195,6 +204,14 @@ class LoadedTokenizer:
     @cached_property
     def _id_objects(self) -> list[int]:
         return list(range(self.hf.get_vocab_size(with_added_tokens=True)))
+
+    def _sharing(self, more: int) -> Callable[[list[int]], tuple[int, ...]]:
+        """How to keep the ids of `more` new texts: `_shared` once the memo holds (or will hold)
+        SHARE_MIN_TEXTS texts or the id objects exist (a pool's parent warmed them), else a
+        plain tuple: a small run (a one-file check) does not build a list of every id for it."""
+        if "_id_objects" in self.__dict__ or len(self._memo) + more >= SHARE_MIN_TEXTS:
+            return self._shared
+        return tuple
 
     def _shared(self, ids: list[int]) -> tuple[int, ...]:
         """`ids` as a tuple of one int object per token id: the memo of a 100,000-option enum
@@ -210,9 +227,9 @@ class LoadedTokenizer:
         ids = self._memo.get(text)
         if ids is None:
             if self._fast_ready and text.isascii():
-                ids = self._memo[text] = self._shared(self.fast_encoder.encode_ascii(text))  # type: ignore[union-attr]
+                ids = self._memo[text] = self._sharing(1)(self.fast_encoder.encode_ascii(text))  # type: ignore[union-attr]
             else:
-                ids = self._memo[text] = self._shared(self.hf.encode(text, add_special_tokens=False).ids)
+                ids = self._memo[text] = self._sharing(1)(self.hf.encode(text, add_special_tokens=False).ids)
         return ids
 
     def ids_many(self, texts: list[str]) -> list[tuple[int, ...]]:
@@ -236,7 +253,7 @@ class LoadedTokenizer:
             if self._fast_ready and text.isascii():
                 return self.fast_encoder.ascii_offsets(self.ids(text))  # type: ignore[union-attr]
             enc = self.hf.encode(text, add_special_tokens=False)
-            self._memo.setdefault(text, self._shared(enc.ids))
+            self._memo.setdefault(text, self._sharing(1)(enc.ids))
             spans = self._offsets[text] = enc.offsets
         return spans
 

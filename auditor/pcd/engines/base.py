@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from auditor.lazy import cached_property
 from auditor.pcd.buckets import first_token_buckets
+from auditor.pcd.runcache import RunCache
 from auditor.pcd.scoring import FieldLike, SiteTokens, json_text, rendered  # noqa: F401  (re-exported)
 from auditor.tokenizers.loader import LoadedTokenizer
 
@@ -130,15 +131,21 @@ class EngineProfile:
         """Sequential forward passes this field needs after the batched suffix pass."""
         return 0
 
-    def quick_collision(self, site: FieldLike, tokenizer: LoadedTokenizer) -> bool | None:
+    def quick_collision(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> bool | None:
         """`field_plan(SiteTokens(site, tokenizer)).has_collision` where the profile can tell it
-        without building the plan (stopping at the first repeated first token); None: build it."""
+        without building the plan (stopping at the first repeated first token); None: build it.
+        `cache`: the run's RunCache, where the site's split is kept."""
         return None
 
-    def plan_texts(self, site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
         """The texts `plan` encodes beyond SiteTokens' own under this tokenizer, so the engine
         can encode them in its one batch per run (a text left out is encoded on demand: slower,
-        never different)."""
+        never different); `cache`: the run's RunCache, where the site's split and join flags
+        are kept."""
         return []
 
     # -- derived, shared

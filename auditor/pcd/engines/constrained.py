@@ -12,7 +12,7 @@ the price is one pass per token of the longest option.
 from __future__ import annotations
 
 from auditor.pcd.engines.base import EngineProfile, FieldLike, FieldPlan, rendered
-from auditor.pcd.scoring import SiteTokens, field_head
+from auditor.pcd.scoring import RunCache, SiteTokens, field_head
 from auditor.tokenizers import LoadedTokenizer
 
 
@@ -45,7 +45,9 @@ class Constrained(EngineProfile):
     def plan(self, tokens: SiteTokens) -> FieldPlan:
         return trie_plan(tokens)
 
-    def plan_texts(self, site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
         return [rendered(o) for o in site.options]
 
     def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:

@@ -33,11 +33,14 @@ option with the very same tokens (a duplicate) takes its place.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from auditor.pcd.engines.base import SEQUENCE_PREFIX, EngineProfile, FieldLike, FieldPlan
-from auditor.pcd.scoring import SiteTokens, field_head, json_text
+from auditor.pcd.scoring import RunCache, SiteTokens, field_head, json_text
 from auditor.tokenizers import LoadedTokenizer
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class Variant:
 
     def oracle_key(self, tokens: int, text: str) -> Fraction:
         """Under the oracle, a rival of `tokens` tokens scores −(this)·|log(1 − ε)|: the lowest wins."""
+        from fractions import Fraction  # (only where a full-sequence engine scores: not at start-up)
+
         if self.fold == "mean":
             return Fraction(1 if tokens else 0)
         if self.fold == "chars":
@@ -135,7 +140,9 @@ class FullSequence(EngineProfile):
     def plan(self, tokens: SiteTokens) -> FieldPlan:
         return sequence_plan(tokens, self.variant.close)
 
-    def plan_texts(self, site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
         return [] if self.variant.close else [json_text(o) for o in site.options]
 
     def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:

@@ -31,15 +31,8 @@ from __future__ import annotations
 import os
 
 from auditor.pcd.engines.base import TIE, EngineProfile, FieldPlan, Loss, is_boolean, lost, tie_winner
-from auditor.pcd.scoring import (
-    STRING_CLOSE,
-    FieldLike,
-    SiteTokens,
-    field_head,
-    join_flags,
-    json_text,
-    split_options,
-)
+from auditor.pcd.runcache import RunCache
+from auditor.pcd.scoring import STRING_CLOSE, FieldLike, SiteTokens, field_head, json_text
 from auditor.tokenizers.loader import LoadedTokenizer
 
 RLCD_MAX_OPTIONS = 255
@@ -65,7 +58,7 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
         return FieldPlan(
             field_head(site.name, tokens.array_depth) + '"' + raw.prefix,
             raw.sequences,
-            tuple(split_options(site)[2]),
+            tuple(tokens.cache.split(site).texts),
             refused,
             candidates=raw.candidates,
         )
@@ -97,7 +90,7 @@ def rlcd_raw(tokens: SiteTokens) -> RawField:
     if cached is not None:
         return cached
     options = tuple(tokens.site.options)
-    texts = split_options(tokens.site)[2]
+    texts = tokens.cache.split(tokens.site).texts
     # (one option: RLCD hoists all of it, pcdlint nothing; no collision either way)
     if all(a is b or a == b for a, b in zip(options, texts)):
         raw = RawField(
@@ -117,15 +110,16 @@ def rlcd_raw(tokens: SiteTokens) -> RawField:
     return raw
 
 
-def rlcd_plan_texts(site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
+def rlcd_plan_texts(site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None) -> list[str]:
     """What rlcd_plan encodes for a site beyond SiteTokens' own texts (not the `rest + '"'`
-    that SiteTokens.closed_ids joins from the remainder's ids)."""
+    that SiteTokens.closed_ids joins from the remainder's ids); `cache`: the run's."""
+    cache = cache if cache is not None else RunCache()
     options = site.options
     if len(options) == 2 and all(isinstance(o, bool) for o in options) and options[0] != options[1]:
         return ["true", "false"]
     if all_strings(options):
-        rests = split_options(site)[4]
-        return [r + '"' for r, close in zip(rests, join_flags(site, tokenizer)[0]) if not close]
+        rests = cache.split(site).remainders
+        return [r + '"' for r, close in zip(rests, cache.join_flags(site, tokenizer)[0]) if not close]
     return []
 
 
@@ -137,15 +131,19 @@ def all_strings(options: list) -> bool:
 QUICK_CHUNK = 64  # options whose joins are read at once by rlcd_first_token_collides
 
 
-def rlcd_first_token_collides(site: FieldLike, tokenizer: LoadedTokenizer) -> bool | None:
+def rlcd_first_token_collides(
+    site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+) -> bool | None:
     """Whether two options of an all-string field share RLCD's candidate (the first token of
     the remainder alone, the quote's for an empty one), option by option, stopping at the
     first repeat: a renaming that collides in its first options is refused without
-    tokenizing the rest. None for other fields, and for fields whose options JSON escape."""
+    tokenizing the rest. None for other fields, and for fields whose options JSON escape.
+    `cache`: the run's RunCache, where the site's split is kept."""
     options = site.options
     if not options or not all_strings(options):
         return None
-    texts, rests = split_options(site)[2], split_options(site)[4]
+    split = (cache if cache is not None else RunCache()).split(site)
+    texts, rests = split.texts, split.remainders
     if any(a is not b and a != b for a, b in zip(options, texts)):
         return None  # (rlcd_raw's raw prefix: build the plan)
     seen: set[int] = set()
@@ -164,11 +162,15 @@ class Gather(EngineProfile):
     def plan(self, tokens: SiteTokens) -> FieldPlan:
         return rlcd_plan(tokens)
 
-    def quick_collision(self, site: FieldLike, tokenizer: LoadedTokenizer) -> bool | None:
-        return rlcd_first_token_collides(site, tokenizer)
+    def quick_collision(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> bool | None:
+        return rlcd_first_token_collides(site, tokenizer, cache)
 
-    def plan_texts(self, site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
-        return rlcd_plan_texts(site, tokenizer)
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
+        return rlcd_plan_texts(site, tokenizer, cache)
 
     def losses(self, tokens: SiteTokens) -> list[Loss]:
         """EngineProfile.losses, asking `pick` only of the options that share a first token

@@ -19,7 +19,7 @@ from __future__ import annotations
 from auditor.pcd.engines.base import FieldPlan
 from auditor.pcd.engines.full_sequence import VARIANTS, FullSequence
 from auditor.pcd.engines.harness_rows import harness_rows, label_texts
-from auditor.pcd.scoring import FieldLike, SiteTokens
+from auditor.pcd.scoring import FieldLike, RunCache, SiteTokens
 from auditor.tokenizers.loader import LoadedTokenizer
 
 
@@ -31,7 +31,9 @@ class LmEvalSequence(FullSequence):
         # texts: the choices without the delimiter (acc_norm divides by len(choice))
         return FieldPlan(prefix, sequences, tuple(texts), scored_prefix=prefix)
 
-    def plan_texts(self, site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
         prefix, texts = label_texts(site)
         return [prefix + text for text in texts]
 

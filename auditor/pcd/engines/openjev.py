@@ -30,7 +30,7 @@ from auditor.pcd.engines.base import (
     FieldPlan,
     tie_winner,
 )
-from auditor.pcd.scoring import SiteTokens, field_head
+from auditor.pcd.scoring import RunCache, SiteTokens, field_head
 from auditor.tokenizers import LoadedTokenizer
 
 OPENJEV_LETTERS = "ABCDEFGHIJKLMNOP"
@@ -73,7 +73,9 @@ class OpenJev(EngineProfile):
     def plan(self, tokens: SiteTokens) -> FieldPlan:
         return letter_plan(tokens, self.letters)
 
-    def plan_texts(self, site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
         return [c + '"' for c in self.letters]
 
     def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:

@@ -55,7 +55,7 @@ from auditor.pcd.engines.gather import (
     rlcd_raw,
     tie_winner,
 )
-from auditor.pcd.scoring import SiteTokens, json_text
+from auditor.pcd.scoring import RunCache, SiteTokens, json_text
 from auditor.tokenizers import LoadedTokenizer
 
 GREEDY_BUDGET = 4
@@ -102,11 +102,15 @@ class RlcdMlx(EngineProfile):
     def plan(self, tokens: SiteTokens) -> FieldPlan:
         return rlcd_plan(tokens)
 
-    def quick_collision(self, site: FieldLike, tokenizer: LoadedTokenizer) -> bool | None:
-        return rlcd_first_token_collides(site, tokenizer)
+    def quick_collision(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> bool | None:
+        return rlcd_first_token_collides(site, tokenizer, cache)
 
-    def plan_texts(self, site: FieldLike, tokenizer: LoadedTokenizer) -> list[str]:
-        return rlcd_plan_texts(site, tokenizer)
+    def plan_texts(
+        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
+    ) -> list[str]:
+        return rlcd_plan_texts(site, tokenizer, cache)
 
     def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:
         if not plan.has_collision:

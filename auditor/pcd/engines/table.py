@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from importlib import resources
+from pathlib import Path
 
 KINDS = ("pcd", "decision", "harness")  # harness: an evaluation harness's scorer of its configs' label sets
 SCORES = ("option-names", "labels")
@@ -190,7 +190,9 @@ def load_rows(text: str) -> dict[str, EngineRow]:
 
 
 def table_text() -> str:
-    return resources.files("auditor.pcd.engines").joinpath("engines.toml").read_text(encoding="utf-8")
+    # the file beside this module (the wheel installs it there): importlib.resources and the
+    # zipfile module it brings would cost every start-up a few milliseconds
+    return Path(__file__).with_name("engines.toml").read_text(encoding="utf-8")
 
 
 ENGINE_ROWS: dict[str, EngineRow] = load_rows(table_text())
