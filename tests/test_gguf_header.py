@@ -85,6 +85,7 @@ def test_the_real_smollm2_header_reads():
     assert found.metadata["tokenizer.ggml.pre"] == "smollm" and found.tensor_count == 272
 
 
+@pytest.mark.slow  # gguf's reader maps the whole file
 def test_a_token_read_from_the_header_is_the_one_gguf_reads():
     """string_element steps to one token of the vocabulary; gguf's own reader (seconds on this
     file: it maps every tensor) agrees on the first, a middle, the last and the special ones."""
