@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from auditor.cli.common import client_options
+from auditor.cli.common import client_options, options_client
 from auditor.errors import UsageError
 
 IN_PROCESS_ENGINES = ("llm2jev",)  # decision engines pcdlint can compute in this process
@@ -118,14 +118,8 @@ def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
 
 def http_client(verify_opts: dict) -> Any:
     """The one HTTP client for --base-url, with the key from --api-key-env (never from argv)."""
-    from auditor.decoder.http import HttpClient, api_key_from_env
-
-    return HttpClient(
-        verify_opts["base_url"],
-        api_key=api_key_from_env(verify_opts["api_key_env"]),
-        read_deadline=verify_opts["timeout_s"],
-        retries=verify_opts["retries"],
-        max_connections=max(4, verify_opts.get("concurrency") or 4),
+    return options_client(
+        verify_opts["base_url"], verify_opts, max_connections=max(4, verify_opts.get("concurrency") or 4)
     )
 
 
@@ -306,7 +300,7 @@ def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) ->
     the scored prompts in flight; the key comes from ``--api-key-env`` only."""
     from auditor.decoder.backends import OpenAIBackend
     from auditor.decoder.errors import DecoderError
-    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env, parse_origin
+    from auditor.decoder.http import parse_origin
     from auditor.decoder.model import load_tokenizer_only
     from auditor.paths import resolve_text
 
@@ -319,15 +313,7 @@ def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) ->
     try:
         parse_origin(served_opts["base_url"])  # the URL as written, checked before /v1 is appended
         tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
-        client = HttpClient(
-            OpenAIBackend.api_base(served_opts["base_url"]),
-            api_key=api_key_from_env(served_opts["api_key_env"]),
-            connect_timeout=min(served_opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
-            read_deadline=served_opts["timeout_s"],
-            retries=served_opts["retries"],
-            retry_after_cap=served_opts["retry_after_cap"],
-            max_connections=served_opts["concurrency"],
-        )
+        client = options_client(OpenAIBackend.api_base(served_opts["base_url"]), served_opts)
         return OpenAIBackend(
             client.base_url,
             model,
@@ -374,7 +360,6 @@ def eval_decisions(
     """`eval --backend systemone`: the request's questions on labeled rows, through the server.
     Returns whether a row failed (after the client's retries)."""
     from auditor.cli.common import write_output
-    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env
     from auditor.decoder.progress import Progress
     from auditor.decoder.systemone import SystemOneBackend
     from auditor.eval.decisions import (
@@ -399,15 +384,7 @@ def eval_decisions(
     rows = load_decision_rows(data_path, body)
     if limit:
         rows = rows[:limit]
-    client = HttpClient(
-        served_opts["base_url"],
-        api_key=api_key_from_env(served_opts["api_key_env"]),
-        connect_timeout=min(served_opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
-        read_deadline=served_opts["timeout_s"],
-        retries=served_opts["retries"],
-        retry_after_cap=served_opts["retry_after_cap"],
-        max_connections=served_opts["concurrency"],
-    )
+    client = options_client(served_opts["base_url"], served_opts)
     engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
     options = DecisionEvalOptions(
         concurrency=served_opts["concurrency"],

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from auditor.cli.common import client_options
+from auditor.cli.common import client_options, options_client
 from auditor.cli.served import decision_options, verify_decisions, wants_decisions
 from auditor.errors import UsageError
 
@@ -273,7 +273,7 @@ def _load(opts: dict, allow_download: bool, progress):
     """The backend the options name: the model in-process, or an OpenAI-compatible server."""
     from auditor.decoder import DecoderError, load_model
     from auditor.decoder.backends import InProcessBackend, OpenAIBackend
-    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env, parse_origin
+    from auditor.decoder.http import parse_origin
     from auditor.decoder.model import load_tokenizer_only
     from auditor.paths import resolve_text
 
@@ -294,16 +294,11 @@ def _load(opts: dict, allow_download: bool, progress):
                     "--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)"
                 )
             parse_origin(opts["base_url"])  # the URL as written, checked before /v1 is appended
-            client = HttpClient(
+            client = options_client(
                 OpenAIBackend.api_base(opts["base_url"]),
-                api_key=api_key_from_env(opts["api_key_env"]),
-                connect_timeout=min(opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
-                read_deadline=opts["timeout_s"],
+                opts,
                 max_bytes=opts["max_response_bytes"],
-                retries=opts["retries"],
-                retry_after_cap=opts["retry_after_cap"],
                 run_deadline=opts["run_timeout_s"],
-                max_connections=opts["concurrency"],
             )
             tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
             return OpenAIBackend(

@@ -158,7 +158,9 @@ def rlcd_first_token_collides(
     return False
 
 
-class Gather(EngineProfile):
+class RlcdPlanned(EngineProfile):
+    """A profile that plans a field as RLCD's torch path does (gather, and the MLX fallback)."""
+
     def plan(self, tokens: SiteTokens) -> FieldPlan:
         return rlcd_plan(tokens)
 
@@ -172,6 +174,8 @@ class Gather(EngineProfile):
     ) -> list[str]:
         return rlcd_plan_texts(site, tokenizer, cache)
 
+
+class Gather(RlcdPlanned):
     def losses(self, tokens: SiteTokens) -> list[Loss]:
         """EngineProfile.losses, asking `pick` only of the options that share a first token
         and are not its lowest index (the others are returned: tie_winner is themselves)."""

@@ -42,21 +42,16 @@ from auditor.pcd.engines.base import (
     PREFIX_MATCH,
     STOP_CHAR,
     STRIP,
-    EngineProfile,
-    FieldLike,
     FieldPlan,
 )
 from auditor.pcd.engines.gather import (
     RLCD_MAX_OPTIONS,
+    RlcdPlanned,
     all_strings,
-    rlcd_first_token_collides,
-    rlcd_plan,
-    rlcd_plan_texts,
     rlcd_raw,
     tie_winner,
 )
-from auditor.pcd.scoring import RunCache, SiteTokens, json_text
-from auditor.tokenizers import LoadedTokenizer
+from auditor.pcd.scoring import SiteTokens, json_text
 
 GREEDY_BUDGET = 4
 STOP_CHARS = ('"', "\n", ",")
@@ -98,20 +93,7 @@ def match(choices: tuple[str, ...], text: str) -> tuple[int, str]:
     return 0, FIRST_CHOICE
 
 
-class RlcdMlx(EngineProfile):
-    def plan(self, tokens: SiteTokens) -> FieldPlan:
-        return rlcd_plan(tokens)
-
-    def quick_collision(
-        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
-    ) -> bool | None:
-        return rlcd_first_token_collides(site, tokenizer, cache)
-
-    def plan_texts(
-        self, site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache | None = None
-    ) -> list[str]:
-        return rlcd_plan_texts(site, tokenizer, cache)
-
+class RlcdMlx(RlcdPlanned):
     def pick(self, plan: FieldPlan, tokens: SiteTokens, k: int) -> tuple[int | None, str, str]:
         if not plan.has_collision:
             return tie_winner(plan, k), "tie", "gather"
