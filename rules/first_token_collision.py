@@ -91,9 +91,9 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     if not engine.first_token:
         return
     plan = engine.field_plan(tokens)
-    collisions = [(t, idx) for t, idx in plan.buckets.items() if len(idx) > 1]
-    if not collisions:
+    if not plan.has_collision:
         return
+    collisions = [(t, idx) for t, idx in plan.buckets.items() if len(idx) > 1]
 
     def piece(token_id: int) -> str:
         """The token's text; an id below 0 stands for no token (FieldPlan.first_tokens)."""

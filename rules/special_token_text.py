@@ -28,25 +28,31 @@ from collections.abc import Iterator
 from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
 
+SEPARATOR = "\x00"  # joins a field's options for one search (see _specials)
 
-def _specials(tokenizer) -> tuple[dict[str, int], re.Pattern | None]:
-    """Per tokenizer: its special texts (not blank) → id, and one alternation of them to pass
-    over options without any (None: no such text)."""
+
+def _specials(tokenizer) -> tuple[dict[str, int], re.Pattern | None, bool]:
+    """Per tokenizer: its special texts (not blank) → id, one alternation of them to pass over
+    options without any (None: no such text), and whether a field's options can be searched
+    at once, joined by SEPARATOR (no special text holds it, so no match spans two options)."""
     key = "PCD009 specials"
     if key not in tokenizer.derived:
         specials = {text: idx for text, idx in tokenizer.special_tokens.items() if text.strip()}
         tokenizer.derived[key] = (
             specials,
             re.compile("|".join(map(re.escape, specials))) if specials else None,
+            not any(SEPARATOR in text for text in specials),
         )
     return tokenizer.derived[key]
 
 
 @rule(code="PCD009", name="special-token-text", severity="error")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
-    specials, anywhere = _specials(tokens.tokenizer)
+    specials, anywhere, joinable = _specials(tokens.tokenizer)
     if anywhere is None:
         return
+    if joinable and not anywhere.search(SEPARATOR.join(o.text for o in tokens.options if o.is_string)):
+        return  # (most fields: no option holds a special text)
     for option in tokens.options:
         if not option.is_string or not anywhere.search(option.text):
             continue

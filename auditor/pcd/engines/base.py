@@ -81,7 +81,9 @@ class FieldPlan:
 
     @cached_property
     def has_collision(self) -> bool:
-        return any(len(b) > 1 for b in self.buckets.values())
+        """Whether two options share a first token (without building the buckets)."""
+        first = self.first_tokens
+        return len(set(first)) < len(first)
 
 
 class Loss(NamedTuple):  # one per lost option (a refused 10,000-option field: 10,000), so a

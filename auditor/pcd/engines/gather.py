@@ -185,7 +185,8 @@ class Gather(RlcdPlanned):
             return super().losses(tokens)
         options = tokens.site.options
         out = []
-        for k in sorted(k for bucket in plan.buckets.values() if len(bucket) > 1 for k in bucket[1:]):
+        tied = plan.buckets.values() if plan.has_collision else ()
+        for k in sorted(k for bucket in tied if len(bucket) > 1 for k in bucket[1:]):
             returned, reason, detail = self.pick(plan, tokens, k)
             out.append(lost(k, options[k], returned, options[returned], reason, detail))
         tokens.memo[key] = out
