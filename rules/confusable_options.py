@@ -42,7 +42,21 @@ TRANSFORMS = (
 def _key(value) -> tuple[bool, str]:
     if isinstance(value, str):  # equal strings ⇔ equal JSON texts: no json.dumps needed
         return True, value
+    kind = type(value)  # the literals a schema holds most, as json.dumps writes them
+    if kind is bool:
+        return False, "true" if value else "false"
+    if kind is int:
+        return False, int.__repr__(value)
+    if value is None:
+        return False, "null"
     return False, json.dumps(value, ensure_ascii=False, sort_keys=True)  # 1 and true stay apart
+
+
+def _equal_after(values: list[str]) -> list[str]:
+    """The transformations under which some of these confusable options become equal."""
+    return [name for name, f in TRANSFORMS if len({f(v) for v in values}) < len(values)] or [
+        "combined normalisation"
+    ]
 
 
 def _normalise(value: str) -> str:
@@ -101,24 +115,18 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
         if len(set(normals)) < len(normals):  # (else no two are confusable)
             for (i, _), normal in zip(kept, normals):
                 groups.setdefault(normal, []).append(i)
-        confusable = []
-        for indexes in groups.values():
-            if len(indexes) < 2:
-                continue
-            values = [options[i] for i in indexes]
-            how = [name for name, f in TRANSFORMS if len({f(v) for v in values}) < len(values)] or [
-                "combined normalisation"
-            ]
-            confusable.append((indexes, values, how))
+        confusable = [indexes for indexes in groups.values() if len(indexes) >= 2]
         if confusable:
-            indexes, values, how = confusable[0]
+            listed = [[options[i] for i in indexes] for indexes in confusable[:MAX_LISTED]]
+            hows = [_equal_after(values) for values in listed]  # (for the groups listed only)
+            indexes, values, how = confusable[0], listed[0], hows[0]
             more = f" ({len(confusable)} such groups in this field)" if len(confusable) > 1 else ""
             yield local.finding(
                 f"{', '.join(repr(v) for v in values)} are equal after {', '.join(how)}{more}",
                 option=indexes[1],
                 related=[indexes[0], *indexes[2:]],
                 data={
-                    "groups": [{"options": v, "equal_after": h} for _, v, h in confusable[:MAX_LISTED]],
+                    "groups": [{"options": v, "equal_after": h} for v, h in zip(listed, hows)],
                     "count": len(confusable),
                 },
             )

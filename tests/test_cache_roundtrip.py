@@ -37,6 +37,23 @@ def test_cached_model_equals_fresh_model(path, tmp_path, monkeypatch):
     assert again.document.value_spans == fresh.document.value_spans
 
 
+def test_option_spans_read_back_without_the_documents_span_map(tmp_path, monkeypatch):
+    """A finding at an option reads its site's option spans: an enum's options are listed one
+    after another in the entry's value spans, so only theirs are made, not the file's map."""
+    monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "schema.json"
+    schema = {
+        "type": "object",
+        "properties": {"a": {"enum": ["x", "y", "z"]}, "b": {"enum": [1, True, None]}},
+    }
+    path.write_text(json.dumps(schema, indent=2))
+    fresh = analyse_file(path, str(path), use_cache=False)
+    analyse_file(path, str(path), use_cache=True)  # cold: stores the entry
+    warm = analyse_file(path, str(path), use_cache=True)
+    assert [s.option_spans for s in warm.sites] == [s.option_spans for s in fresh.sites]
+    assert len(warm.sites) == 2 and not warm.document.made("value_spans")
+
+
 def test_a_deep_file_read_back_from_the_cache_gives_its_value(tmp_path, monkeypatch):
     """A cached JSON file's value is parsed again when read: as deep as the analysis allowed,
     not within the caller's recursion limit (1,402 levels under max-depth 2,000)."""

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
 from auditor.pcd.scoring import SiteTokens
+from auditor.pcd.texts import field_text
 
 
 def _field_lengths(tokens: SiteTokens) -> list[int]:
@@ -60,8 +61,8 @@ def naive_object(sites, tokenizer, site_tokens=SiteTokens) -> NaiveObject:
     for site in sites:
         tokens = site_tokens(site, tokenizer)
         lengths = _field_lengths(tokens)
-        longest = max(range(len(lengths)), key=lengths.__getitem__)
-        chosen.append(tokens.field_texts[longest])
+        longest = lengths.index(max(lengths))  # (the first of the longest)
+        chosen.append(field_text(tokens.site, longest))
         longest_fields += lengths[longest]
         mean_fields += sum(lengths) / len(lengths)
     return NaiveObject("{\n" + ",\n".join(chosen) + "\n}", longest_fields, mean_fields)

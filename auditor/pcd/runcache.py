@@ -28,8 +28,9 @@ from auditor.pcd.texts import (
     FieldLike,
     OptionSplit,
     array_depth,
-    canonical_text,
+    canonical_texts,
     field_head,
+    field_text,
     field_texts,
     json_text,
     literal_texts,
@@ -117,7 +118,7 @@ class RunCache:
         return found
 
     def field_texts(self, site: FieldLike) -> list[str]:
-        """texts.field_texts of the site, made once (the cost model and the prefetch read it)."""
+        """texts.field_texts of the site, made once."""
         entry = self.entry(site)
         if entry.field_texts is None:
             entry.field_texts = field_texts(site, self.split(site))
@@ -184,16 +185,19 @@ class RunCache:
             out += [suffix, head.rstrip(), STRING_CLOSE, LITERAL_CLOSE]
             spans += self.literal_texts(site)
         if "canonical" in groups:
-            spans += [
-                canonical_text(head, t) for (i, _), t in zip(strings, texts) if not (plain and plain[i])
-            ]
+            if not plain:
+                kept = texts
+            elif len(plain) == len(texts):  # (strings only: the flags in option order)
+                kept = [t for t, cut in zip(texts, plain) if not cut]
+            else:
+                kept = [t for (i, _), t in zip(strings, texts) if not plain[i]]
+            spans += canonical_texts(head, kept)
             out.append(suffix)
             spans.append(suffix)
         if "cost" in groups:
             if tokenizer is not None:  # the field texts not joined from their suffix's ids (field_joins)
                 suffix0, joined = self.field_joins(site, tokenizer)
-                whole = self.field_texts(site)
-                out += [whole[k] for k, cut in enumerate(joined) if not cut]
+                out += [field_text(site, k) for k, cut in enumerate(joined) if not cut]
                 if depth:
                     out.append(suffix0)
             else:

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import NamedTuple, Protocol
 
@@ -63,6 +64,12 @@ def canonical_text(head: str, text: str) -> str:
     return head + '"' + text + '"'
 
 
+def canonical_texts(head: str, texts: Iterable[str]) -> list[str]:
+    """canonical_text of each text, in one pass."""
+    opening = head + '"'
+    return [f'{opening}{text}"' for text in texts]
+
+
 def rendered(value: object) -> str:
     """An option as it stands in the JSON object: quoted for strings, its literal otherwise."""
     return f'"{json_text(value)}"' if isinstance(value, str) else json_text(value)
@@ -80,14 +87,19 @@ class OptionSplit(NamedTuple):
 
 def split_options(site: FieldLike) -> OptionSplit:
     """(string options, literal options, typed texts, hoisted prefix, remainders) of a site."""
-    strings = [(i, o) for i, o in enumerate(site.options) if isinstance(o, str)]
-    literals = [(i, o) for i, o in enumerate(site.options) if not isinstance(o, str)]
+    options = site.options
+    if set(map(type, options)) <= {str}:  # (most fields: strings only, told in one pass)
+        strings, literals, texts = list(enumerate(options)), [], list(options)
+    else:
+        strings = [(i, o) for i, o in enumerate(options) if isinstance(o, str)]
+        literals = [(i, o) for i, o in enumerate(options) if not isinstance(o, str)]
+        texts = [o for _, o in strings]
     needs_escape = _NEEDS_ESCAPE.search  # (json_text, without a call per plain option)
-    texts = [o for _, o in strings]
     if needs_escape("".join(texts)):  # (one search of them all: it matches single characters)
         texts = [json_text(o) if needs_escape(o) else o for o in texts]
     prefix = os.path.commonprefix(texts) if len(texts) >= 2 else ""
-    return OptionSplit(strings, literals, texts, prefix, [t[len(prefix) :] for t in texts])
+    cut = len(prefix)
+    return OptionSplit(strings, literals, texts, prefix, [t[cut:] for t in texts] if cut else list(texts))
 
 
 def split_texts(options: list, texts: list[str]) -> OptionSplit:
@@ -121,6 +133,11 @@ def field_texts(site: FieldLike, split: OptionSplit | None = None) -> list[str]:
     if len(strings) == len(site.options):  # (the JSON texts of the split)
         return [f'{head}"{t}"' for t in texts]
     return [head + rendered(v) for v in site.options]
+
+
+def field_text(site: FieldLike, index: int) -> str:
+    """field_texts' text of option `index` alone (`  "<field>": <option>`)."""
+    return field_head(site.name) + rendered(site.options[index])
 
 
 def literal_texts(site: FieldLike, split: OptionSplit | None = None) -> list[str]:

@@ -23,7 +23,9 @@ from auditor.pcd.texts import (
     FieldLike,
     array_depth,
     canonical_text,
+    canonical_texts,
     field_head,
+    field_text,
     json_text,
 )
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -142,9 +144,14 @@ class SiteTokens(Generic[F]):
         return groups
 
     @cached_property
+    def scored_tokens(self) -> list[int]:
+        """Each option's scored token id, in option order."""
+        return list(map(_scored_id, self.options))
+
+    @cached_property
     def collisions(self) -> list[tuple[int, list[int]]]:
         """The buckets of two or more options (most fields have none: then no bucket is built)."""
-        scored = list(map(_scored_id, self.options))
+        scored = self.scored_tokens
         if len(set(scored)) == len(scored):
             return []
         return [(tid, idx) for tid, idx in self.buckets.items() if len(idx) > 1]
@@ -211,8 +218,7 @@ class SiteTokens(Generic[F]):
         strings = [o for o, plain in zip(self.options, self.plain) if o.is_string and not plain]
         if not strings:  # (every option plain: it cuts canonically by construction)
             return []
-        head = field_head(self.site.name, self.array_depth)
-        texts = [canonical_text(head, o.text) for o in strings]
+        texts = canonical_texts(field_head(self.site.name, self.array_depth), [o.text for o in strings])
         self.tokenizer.prefill(texts, texts)
         return [o.index for o, text in zip(strings, texts) if not self._cuts_at_suffix(o, text)]
 
@@ -236,21 +242,19 @@ class SiteTokens(Generic[F]):
         """ids of a string option's `remainder + '"'` (joined from the memo where they join)."""
         return closed_remainder_ids(self.tokenizer, option.remainder, self.closes[option.index], option.ids)
 
-    @property
-    def field_texts(self) -> list[str]:
-        """Each option's field text `  "<field>": <option>` (texts.field_texts; the cost model's)."""
-        return self.cache.field_texts(self.site)
-
     @cached_property
     def field_lengths(self) -> list[int]:
-        """Tokens of each option's field text `  "<field>": <option>` (field_texts; the cost
-        model's), joined from the depth-0 suffix's and the option's where they join
-        (RunCache.field_joins; at depth 0 the field text is the canonical one)."""
-        texts = self.field_texts
-        ids = self.tokenizer.ids
-        suffix, joined = self.cache.field_joins(self.site, self.tokenizer)
+        """Tokens of each option's field text `  "<field>": <option>` (texts.field_texts; the
+        cost model's), joined from the depth-0 suffix's and the option's where they join
+        (RunCache.field_joins; at depth 0 the field text is the canonical one): only the
+        others' texts are made."""
+        site, ids = self.site, self.tokenizer.ids
+        suffix, joined = self.cache.field_joins(site, self.tokenizer)
         n = len(ids(suffix)) + 1
-        return [n + len(o.ids) if cut else len(ids(t)) for o, t, cut in zip(self.options, texts, joined)]
+        return [
+            n + len(o.ids) if cut else len(ids(field_text(site, o.index)))
+            for o, cut in zip(self.options, joined)
+        ]
 
     @cached_property
     def option_lengths(self) -> list[int]:

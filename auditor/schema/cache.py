@@ -34,6 +34,7 @@ from auditor.schema.documents import (
     parse_document,
     read_source,
     run_deep,
+    unpack_spans,
 )
 from auditor.schema.evalconfigs import analyse_with_label_sets, include_key
 from auditor.schema.locate import LocatedSchema
@@ -220,9 +221,8 @@ def _span(value: Any) -> Span:
 
 def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     d = data["document"]
-    document = Document.packed(
-        display, d.get("data", ...), text, _spans(d["value_spans"]), _spans(d["key_spans"])
-    )
+    value_spans = _spans(d["value_spans"])
+    document = Document.packed(display, d.get("data", ...), text, value_spans, _spans(d["key_spans"]))
     sites = []
     for s in data["sites"]:
         options, pointers = list(s["options"]), s["option_pointers"]
@@ -249,7 +249,7 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
             **_decision_fields(s.get("decision")),
         )
         if spans is None:
-            site.defer("option_spans", partial(document.spans, pointers))
+            site.defer("option_spans", partial(_option_spans, document, value_spans, pointers))
         sites.append(site)
     problems = [SchemaProblem(str(p), str(m)) for p, m in data["schema_problems"]]
     suppressions = {str(p): frozenset(str(c) for c in codes) for p, codes in data["suppressions"].items()}
@@ -266,6 +266,23 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
         [str(n) for n in data.get("notes", [])],
         open_fields,
     )
+
+
+def _option_spans(document: Document, packed: list, pointers: list[str]) -> list[Span]:
+    """document.spans(pointers) of a site's options, from the entry's packed value spans
+    (pack_spans: each pointer once) where the options are listed one after another there (an
+    enum's are): only their spans are made, not the map of every value of the file, which a
+    finding at an option would otherwise build."""
+    names, numbers = packed
+    if pointers and not document.made("value_spans"):
+        try:
+            start = names.index(pointers[0])
+        except ValueError:
+            start = -1
+        end = start + len(pointers)
+        if start >= 0 and names[start:end] == pointers:
+            return unpack_spans(numbers[4 * start : 4 * end])
+    return document.spans(pointers)
 
 
 def _decision_fields(stored: Any) -> dict:

@@ -92,11 +92,11 @@ def rlcd_raw(tokens: SiteTokens) -> RawField:
     options = tuple(tokens.site.options)
     texts = tokens.cache.split(tokens.site).texts
     # (one option: RLCD hoists all of it, pcdlint nothing; no collision either way)
-    if all(a is b or a == b for a, b in zip(options, texts)):
+    if options == tuple(texts):
         raw = RawField(
             tokens.prefix,
             options,
-            tuple(o.scored_id for o in tokens.options),
+            tuple(tokens.scored_tokens),
             tuple(tokens.closed_sequences),  # type: ignore[arg-type]  # (all strings)
         )
     else:  # an option JSON escapes: the prefix and remainders of the raw choices
