@@ -15,7 +15,11 @@ def first_token_buckets(first_tokens: Iterable[int]) -> dict[int, list[int]]:
     """token id → the indexes of the options scored by it, in option order (first: tie winner)."""
     groups: dict[int, list[int]] = {}
     for index, token in enumerate(first_tokens):
-        groups.setdefault(token, []).append(index)
+        members = groups.get(token)
+        if members is None:  # (no empty list made for every option, as setdefault would)
+            groups[token] = [index]
+        else:
+            members.append(index)
     return groups
 
 

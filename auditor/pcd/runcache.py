@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 from auditor.lazy import Deferred
@@ -187,6 +188,8 @@ class RunCache:
         if "canonical" in groups:
             if not plain:
                 kept = texts
+            elif all(plain):  # (most fields: every option joins, told in one pass)
+                kept = []
             elif len(plain) == len(texts):  # (strings only: the flags in option order)
                 kept = [t for t, cut in zip(texts, plain) if not cut]
             else:
@@ -197,7 +200,8 @@ class RunCache:
         if "cost" in groups:
             if tokenizer is not None:  # the field texts not joined from their suffix's ids (field_joins)
                 suffix0, joined = self.field_joins(site, tokenizer)
-                out += [field_text(site, k) for k, cut in enumerate(joined) if not cut]
+                if not all(joined):  # (most fields: every option joins, told in one pass)
+                    out += [field_text(site, k) for k, cut in enumerate(joined) if not cut]
                 if depth:
                     out.append(suffix0)
             else:
@@ -205,13 +209,14 @@ class RunCache:
         if "lengths" in groups:
             out += [json_text(v) for v in site.options]
         if "normal" in groups:  # (not those PCD010 leaves alone: LoadedTokenizer.round_trips)
-            values = [value for _, value in strings]
+            values = list(map(itemgetter(1), strings))
             trips = tokenizer.round_trips_many(values) if tokenizer is not None else [False] * len(values)
-            out += [
-                unicodedata.normalize("NFC", value)
-                for value, trip in zip(values, trips)
-                if value and not trip
-            ]
+            if not all(trips):  # (most fields: every option round-trips, told in one pass)
+                out += [
+                    unicodedata.normalize("NFC", value)
+                    for value, trip in zip(values, trips)
+                    if value and not trip
+                ]
         if "letters" in groups:
             out += letter_probe_texts(site.name, tokenizer=tokenizer)
         return out, spans

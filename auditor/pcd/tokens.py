@@ -14,6 +14,7 @@ from operator import itemgetter
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from auditor.lazy import cached_property
+from auditor.pcd.buckets import first_token_buckets
 from auditor.pcd.joins import JoinFlags, closed_remainder_ids
 from auditor.pcd.letters import SLOT_LETTERS, SlotTable, letter_slots
 from auditor.pcd.runcache import RunCache
@@ -138,10 +139,7 @@ class SiteTokens(Generic[F]):
     @cached_property
     def buckets(self) -> dict[int, list[int]]:
         """scored token id → option indexes, in option order; a bucket > 1 is a collision."""
-        groups: dict[int, list[int]] = {}
-        for option in self.options:
-            groups.setdefault(option.scored_id, []).append(option.index)
-        return groups
+        return first_token_buckets(self.scored_tokens)
 
     @cached_property
     def scored_tokens(self) -> list[int]:
