@@ -15,10 +15,6 @@ figure is the least of its rounds, so a burst of load elsewhere hits one round, 
 Targets (issue 34): corpus lint <= 2x its floor, start-up <= 1.2x the bare process, the 100k
 enum <= 1.5x its floor, per-file cost at 1,000 files <= 1.2x the cost at 100.
 
-`--fast-min N`: each case also runs (in the same rounds) with the tiktoken fast encoder's
-threshold (auditor.tokenizers.fast.FAST_MIN_TEXTS) set to N texts, e.g. 1 (always built) and
-1000000000 (never), to show where building it wins.
-
 `--case WORD`: only the cases whose name holds WORD (repeatable; e.g. `--case corpus --case 100,000`;
 a WORD no case holds, e.g. `--case none`, leaves start-up alone).
 
@@ -28,7 +24,7 @@ auditor.templates) and run as `python -m auditor check` with PYTHONPATH set to i
 the other in every round; each case then also prints the working tree's lint seconds over
 REV's, and start-up's too. The other figures stay those of the installed `pcdlint`.
 
-Usage: python benchmarks/lint_user.py [--rounds N] [--quick] [--fast-min N] [--case WORD] [--compare REV]
+Usage: python benchmarks/lint_user.py [--rounds N] [--quick] [--case WORD] [--compare REV]
                                       [CORPUS_DIR]
        (default: 5 rounds, ../shared/corpus; --quick: corpus, 10k enum and 100 files only)
 """
@@ -127,18 +123,21 @@ def load() -> str:
 
 
 def main() -> None:
-    argv, args, rounds, fast_mins, only = sys.argv[1:], [], 5, [], []
+    argv, args, rounds, only = sys.argv[1:], [], 5, []
     compare: str | None = None
     while argv:
         arg = argv.pop(0)
+        if arg in ("-h", "--help"):
+            print(__doc__)
+            return
         if arg == "--rounds":
             rounds = int(argv.pop(0))
-        elif arg == "--fast-min":
-            fast_mins.append(int(argv.pop(0)))
         elif arg == "--case":
             only.append(argv.pop(0))
         elif arg == "--compare":
             compare = argv.pop(0)
+        elif arg.startswith("-") and arg != "--quick":
+            sys.exit(f"unknown option {arg} (--help)")
         elif arg != "--quick":
             args.append(arg)
     quick = "--quick" in sys.argv
@@ -156,16 +155,6 @@ def main() -> None:
     script = Path(sys.executable).with_name("pcdlint")
     check = [str(script)] if script.is_file() else [sys.executable, "-m", "auditor"]
     check.append("check")
-    variants = {
-        f"  fast encoder from {n:,} texts": [
-            sys.executable,
-            "-c",
-            f"import sys; from auditor.tokenizers import fast; fast.FAST_MIN_TEXTS = {n}; "
-            "from auditor.cli.main import main; sys.argv[0] = 'pcdlint'; main()",
-            "check",
-        ]
-        for n in fast_mins
-    }
     # --compare: the working tree (A) and the revision (B), each its own staged package
     trees: dict[str, tuple[list[str], dict]] = {}
     if compare is not None:
@@ -203,7 +192,10 @@ def main() -> None:
         texts[name] = work / f"options_{len(texts)}.json"
         texts[name].write_text(json.dumps(option_texts(paths)))
     from auditor.cachedir import cache_dir
+    from auditor.tokenizers.loader import load_tokenizer
 
+    # the floor's tokenizer.json: the converted qwen2.5 (a check of ASCII options never needs it)
+    load_tokenizer("qwen2.5").hf.get_vocab_size()
     (tokenizer_json,) = sorted(cache_dir().glob("qwen2-*.json"))[-1:]
     bare = [
         sys.executable,
@@ -241,10 +233,6 @@ def main() -> None:
             seconds, cpu = floor(tokenizer_json, texts[name], env)
             keep(name + " floor", seconds, row)
             keep(name + " floor cpu", cpu, row)
-            for label, command in variants.items():
-                seconds, cpu = wall([*command, *paths], env)
-                keep(name + label, seconds, row)
-                keep(name + label + " cpu", cpu, row)
         per_round.append(row)
 
     def ratio(name: str, row: dict, cpu: str = "") -> float:
@@ -273,14 +261,6 @@ def main() -> None:
             f"{ratio(name, best):6.2f} {median([ratio(name, r) for r in per_round]):6.2f} "
             f"{ratio(name, best, ' cpu'):9.2f}"
         )
-        for label in variants:
-            print(
-                f"{label:48} {best[name + label]:8.3f} {best[name + label] - best['tiny']:7.3f} {'':8} "
-                f"{ratio(name + label, {**best, name + label + ' floor': best[name + ' floor']}):6.2f} "
-                f"{median([r[name + label] - r[name] for r in per_round]):+6.2f} "
-                f"{ratio(name + label, {**best, name + label + ' floor cpu': best[name + ' floor cpu']}, ' cpu'):9.2f}"
-                "   (median: s beyond the default's)"
-            )
     if trees:
         print(f"A/B: the working tree (A) against {compare} (B), each run as `python -m auditor check`")
         print(

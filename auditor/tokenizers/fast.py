@@ -2,12 +2,15 @@
 
 These built-ins are byte-level BPEs rebuilt from tiktoken ranks (`convert.tokenizer_from_ranks`),
 so `tiktoken` over the same ranks, split regex and special tokens gives the same ids, for a
-sixth of the CPU `tokenizers` spends per text (on one core, against `tokenizers`' batch on all
-of them), once built: a run builds it only for a batch of FAST_MIN_TEXTS or more. Only ASCII
-texts take this path: there NFC (Qwen's normalizer) is the identity and each byte is one
-character, so character offsets are the running byte lengths of the tokens. Everything else, and every vocabulary without a rank
-source, stays with `tokenizers`. tests/test_fast_encoding.py compares ids and offsets with the
-`tokenizers` build on every text a corpus run encodes; `tiktoken` missing means no fast path.
+sixth of the CPU `tokenizers` spends per text, and it is built from the cached ranks in a
+fraction of the time `tokenizers` takes to load the converted tokenizer.json. So these
+built-ins encode through it from the first text and load the `tokenizers` build only where a
+text or a question needs it (LoadedTokenizer.hf). Only ASCII texts take this path: there NFC
+(Qwen's normalizer) is the identity and each byte is one character, so character offsets are
+the running byte lengths of the tokens. Everything else, and every vocabulary without a rank
+source, stays with `tokenizers`. tests/test_fast_encoding.py compares ids, offsets, pieces and
+decodings with the `tokenizers` build on every text a corpus run encodes; `tiktoken` missing
+means no fast path.
 """
 
 from __future__ import annotations
@@ -17,17 +20,20 @@ import string
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from itertools import accumulate
+from typing import NamedTuple
 
 from auditor.tokenizers import convert
 
-# A bulk batch smaller than this stays with `tokenizers`. Building the tiktoken encoder (the
-# ranks, read back from the cache in marshal form by tokenizers.cache.cached_ranks, then
-# tiktoken's own tables) takes time that a batch must win back: tiktoken spends less CPU per
-# text, but `tokenizers` batches on every core (`benchmarks/lint_user.py --fast-min N`
-# measures where the build pays; docs/benchmarks.md has the figures).
-FAST_MIN_TEXTS = 50_000
 
-RankSource = Callable[[], tuple[dict[bytes, int], str]]  # () → (mergeable ranks, split regex)
+class RankTables(NamedTuple):
+    """What a tiktoken-native built-in is made of (convert.tokenizer_from_ranks's inputs)."""
+
+    ranks: dict[bytes, int]  # mergeable ranks: token bytes → id
+    pattern: str  # the split regex
+    specials: dict[str, int]  # added tokens: text → id
+
+
+RankSource = Callable[[], RankTables]
 
 # The split regexes of the tiktoken-native built-ins. Each cuts a text into pieces and the BPE
 # encodes every piece on its own, so a text the regex always cuts at one place encodes as its
@@ -44,6 +50,7 @@ CUTTING_PATTERNS = frozenset(
     }
 )
 _ALNUM = frozenset(string.ascii_letters + string.digits)
+_ALPHABET = convert.byte_alphabet()
 
 
 def always_cut(left: str, right: str) -> bool:
@@ -89,8 +96,10 @@ def special_search(specials: Iterable[str]) -> Callable[[str], object]:
 class FastEncoder:
     """tiktoken over a built-in's ranks, with the tokenizer's added tokens as specials."""
 
-    def __init__(self, ranks: dict[bytes, int], pattern: str, specials: dict[str, int]):
+    def __init__(self, tables: RankTables):
         import tiktoken
+
+        ranks, pattern, specials = tables
 
         self._encoding = tiktoken.Encoding(
             "pcdlint-fast", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
@@ -124,16 +133,46 @@ class FastEncoder:
         return list(map(self._ascii_ordinary, texts))
 
     @cached_property
-    def _lengths(self) -> list[int]:
-        """Bytes of each token id: made where offsets are first asked for (most batches of a
-        run never are: their texts are joined, not cut), not with the encoder."""
+    def _tokens(self) -> list[bytes]:
+        """Token id → its bytes (a special token: its text in UTF-8; an id of no token: b""),
+        made where first read (offsets, pieces): most runs' texts are joined, not cut."""
         ranks, specials = self._ranks, self._specials
-        lengths = [0] * (max([*ranks.values(), *specials.values()]) + 1)
-        for token, rank in ranks.items():
-            lengths[rank] = len(token)
+        top = max([*ranks.values(), *specials.values()]) + 1
+        values = ranks.values()
+        if len(ranks) == top - len(specials) and all(map(int.__eq__, values, range(len(ranks)))):
+            tokens = list(ranks)  # (ranks 0, 1, 2 … in order, as rank files list them)
+            tokens += [b""] * (top - len(tokens))
+        else:
+            tokens = [b""] * top
+            for token, rank in ranks.items():
+                tokens[rank] = token
         for text, token_id in specials.items():
-            lengths[token_id] = len(text.encode("utf-8"))
-        return lengths
+            tokens[token_id] = text.encode("utf-8")
+        return tokens
+
+    @cached_property
+    def _lengths(self) -> list[int]:
+        """Bytes of each token id."""
+        return list(map(len, self._tokens))
+
+    @cached_property
+    def _special_texts(self) -> dict[int, str]:
+        return {token_id: text for text, token_id in self._specials.items()}
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """The text of these ids as the byte-level decoder gives it: their bytes joined, then
+        read as UTF-8 with each broken sequence one U+FFFD; an id of no token is left out."""
+        tokens, top = self._tokens, len(self._tokens)
+        return b"".join(tokens[t] for t in ids if 0 <= t < top).decode("utf-8", errors="replace")
+
+    def vocab_entry(self, token_id: int) -> str | None:
+        """The token's vocabulary entry: its bytes spelled in the byte-level alphabet (a special
+        token: its text), None for an id of no token (`Tokenizer.id_to_token`)."""
+        text = self._special_texts.get(token_id)
+        if text is not None:
+            return text
+        raw = self._tokens[token_id] if 0 <= token_id < len(self._tokens) else b""
+        return "".join(map(_ALPHABET.__getitem__, raw)) if raw else None
 
     def begin(self, ids: Sequence[int], index: int) -> int:
         """Where token `index` of an ASCII text begins (its characters before it)."""
@@ -147,13 +186,15 @@ class FastEncoder:
         return list(zip([0, *ends[:-1]], ends))
 
 
-def build(source: RankSource | None, specials: dict[str, int]) -> FastEncoder | None:
-    """The fast encoder of a rank source, or None (no source, or tiktoken not installed)."""
-    if source is None:
+def build(tables: RankTables | None) -> FastEncoder | None:
+    """The fast encoder of a built-in's tables, or None (none, or tiktoken not installed)."""
+    if tables is None or not available():
         return None
-    try:
-        import tiktoken  # noqa: F401
-    except ImportError:
-        return None
-    ranks, pattern = source()
-    return FastEncoder(ranks, pattern, specials)
+    return FastEncoder(tables)
+
+
+def available() -> bool:
+    """Whether tiktoken is installed (found, not imported)."""
+    from importlib.util import find_spec
+
+    return find_spec("tiktoken") is not None
