@@ -10,7 +10,7 @@ encodes ASCII text from its cached rank tables (DeferredTokenizer, auditor.token
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -202,7 +202,7 @@ class LoadedTokenizer:
 
     # -- the bulk path (issue 17): one native batch per run, then memo reads without copies
 
-    def prefill(self, texts, with_offsets=()) -> None:
+    def prefill(self, texts: Iterable[str], with_offsets: Iterable[str] = ()) -> None:
         """Encode every distinct text not memoised yet in one native batch (in chunks);
         `with_offsets` are texts whose character offsets are kept too (see `offsets`)."""
         memo, spans = self._memo, self._offsets
@@ -308,7 +308,7 @@ class LoadedTokenizer:
             return self.fast_encoder.begin(ids, index) == char  # type: ignore[union-attr]
         return next((k for k, (begin, _) in enumerate(self.offsets(text)) if begin == char), None) == index
 
-    def pieces(self, ids) -> list[str]:
+    def pieces(self, ids: Iterable[int]) -> list[str]:
         """`piece` of each token id."""
         cache = self._piece_cache
         try:
