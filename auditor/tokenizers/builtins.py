@@ -18,7 +18,13 @@ from tokenizers import Tokenizer
 from auditor.distribution import install_hint
 from auditor.errors import TokenizerError
 from auditor.tokenizers import convert
-from auditor.tokenizers.cache import cache_entry, cached_conversion, cached_tables, read_tokenizer_file
+from auditor.tokenizers.cache import (
+    cache_entry,
+    cached_conversion,
+    cached_tables,
+    read_tokenizer_file,
+    tables_entry,
+)
 from auditor.tokenizers.fast import RankTables
 
 EXTRA_HINT = install_hint("tokenizers")
@@ -115,15 +121,21 @@ class Builtin:
             ranks = read(paths[0])
             return ranks, specials(paths, ranks)
 
-        ranks, added = cached_tables(paths, f"{self.name}|{read.__name__}|{specials.__name__}", tables)
+        ranks, added = cached_tables(paths, self._tables_name(), tables)
         return RankTables(ranks, pattern, added)
+
+    def _tables_name(self) -> str:
+        return f"{self.name}|{getattr(self.ranks, '__name__', '')}|{getattr(self.specials, '__name__', '')}"
 
     def cache_state(self) -> str:
         """'cached', 'not cached' (converted on first use), 'no conversion' or 'not installed'."""
         if self.build is None:
             return "no conversion" if self.installed() else "not installed"
         try:
-            entry = cache_entry(self.paths()[0], self.kind or self.name)
+            paths = self.paths()
+            entry = cache_entry(paths[0], self.kind or self.name)
+            if self.rank_source() is not None:  # (what a run of ASCII options reads: its tables)
+                entry = tables_entry(paths, self._tables_name())
         except (TokenizerError, OSError):
             return "not installed"
         return "cached" if entry.is_file() else "not cached"

@@ -112,15 +112,20 @@ def cached_conversion(
 RankPair = tuple[dict[bytes, int], dict[str, int]]  # (mergeable ranks, added tokens)
 
 
+def tables_entry(sources: list[Path], name: str) -> Path:
+    """Where cached_tables keeps the tables read from these sources under `name`."""
+    digests = "|".join(file_sha256(source) for source in sources)
+    digest = hashlib.sha256(f"{digests}|{name}".encode()).hexdigest()
+    return cache_dir() / f"tables-v{CONVERTER_VERSION}-m{marshal.version}-{digest[:32]}.marshal"
+
+
 def cached_tables(sources: list[Path], name: str, read: Callable[[], RankPair]) -> RankPair:
     """`read()`, the tables of a tiktoken-native built-in (its ranks and special tokens, the fast
     encoder's: auditor.tokenizers.fast), kept in the cache in `marshal`'s form beside the
     converted tokenizer: decoding the Qwen rank file's base64 lines costs several times more
     than loading them back. Keyed by the sources' sha256, `name` and the marshal format; an
     entry that does not load as (non-empty ranks, added tokens) is read again and rewritten."""
-    digests = "|".join(file_sha256(source) for source in sources)
-    digest = hashlib.sha256(f"{digests}|{name}".encode()).hexdigest()
-    target = cache_dir() / f"tables-v{CONVERTER_VERSION}-m{marshal.version}-{digest[:32]}.marshal"
+    target = tables_entry(sources, name)
     try:
         tables = marshal.loads(target.read_bytes())
         if type(tables) is tuple and len(tables) == 2 and type(tables[1]) is dict:
