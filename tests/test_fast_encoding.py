@@ -127,6 +127,38 @@ def test_fast_ids_and_offsets_equal_tokenizers(name, corpus_texts):
     assert not mismatched, f"{len(mismatched)} texts differ, e.g. {mismatched[:3]}"
 
 
+@pytest.mark.parametrize("name", FAST_BUILTINS)
+def test_python_bpe_equals_tiktoken(name, corpus_texts):
+    """The small batches' encoder (fast.python_bpe) gives tiktoken's ids on every ASCII text of
+    the corpus run and the seeded texts."""
+    import regex
+
+    encoder = get_tokenizer(name).fast_encoder
+    assert encoder is not None
+    tables = get_tokenizer(name).rank_tables
+    assert tables is not None
+    split = regex.compile(tables.pattern).findall
+    texts = [t for t in corpus_texts + random_ascii() if t.isascii() and not encoder._special(t)]
+    assert len(texts) > 20_000
+    native = encoder._encoding.encode_ordinary_batch(texts)
+    wrong = [t for t, ids in zip(texts, native) if fast.python_bpe(split, tables.ranks, t) != ids]
+    assert not wrong, f"{len(wrong)} texts differ, e.g. {wrong[:3]}"
+
+
+def test_small_batches_do_not_build_tiktoken():
+    """Before tiktoken is built, a batch under PYTHON_BPE_MAX texts goes through python_bpe; a
+    larger one, or one holding an added token's first character, builds it."""
+    tables = get_tokenizer("qwen2.5").rank_tables
+    encoder = fast.FastEncoder(tables)
+    small = [f"option {i}" for i in range(10)]
+    assert encoder.encode_ascii_many(small) and not encoder.built
+    assert encoder.encode_ascii("MEDIUM") == [44, 50786] and not encoder.built
+    assert encoder.encode_ascii("a <|endoftext|>") == [64, 220, 151643] and encoder.built
+    again = fast.FastEncoder(tables)
+    large = [f"option {i}" for i in range(fast.PYTHON_BPE_MAX)]
+    assert again.encode_ascii_many(large) == encoder.encode_ascii_many(large) and again.built
+
+
 def test_prefill_takes_the_fast_path_for_ascii_only(monkeypatch):
     base = get_tokenizer("qwen2.5")
     tokenizer = LoadedTokenizer(id="q", source="", hf=base.hf, rank_source=base.rank_source)

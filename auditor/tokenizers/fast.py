@@ -18,11 +18,14 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Callable, Iterable, Sequence
-from functools import cached_property
+from functools import cached_property, partial
 from itertools import accumulate
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from auditor.tokenizers import convert
+
+if TYPE_CHECKING:
+    import tiktoken
 
 
 class RankTables(NamedTuple):
@@ -93,43 +96,75 @@ def special_search(specials: Iterable[str]) -> Callable[[str], object]:
     return re.compile(f"[{re.escape(starts)}]" if starts else "(?!)").search
 
 
+# Until tiktoken's encoder is built, a batch of fewer texts than this (with no added token's
+# first character) is encoded by `python_bpe` instead: building tiktoken's tables costs as much
+# as encoding about 15,000 short texts in Python, so a pre-commit run on a few files does not
+# pay for it (docs/benchmarks.md, "Issue 34"); tests/test_fast_encoding.py compares both.
+PYTHON_BPE_MAX = 8_000
+
+
 class FastEncoder:
-    """tiktoken over a built-in's ranks, with the tokenizer's added tokens as specials."""
+    """tiktoken over a built-in's ranks, with the tokenizer's added tokens as specials; a small
+    batch of ASCII text before tiktoken is built goes through `python_bpe`."""
 
     def __init__(self, tables: RankTables):
-        import tiktoken
-
         ranks, pattern, specials = tables
-
-        self._encoding = tiktoken.Encoding(
-            "pcdlint-fast", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
-        )
-        self._ranks, self._specials = ranks, specials  # (tiktoken keeps the ranks too)
+        self._ranks, self._pattern, self._specials = ranks, pattern, specials
         # a text holding none of the specials' first characters holds no special token: the
         # plain encoder then gives the same ids without looking for them (a third faster)
         self._special = special_search(specials)
-        self._ordinary = self._encoding.encode_ordinary
-        # for ASCII text, the native encoder itself: tiktoken's wrapper only adds a retry for
-        # lone surrogates (never ASCII), and a run calls it tens of thousands of times
+
+    @cached_property
+    def _encoding(self) -> tiktoken.Encoding:
+        import tiktoken
+
+        ranks, pattern, specials = self._ranks, self._pattern, self._specials
+        return tiktoken.Encoding(
+            "pcdlint-fast", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
+        )
+
+    @cached_property
+    def _ascii_ordinary(self) -> Callable[[str], list[int]]:
+        """For ASCII text, the native encoder itself: tiktoken's wrapper only adds a retry for
+        lone surrogates (never ASCII), and a run calls it tens of thousands of times."""
         core = getattr(self._encoding, "_core_bpe", None)
-        self._ascii_ordinary = getattr(core, "encode_ordinary", None) or self._ordinary
+        return getattr(core, "encode_ordinary", None) or self._encoding.encode_ordinary
+
+    @property
+    def built(self) -> bool:
+        """Whether tiktoken's encoder is built."""
+        return "_encoding" in self.__dict__
+
+    @cached_property
+    def _python(self) -> Callable[[str], list[int]] | None:
+        """python_bpe over these tables (None: the `regex` package, tiktoken's own, is missing)."""
+        try:
+            import regex
+        except ImportError:
+            return None
+        return partial(python_bpe, regex.compile(self._pattern).findall, self._ranks)
 
     def encode(self, text: str) -> list[int]:
         if self._special(text):
             return self._encoding.encode(text, allowed_special="all")
-        return self._ordinary(text)
+        return self._encoding.encode_ordinary(text)
 
     def encode_ascii(self, text: str) -> list[int]:
         """`encode` of an ASCII text."""
-        if self._special(text):
-            return self._encoding.encode(text, allowed_special="all")
-        return self._ascii_ordinary(text)
+        return self.encode_ascii_many([text])[0]
 
     def encode_ascii_many(self, texts: list[str]) -> list[list[int]]:
         """`encode_ascii` of each ASCII text; where none holds a special token's first character
-        (one search of them all together), straight through the native encoder."""
+        (one search of them all together), straight through the native encoder, or python_bpe
+        for a small batch while that is not built."""
         if self._special("".join(texts)):
-            return [self.encode_ascii(t) for t in texts]
+            encoding = self._encoding
+            return [
+                encoding.encode(t, allowed_special="all") if self._special(t) else self._ascii_ordinary(t)
+                for t in texts
+            ]
+        if not self.built and len(texts) < PYTHON_BPE_MAX and self._python is not None:
+            return list(map(self._python, texts))
         return list(map(self._ascii_ordinary, texts))
 
     @cached_property
@@ -184,6 +219,32 @@ class FastEncoder:
         lengths = self._lengths
         ends = list(accumulate(lengths[t] for t in ids))
         return list(zip([0, *ends[:-1]], ends))
+
+
+def python_bpe(split: Callable[[str], list[str]], ranks: dict[bytes, int], text: str) -> list[int]:
+    """tiktoken's ordinary encoding of an ASCII text, in Python: the split regex cuts it into
+    pieces; a piece that is a token is that token, else its bytes are merged pair by pair, the
+    pair whose merged bytes have the lowest rank first (the leftmost of equals), as tiktoken's
+    `byte_pair_merge` does."""
+    ids: list[int] = []
+    for piece in split(text):
+        raw = piece.encode("ascii")
+        rank = ranks.get(raw)
+        if rank is not None:
+            ids.append(rank)
+            continue
+        parts = [raw[k : k + 1] for k in range(len(raw))]
+        while len(parts) > 1:
+            best, at = None, -1
+            for k in range(len(parts) - 1):
+                merged = ranks.get(parts[k] + parts[k + 1])
+                if merged is not None and (best is None or merged < best):
+                    best, at = merged, k
+            if best is None:
+                break
+            parts[at : at + 2] = [parts[at] + parts[at + 1]]
+        ids += map(ranks.__getitem__, parts)
+    return ids
 
 
 def build(tables: RankTables | None) -> FastEncoder | None:
