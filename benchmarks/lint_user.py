@@ -58,9 +58,13 @@ print(time.perf_counter() - start, time.process_time() - cpu)
 
 
 def wall(argv: list[str], env: dict) -> tuple[float, float]:
-    """(wall s, CPU s of the process and its pool workers) of one child process."""
+    """(wall s, CPU s of the process and its pool workers) of one child process, run outside
+    the checkout: `python -m auditor` there would import the checkout's package first, ahead of
+    a staged tree on PYTHONPATH (--compare)."""
     start = time.perf_counter()
-    child = subprocess.Popen(argv, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        argv, env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - start
     error = child.stderr.read().decode() if child.stderr else ""
@@ -160,7 +164,22 @@ def main() -> None:
     if compare is not None:
         for label, revision in (("A", None), ("B", compare)):
             root = stage(work, f"tree-{label}", revision)
-            trees[label] = ([sys.executable, "-m", "auditor", "check"], {**env, "PYTHONPATH": str(root)})
+            tree_env = {**env, "PYTHONPATH": str(root)}
+            found = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import auditor, auditor.rules; print(auditor.__file__, *auditor.rules.__path__)",
+                ],
+                env=tree_env,
+                cwd=tempfile.gettempdir(),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            if not all(Path(f).is_relative_to(root) for f in found):  # (the A/B would compare nothing)
+                sys.exit(f"tree {label} imports {found}, not its staged package under {root}")
+            trees[label] = ([sys.executable, "-m", "auditor", "check"], tree_env)
 
     tiny = work / "tiny.json"
     tiny.write_text(schema({"answer": ["yes", "no"]}))
