@@ -138,7 +138,9 @@ def test_python_bpe_equals_tiktoken(name, corpus_texts):
     tables = get_tokenizer(name).rank_tables
     assert tables is not None
     split = regex.compile(tables.pattern).findall
-    texts = [t for t in corpus_texts + random_ascii() if t.isascii() and not encoder._special(t)]
+    specials = [t for t in tables.specials if t.isascii()][:20]
+    near = [f"a{s[:-1]} {s[1:]}" for s in specials] + [f"<{s}" for s in specials]  # (none whole)
+    texts = [t for t in corpus_texts + random_ascii() + near if t.isascii() and not encoder._holds_special(t)]
     assert len(texts) > 20_000
     native = encoder._encoding.encode_ordinary_batch(texts)
     wrong = [t for t, ids in zip(texts, native) if fast.python_bpe(split, tables.ranks, t) != ids]
@@ -153,6 +155,7 @@ def test_small_batches_do_not_build_tiktoken():
     small = [f"option {i}" for i in range(10)]
     assert encoder.encode_ascii_many(small) and not encoder.built
     assert encoder.encode_ascii("MEDIUM") == [44, 50786] and not encoder.built
+    assert encoder.encode_ascii("<5 years") == [27, 20, 1635] and not encoder.built  # (no special)
     assert encoder.encode_ascii("a <|endoftext|>") == [64, 220, 151643] and encoder.built
     again = fast.FastEncoder(tables)
     large = [f"option {i}" for i in range(fast.PYTHON_BPE_MAX)]

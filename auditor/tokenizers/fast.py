@@ -155,9 +155,9 @@ class FastEncoder:
 
     def encode_ascii_many(self, texts: list[str]) -> list[list[int]]:
         """`encode_ascii` of each ASCII text; where none holds a special token's first character
-        (one search of them all together), straight through the native encoder, or python_bpe
-        for a small batch while that is not built."""
-        if self._special("".join(texts)):
+        (one search of them all together) or, failing that, a special token, straight through the
+        native encoder, or python_bpe for a small batch while that is not built."""
+        if self._special("".join(texts)) and any(map(self._holds_special, texts)):
             encoding = self._encoding
             return [
                 encoding.encode(t, allowed_special="all") if self._special(t) else self._ascii_ordinary(t)
@@ -166,6 +166,10 @@ class FastEncoder:
         if not self.built and len(texts) < PYTHON_BPE_MAX and self._python is not None:
             return list(map(self._python, texts))
         return list(map(self._ascii_ordinary, texts))
+
+    def _holds_special(self, text: str) -> bool:
+        """Whether an added token's text occurs in `text`."""
+        return bool(self._special(text)) and any(special in text for special in self._specials)
 
     @cached_property
     def _tokens(self) -> list[bytes]:
