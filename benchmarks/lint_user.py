@@ -15,10 +15,6 @@ figure is the least of its rounds, so a burst of load elsewhere hits one round, 
 Targets (issue 34): corpus lint <= 2x its floor, start-up <= 1.2x the bare process, the 100k
 enum <= 1.5x its floor, per-file cost at 1,000 files <= 1.2x the cost at 100.
 
-`--fast-min N`: each case also runs (in the same rounds) with the tiktoken fast encoder's
-threshold (auditor.tokenizers.fast.FAST_MIN_TEXTS) set to N texts, e.g. 1 (always built) and
-1000000000 (never), to show where building it wins.
-
 `--case WORD`: only the cases whose name holds WORD (repeatable; e.g. `--case corpus --case 100,000`;
 a WORD no case holds, e.g. `--case none`, leaves start-up alone).
 
@@ -28,7 +24,7 @@ auditor.templates) and run as `python -m auditor check` with PYTHONPATH set to i
 the other in every round; each case then also prints the working tree's lint seconds over
 REV's, and start-up's too. The other figures stay those of the installed `pcdlint`.
 
-Usage: python benchmarks/lint_user.py [--rounds N] [--quick] [--fast-min N] [--case WORD] [--compare REV]
+Usage: python benchmarks/lint_user.py [--rounds N] [--quick] [--case WORD] [--compare REV]
                                       [CORPUS_DIR]
        (default: 5 rounds, ../shared/corpus; --quick: corpus, 10k enum and 100 files only)
 """
@@ -62,9 +58,13 @@ print(time.perf_counter() - start, time.process_time() - cpu)
 
 
 def wall(argv: list[str], env: dict) -> tuple[float, float]:
-    """(wall s, CPU s of the process and its pool workers) of one child process."""
+    """(wall s, CPU s of the process and its pool workers) of one child process, run outside
+    the checkout: `python -m auditor` there would import the checkout's package first, ahead of
+    a staged tree on PYTHONPATH (--compare)."""
     start = time.perf_counter()
-    child = subprocess.Popen(argv, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        argv, env=env, cwd=tempfile.gettempdir(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - start
     error = child.stderr.read().decode() if child.stderr else ""
@@ -127,18 +127,21 @@ def load() -> str:
 
 
 def main() -> None:
-    argv, args, rounds, fast_mins, only = sys.argv[1:], [], 5, [], []
+    argv, args, rounds, only = sys.argv[1:], [], 5, []
     compare: str | None = None
     while argv:
         arg = argv.pop(0)
+        if arg in ("-h", "--help"):
+            print(__doc__)
+            return
         if arg == "--rounds":
             rounds = int(argv.pop(0))
-        elif arg == "--fast-min":
-            fast_mins.append(int(argv.pop(0)))
         elif arg == "--case":
             only.append(argv.pop(0))
         elif arg == "--compare":
             compare = argv.pop(0)
+        elif arg.startswith("-") and arg != "--quick":
+            sys.exit(f"unknown option {arg} (--help)")
         elif arg != "--quick":
             args.append(arg)
     quick = "--quick" in sys.argv
@@ -156,22 +159,27 @@ def main() -> None:
     script = Path(sys.executable).with_name("pcdlint")
     check = [str(script)] if script.is_file() else [sys.executable, "-m", "auditor"]
     check.append("check")
-    variants = {
-        f"  fast encoder from {n:,} texts": [
-            sys.executable,
-            "-c",
-            f"import sys; from auditor.tokenizers import fast; fast.FAST_MIN_TEXTS = {n}; "
-            "from auditor.cli.main import main; sys.argv[0] = 'pcdlint'; main()",
-            "check",
-        ]
-        for n in fast_mins
-    }
     # --compare: the working tree (A) and the revision (B), each its own staged package
     trees: dict[str, tuple[list[str], dict]] = {}
     if compare is not None:
         for label, revision in (("A", None), ("B", compare)):
             root = stage(work, f"tree-{label}", revision)
-            trees[label] = ([sys.executable, "-m", "auditor", "check"], {**env, "PYTHONPATH": str(root)})
+            tree_env = {**env, "PYTHONPATH": str(root)}
+            found = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import auditor, auditor.rules; print(auditor.__file__, *auditor.rules.__path__)",
+                ],
+                env=tree_env,
+                cwd=tempfile.gettempdir(),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            if not all(Path(f).is_relative_to(root) for f in found):  # (the A/B would compare nothing)
+                sys.exit(f"tree {label} imports {found}, not its staged package under {root}")
+            trees[label] = ([sys.executable, "-m", "auditor", "check"], tree_env)
 
     tiny = work / "tiny.json"
     tiny.write_text(schema({"answer": ["yes", "no"]}))
@@ -203,7 +211,10 @@ def main() -> None:
         texts[name] = work / f"options_{len(texts)}.json"
         texts[name].write_text(json.dumps(option_texts(paths)))
     from auditor.cachedir import cache_dir
+    from auditor.tokenizers.loader import load_tokenizer
 
+    # the floor's tokenizer.json: the converted qwen2.5 (a check of ASCII options never needs it)
+    load_tokenizer("qwen2.5").hf.get_vocab_size()
     (tokenizer_json,) = sorted(cache_dir().glob("qwen2-*.json"))[-1:]
     bare = [
         sys.executable,
@@ -241,10 +252,6 @@ def main() -> None:
             seconds, cpu = floor(tokenizer_json, texts[name], env)
             keep(name + " floor", seconds, row)
             keep(name + " floor cpu", cpu, row)
-            for label, command in variants.items():
-                seconds, cpu = wall([*command, *paths], env)
-                keep(name + label, seconds, row)
-                keep(name + label + " cpu", cpu, row)
         per_round.append(row)
 
     def ratio(name: str, row: dict, cpu: str = "") -> float:
@@ -273,14 +280,6 @@ def main() -> None:
             f"{ratio(name, best):6.2f} {median([ratio(name, r) for r in per_round]):6.2f} "
             f"{ratio(name, best, ' cpu'):9.2f}"
         )
-        for label in variants:
-            print(
-                f"{label:48} {best[name + label]:8.3f} {best[name + label] - best['tiny']:7.3f} {'':8} "
-                f"{ratio(name + label, {**best, name + label + ' floor': best[name + ' floor']}):6.2f} "
-                f"{median([r[name + label] - r[name] for r in per_round]):+6.2f} "
-                f"{ratio(name + label, {**best, name + label + ' floor cpu': best[name + ' floor cpu']}, ' cpu'):9.2f}"
-                "   (median: s beyond the default's)"
-            )
     if trees:
         print(f"A/B: the working tree (A) against {compare} (B), each run as `python -m auditor check`")
         print(

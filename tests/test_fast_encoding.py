@@ -32,17 +32,12 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def corpus_texts() -> list[str]:
     """Every text a whole-corpus run asks the fast encoder for (every engine, suggestions on,
-    so the re-linted candidates are in; every batch takes the fast path, whatever its size),
+    so the re-linted candidates are in),
     plus each scoring text group of every site."""
     base = get_tokenizer("qwen2.5")
     tokenizer = LoadedTokenizer(id="qwen2.5", source="", hf=base.hf, rank_source=base.rank_source)
     asked: list[str] = []
-    real, real_many, least = (
-        fast.FastEncoder.encode_ascii,
-        fast.FastEncoder.encode_ascii_many,
-        fast.FAST_MIN_TEXTS,
-    )
-    fast.FAST_MIN_TEXTS = 1
+    real, real_many = fast.FastEncoder.encode_ascii, fast.FastEncoder.encode_ascii_many
     fast.FastEncoder.encode_ascii = lambda self, text: asked.append(text) or real(self, text)  # type: ignore[method-assign]
     fast.FastEncoder.encode_ascii_many = (  # type: ignore[method-assign]
         lambda self, texts: asked.extend(texts) or real_many(self, texts)
@@ -52,7 +47,6 @@ def corpus_texts() -> list[str]:
         run = lint(files, [tokenizer], LintOptions(engines=list(ENGINES), jobs=1))  # counted here
     finally:
         fast.FastEncoder.encode_ascii, fast.FastEncoder.encode_ascii_many = real, real_many  # type: ignore[method-assign]
-        fast.FAST_MIN_TEXTS = least
     assert len(asked) > 20_000, "the run must have taken the fast path"
     texts = list(asked)
     for result in run.files:
@@ -133,6 +127,41 @@ def test_fast_ids_and_offsets_equal_tokenizers(name, corpus_texts):
     assert not mismatched, f"{len(mismatched)} texts differ, e.g. {mismatched[:3]}"
 
 
+@pytest.mark.parametrize("name", FAST_BUILTINS)
+def test_python_bpe_equals_tiktoken(name, corpus_texts):
+    """The small batches' encoder (fast.python_bpe) gives tiktoken's ids on every ASCII text of
+    the corpus run and the seeded texts."""
+    import regex
+
+    encoder = get_tokenizer(name).fast_encoder
+    assert encoder is not None
+    tables = get_tokenizer(name).rank_tables
+    assert tables is not None
+    split = regex.compile(tables.pattern).findall
+    specials = [t for t in tables.specials if t.isascii()][:20]
+    near = [f"a{s[:-1]} {s[1:]}" for s in specials] + [f"<{s}" for s in specials]  # (none whole)
+    texts = [t for t in corpus_texts + random_ascii() + near if t.isascii() and not encoder._holds_special(t)]
+    assert len(texts) > 20_000
+    native = encoder._encoding.encode_ordinary_batch(texts)
+    wrong = [t for t, ids in zip(texts, native) if fast.python_bpe(split, tables.ranks, t) != ids]
+    assert not wrong, f"{len(wrong)} texts differ, e.g. {wrong[:3]}"
+
+
+def test_small_batches_do_not_build_tiktoken():
+    """Before tiktoken is built, a batch under PYTHON_BPE_MAX texts goes through python_bpe; a
+    larger one, or one holding an added token's first character, builds it."""
+    tables = get_tokenizer("qwen2.5").rank_tables
+    encoder = fast.FastEncoder(tables)
+    small = [f"option {i}" for i in range(10)]
+    assert encoder.encode_ascii_many(small) and not encoder.built
+    assert encoder.encode_ascii("MEDIUM") == [44, 50786] and not encoder.built
+    assert encoder.encode_ascii("<5 years") == [27, 20, 1635] and not encoder.built  # (no special)
+    assert encoder.encode_ascii("a <|endoftext|>") == [64, 220, 151643] and encoder.built
+    again = fast.FastEncoder(tables)
+    large = [f"option {i}" for i in range(fast.PYTHON_BPE_MAX)]
+    assert again.encode_ascii_many(large) == encoder.encode_ascii_many(large) and again.built
+
+
 def test_prefill_takes_the_fast_path_for_ascii_only(monkeypatch):
     base = get_tokenizer("qwen2.5")
     tokenizer = LoadedTokenizer(id="q", source="", hf=base.hf, rank_source=base.rank_source)
@@ -141,7 +170,7 @@ def test_prefill_takes_the_fast_path_for_ascii_only(monkeypatch):
     monkeypatch.setattr(
         fast.FastEncoder, "encode_ascii_many", lambda self, texts: calls.extend(texts) or real(self, texts)
     )
-    texts = [f"option_{i}" for i in range(fast.FAST_MIN_TEXTS)] + ["café", "naïve"]
+    texts = [f"option_{i}" for i in range(1000)] + ["café", "naïve"]
     tokenizer.prefill(texts, texts)
     assert set(calls) == set(texts[:-2])
     for text in texts:
@@ -287,3 +316,52 @@ def test_letter_slots_with_joins_equal_those_encoded(name):
         "merges with the quote" in why
         for why in letter_slots(encoded, names[0], 5, merging).failures.values()
     )
+
+
+# --------------------------------------------------------------------------- without `tokenizers`
+
+
+@pytest.mark.parametrize("name", FAST_BUILTINS)
+def test_rank_tables_are_what_the_tokenizers_build_holds(name):
+    """A built-in's added tokens, unknown id, pieces, vocabulary entries and decodings, read
+    from its rank tables, equal its `tokenizers` build's: on every special token, a seeded
+    sample of ids across the vocabulary (its ends and gaps too) and seeded id sequences, many
+    of which cut a character's bytes apart."""
+    fast_side = get_tokenizer(name)
+    built = LoadedTokenizer(id=name, source="", hf=fast_side.hf)  # (no rank source: all from `tokenizers`)
+    hf = fast_side.hf
+    assert fast_side.special_tokens == built.special_tokens
+    assert fast_side.unk_id == built.unk_id
+    rng = random.Random(31)
+    top = fast_side.vocab_size
+    ids = sorted(
+        {
+            *rng.sample(range(top), 20_000),
+            *range(256),
+            *range(top - 300, top + 3),
+            *fast_side.special_tokens.values(),
+        }
+    )
+    assert [fast_side.vocab_entry(t) for t in ids] == [hf.id_to_token(t) for t in ids]
+    assert [fast_side.piece(t) for t in ids] == [built.piece(t) for t in ids]
+    sequences = [[rng.randrange(top) for _ in range(rng.randint(1, 6))] for _ in range(3000)]
+    sequences += [list(fast_side.special_tokens.values())[:3] + s for s in sequences[:50]]
+    decoded = hf.decode_batch(sequences, skip_special_tokens=False)
+    assert [fast_side.decode(s) for s in sequences] == decoded
+    assert any("\ufffd" in text for text in decoded), "some sequences must cut a character"
+
+
+def test_a_run_over_ascii_options_never_loads_the_tokenizers_build(tmp_path):
+    """The default tokenizer lints ASCII options from its rank tables alone; a non-ASCII option
+    loads the `tokenizers` build where it is asked for, and both give the ids it gives."""
+    from auditor.tokenizers.loader import DeferredTokenizer, load_tokenizer
+
+    files = sorted(str(p) for p in CORPUS.glob("pcd-presets*/*.json"))
+    tokenizer = load_tokenizer("qwen2.5")
+    assert isinstance(tokenizer.hf, DeferredTokenizer) and not tokenizer.hf.loaded
+    run = lint(files, [tokenizer], LintOptions(jobs=1))
+    assert run.findings and not tokenizer.hf.loaded
+    reference = get_tokenizer("qwen2.5").hf
+    for text in ("ELEVATED", '  "risk": "MEDIUM"', "caf\u00e9", "na\u0131ve \U0001f600"):
+        assert tokenizer.ids(text) == tuple(reference.encode(text, add_special_tokens=False).ids)
+    assert tokenizer.hf.loaded

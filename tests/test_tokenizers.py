@@ -46,12 +46,28 @@ def test_qwen36_is_a_different_vocabulary():
 def test_conversion_is_cached_by_sha256(tmp_path, monkeypatch):
     monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path))
     first = load_tokenizer("qwen2.5")
+    assert first.encode("MEDIUM") == [44, 50786]
+    # ASCII text encodes from the rank tables (read once, then kept); the `tokenizers` build
+    # is converted and cached where something first asks for it
+    assert len(list(tmp_path.glob("tables-v*-*.marshal"))) == 1
+    assert not list(tmp_path.glob("qwen2-v*-*.json"))
+    assert first.hf.get_vocab_size(with_added_tokens=True) == first.vocab_size
     cached = list(tmp_path.glob("qwen2-v*-*.json"))
     assert len(cached) == 1
     assert not list(tmp_path.glob(".tmp-*")), "writes are atomic: no temp files left"
     again = load_tokenizer("qwen2.5")
     assert again.encode("MEDIUM") == first.encode("MEDIUM")
     assert cache_dir() == tmp_path
+
+
+def test_a_damaged_rank_tables_entry_is_read_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path))
+    assert load_tokenizer("qwen2.5").encode("MEDIUM") == [44, 50786]
+    (entry,) = tmp_path.glob("tables-v*-*.marshal")
+    for damage in (b"", b"\x00garbage", entry.read_bytes()[:1000]):
+        entry.write_bytes(damage)
+        assert load_tokenizer("qwen2.5").encode("MEDIUM") == [44, 50786]
+        assert entry.stat().st_size > 1_000_000, "rewritten whole"
 
 
 def test_tokenizer_json_path_and_directory(tmp_path, qwen):

@@ -185,7 +185,7 @@ def _load_gguf(path: Path, torch_dtype, notes: list[str], progress: bool):
     """A GGUF model: from its cached safetensors conversion, else converted once and cached.
 
     transformers' GGUF path parses the whole file in Python and de-quantizes every tensor
-    (25-35 s for SmolLM2-135M on 2 cores); the conversion it produces is saved (float32
+    (slow: docs/verify.md has the figure); the conversion it produces is saved (float32
     safetensors, the repaired tokenizer) so every later load is a plain directory load.
     """
     cached = converted_dir(path)

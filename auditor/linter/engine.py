@@ -337,6 +337,8 @@ def _pooled(
             1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
             for m, _ in loaded
         ]
+        for tokenizer in tokenizers:  # (each worker encodes about its share)
+            tokenizer.expect(int(sum(weights)) // workers)
         parts = map_chunks(
             lambda items: _worker_findings(lint_models(items, tokenizers, options)), loaded, workers, weights
         )

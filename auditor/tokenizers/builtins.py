@@ -18,7 +18,14 @@ from tokenizers import Tokenizer
 from auditor.distribution import install_hint
 from auditor.errors import TokenizerError
 from auditor.tokenizers import convert
-from auditor.tokenizers.cache import cache_entry, cached_conversion, cached_ranks, read_tokenizer_file
+from auditor.tokenizers.cache import (
+    cache_entry,
+    cached_conversion,
+    cached_tables,
+    read_tokenizer_file,
+    tables_entry,
+)
+from auditor.tokenizers.fast import RankTables
 
 EXTRA_HINT = install_hint("tokenizers")
 # Qwen2/2.5/3 add these 22 tokens at ids 151643..151664 (the package lists them for Qwen3.5).
@@ -44,6 +51,8 @@ class Builtin:
     # the split regex the build used, for the exact fast encodings (auditor.tokenizers.fast)
     ranks: Callable[[Path], dict[bytes, int]] | None = None
     pattern: str | None = None
+    # and its added tokens (text → id), from its files and its ranks
+    specials: Callable[[list[Path], dict[bytes, int]], dict[str, int]] | None = None
 
     def folder(self) -> Path:
         spec = importlib_util.find_spec(self.module)
@@ -78,9 +87,13 @@ class Builtin:
             return False
         return all(importlib_util.find_spec(module) is not None for module, _ in self.needs)
 
+    def source(self) -> str:
+        """Where it comes from, as a LoadedTokenizer names it (`package:file`)."""
+        return f"{self.package}:{self.paths()[0].name}"
+
     def load(self) -> tuple[Tokenizer, str]:
         paths = self.paths()
-        source = f"{self.package}:{paths[0].name}"
+        source = self.source()
         if self.build is None:
             return read_tokenizer_file(paths[0]), source
         for module, package in self.needs:
@@ -92,18 +105,37 @@ class Builtin:
         build = self.build
         return cached_conversion(paths[0], self.kind or self.name, lambda: build(paths)), source
 
-    def rank_source(self) -> Callable[[], tuple[dict[bytes, int], str]] | None:
-        ranks, pattern = self.ranks, self.pattern
-        if ranks is None or pattern is None:
+    def rank_source(self) -> Callable[[], RankTables] | None:
+        """How to get its RankTables (from the cache after the first time), or None: not a
+        tiktoken-native vocabulary."""
+        if self.ranks is None or self.pattern is None or self.specials is None:
             return None
-        return lambda: (cached_ranks(self.paths()[0], ranks), pattern)
+        return self._tables
+
+    def _tables(self) -> RankTables:
+        read, specials, pattern = self.ranks, self.specials, self.pattern
+        assert read is not None and specials is not None and pattern is not None
+        paths = self.paths()
+
+        def tables() -> tuple[dict[bytes, int], dict[str, int]]:
+            ranks = read(paths[0])
+            return ranks, specials(paths, ranks)
+
+        ranks, added = cached_tables(paths, self._tables_name(), tables)
+        return RankTables(ranks, pattern, added)
+
+    def _tables_name(self) -> str:
+        return f"{self.name}|{getattr(self.ranks, '__name__', '')}|{getattr(self.specials, '__name__', '')}"
 
     def cache_state(self) -> str:
         """'cached', 'not cached' (converted on first use), 'no conversion' or 'not installed'."""
         if self.build is None:
             return "no conversion" if self.installed() else "not installed"
         try:
-            entry = cache_entry(self.paths()[0], self.kind or self.name)
+            paths = self.paths()
+            entry = cache_entry(paths[0], self.kind or self.name)
+            if self.rank_source() is not None:  # (what a run of ASCII options reads: its tables)
+                entry = tables_entry(paths, self._tables_name())
         except (TokenizerError, OSError):
             return "not installed"
         return "cached" if entry.is_file() else "not cached"
@@ -127,6 +159,19 @@ def _qwen3_6(paths: list[Path]) -> Tokenizer:
     return convert.tokenizer_from_tiktoken(
         paths[0], convert.QWEN3_5_PATTERN, _qwen_specials("qwen3.6"), nfc=True
     )
+
+
+def _qwen2_added(paths: list[Path], ranks: dict[bytes, int]) -> dict[str, int]:
+    """The added tokens _qwen2 gives its tokenizer (after the last rank, in order)."""
+    return convert.following_ranks(ranks, _qwen_specials("qwen2"))
+
+
+def _qwen3_6_added(paths: list[Path], ranks: dict[bytes, int]) -> dict[str, int]:
+    return convert.following_ranks(ranks, _qwen_specials("qwen3.6"))
+
+
+def _quicktok_added(paths: list[Path], ranks: dict[bytes, int]) -> dict[str, int]:
+    return convert.read_quicktok_specials(paths[1])
 
 
 def _quicktok(pattern: str) -> Callable[[list[Path]], Tokenizer]:
@@ -167,6 +212,7 @@ BUILTINS: dict[str, Builtin] = {
             kind="qwen2",
             ranks=convert.read_tiktoken_ranks,
             pattern=convert.QWEN2_PATTERN,
+            specials=_qwen2_added,
         ),
         Builtin(
             "qwen3.6",
@@ -181,6 +227,7 @@ BUILTINS: dict[str, Builtin] = {
             kind="qwen3_6",
             ranks=convert.read_tiktoken_ranks,
             pattern=convert.QWEN3_5_PATTERN,
+            specials=_qwen3_6_added,
         ),
         Builtin(
             "smollm2",
@@ -205,6 +252,7 @@ BUILTINS: dict[str, Builtin] = {
             aliases=("gpt-4", "cl100k_base"),
             ranks=convert.read_quicktok_vocab,
             pattern=convert.CL100K_PATTERN,
+            specials=_quicktok_added,
         ),
         Builtin(
             "o200k",
@@ -218,6 +266,7 @@ BUILTINS: dict[str, Builtin] = {
             aliases=("gpt-4o", "o200k_base"),
             ranks=convert.read_quicktok_vocab,
             pattern=convert.O200K_PATTERN,
+            specials=_quicktok_added,
         ),
         Builtin(
             "llama3",
@@ -231,6 +280,7 @@ BUILTINS: dict[str, Builtin] = {
             aliases=("llama-3",),
             ranks=convert.read_quicktok_vocab,
             pattern=convert.LLAMA3_PATTERN,
+            specials=_quicktok_added,
         ),
         Builtin(
             "deepseek-v3",

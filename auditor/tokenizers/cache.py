@@ -109,21 +109,31 @@ def cached_conversion(
     return tokenizer
 
 
-def cached_ranks(source: Path, read: Callable[[Path], dict[bytes, int]]) -> dict[bytes, int]:
-    """`read(source)`, the mergeable ranks of a tiktoken-native built-in (the fast encoder's,
-    auditor.tokenizers.fast), kept in the cache in `marshal`'s form beside the converted
-    tokenizer: decoding the Qwen rank file's 151,643 base64 lines costs a run that builds the
-    fast encoder about a tenth of a second, loading them back a quarter of that. Keyed by the
-    source's sha256, the reader and the marshal format; an entry that does not load as a
-    non-empty dict is read again from the source and rewritten."""
-    digest = hashlib.sha256(f"{file_sha256(source)}|{read.__name__}".encode()).hexdigest()
-    target = cache_dir() / f"ranks-v{CONVERTER_VERSION}-m{marshal.version}-{digest[:32]}.marshal"
+RankPair = tuple[dict[bytes, int], dict[str, int]]  # (mergeable ranks, added tokens)
+
+
+def tables_entry(sources: list[Path], name: str) -> Path:
+    """Where cached_tables keeps the tables read from these sources under `name`."""
+    digests = "|".join(file_sha256(source) for source in sources)
+    digest = hashlib.sha256(f"{digests}|{name}".encode()).hexdigest()
+    return cache_dir() / f"tables-v{CONVERTER_VERSION}-m{marshal.version}-{digest[:32]}.marshal"
+
+
+def cached_tables(sources: list[Path], name: str, read: Callable[[], RankPair]) -> RankPair:
+    """`read()`, the tables of a tiktoken-native built-in (its ranks and special tokens, the fast
+    encoder's: auditor.tokenizers.fast), kept in the cache in `marshal`'s form beside the
+    converted tokenizer: decoding the Qwen rank file's base64 lines costs several times more
+    than loading them back. Keyed by the sources' sha256, `name` and the marshal format; an
+    entry that does not load as (non-empty ranks, added tokens) is read again and rewritten."""
+    target = tables_entry(sources, name)
     try:
-        ranks = marshal.loads(target.read_bytes())
-        if type(ranks) is dict and ranks:
-            return ranks
+        tables = marshal.loads(target.read_bytes())
+        if type(tables) is tuple and len(tables) == 2 and type(tables[1]) is dict:
+            ranks, added = tables
+            if type(ranks) is dict and ranks:
+                return ranks, added
     except (OSError, ValueError, EOFError, TypeError):
         pass
-    ranks = read(source)
-    atomic_write(target, marshal.dumps(ranks))
-    return ranks
+    tables = read()
+    atomic_write(target, marshal.dumps(tables))
+    return tables

@@ -168,7 +168,7 @@ def resolve_pattern(choice: str) -> str:
 # ---------------------------------------------------------------- BPE ranks → tokenizer
 
 
-def _byte_alphabet() -> dict[int, str]:
+def byte_alphabet() -> dict[int, str]:
     """GPT-2's printable spelling of the 256 byte values (ByteLevel's alphabet)."""
     printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
     spelled = dict(zip(printable, printable))
@@ -190,7 +190,7 @@ def tokenizer_from_ranks(
     whole, as tiktoken does. Regular ids are `rank + id_offset` (Tekken puts its specials first);
     specials keep their own ids, gaps included.
     """
-    alphabet = _byte_alphabet()
+    alphabet = byte_alphabet()
 
     def spell(raw: bytes) -> str:
         return "".join(alphabet[b] for b in raw)
@@ -257,8 +257,13 @@ def tokenizer_from_tiktoken(
     """A `.tiktoken` file; specials follow the last rank in order. PATTERN: a regex, or by size."""
     ranks = read_tiktoken_ranks(path)
     regex = resolve_pattern(pattern or default_tiktoken_pattern(len(ranks)))
+    return tokenizer_from_ranks(ranks, regex, following_ranks(ranks, specials), nfc=nfc)
+
+
+def following_ranks(ranks: dict[bytes, int], specials: tuple[str, ...] | list[str]) -> dict[str, int]:
+    """Special tokens numbered after the last rank, in order (a `.tiktoken` file's specials)."""
     first = max(ranks.values()) + 1
-    return tokenizer_from_ranks(ranks, regex, {t: first + i for i, t in enumerate(specials)}, nfc=nfc)
+    return {text: first + i for i, text in enumerate(specials)}
 
 
 # quicktok's binary data: u32 count, then (u16 length, bytes, u32 rank) per token; specials are

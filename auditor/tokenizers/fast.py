@@ -2,12 +2,15 @@
 
 These built-ins are byte-level BPEs rebuilt from tiktoken ranks (`convert.tokenizer_from_ranks`),
 so `tiktoken` over the same ranks, split regex and special tokens gives the same ids, for a
-sixth of the CPU `tokenizers` spends per text (on one core, against `tokenizers`' batch on all
-of them), once built: a run builds it only for a batch of FAST_MIN_TEXTS or more. Only ASCII
-texts take this path: there NFC (Qwen's normalizer) is the identity and each byte is one
-character, so character offsets are the running byte lengths of the tokens. Everything else, and every vocabulary without a rank
-source, stays with `tokenizers`. tests/test_fast_encoding.py compares ids and offsets with the
-`tokenizers` build on every text a corpus run encodes; `tiktoken` missing means no fast path.
+sixth of the CPU `tokenizers` spends per text, and it is built from the cached ranks in a
+fraction of the time `tokenizers` takes to load the converted tokenizer.json. So these
+built-ins encode through it from the first text and load the `tokenizers` build only where a
+text or a question needs it (LoadedTokenizer.hf). Only ASCII texts take this path: there NFC
+(Qwen's normalizer) is the identity and each byte is one character, so character offsets are
+the running byte lengths of the tokens. Everything else, and every vocabulary without a rank
+source, stays with `tokenizers`. tests/test_fast_encoding.py compares ids, offsets, pieces and
+decodings with the `tokenizers` build on every text a corpus run encodes; `tiktoken` missing
+means no fast path.
 """
 
 from __future__ import annotations
@@ -15,19 +18,25 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Callable, Iterable, Sequence
-from functools import cached_property
+from functools import cached_property, partial
 from itertools import accumulate
+from typing import TYPE_CHECKING, NamedTuple
 
 from auditor.tokenizers import convert
 
-# A bulk batch smaller than this stays with `tokenizers`. Building the tiktoken encoder (the
-# ranks, read back from the cache in marshal form by tokenizers.cache.cached_ranks, then
-# tiktoken's own tables) takes time that a batch must win back: tiktoken spends less CPU per
-# text, but `tokenizers` batches on every core (`benchmarks/lint_user.py --fast-min N`
-# measures where the build pays; docs/benchmarks.md has the figures).
-FAST_MIN_TEXTS = 50_000
+if TYPE_CHECKING:
+    import tiktoken
 
-RankSource = Callable[[], tuple[dict[bytes, int], str]]  # () → (mergeable ranks, split regex)
+
+class RankTables(NamedTuple):
+    """What a tiktoken-native built-in is made of (convert.tokenizer_from_ranks's inputs)."""
+
+    ranks: dict[bytes, int]  # mergeable ranks: token bytes → id
+    pattern: str  # the split regex
+    specials: dict[str, int]  # added tokens: text → id
+
+
+RankSource = Callable[[], RankTables]
 
 # The split regexes of the tiktoken-native built-ins. Each cuts a text into pieces and the BPE
 # encodes every piece on its own, so a text the regex always cuts at one place encodes as its
@@ -44,6 +53,7 @@ CUTTING_PATTERNS = frozenset(
     }
 )
 _ALNUM = frozenset(string.ascii_letters + string.digits)
+_ALPHABET = convert.byte_alphabet()
 
 
 def always_cut(left: str, right: str) -> bool:
@@ -86,54 +96,122 @@ def special_search(specials: Iterable[str]) -> Callable[[str], object]:
     return re.compile(f"[{re.escape(starts)}]" if starts else "(?!)").search
 
 
+# Until tiktoken's encoder is built, a batch of fewer texts than this (with no added token's
+# first character) is encoded by `python_bpe` instead: building tiktoken's tables costs as much
+# as encoding about 15,000 short texts in Python, so a pre-commit run on a few files does not
+# pay for it (docs/benchmarks.md, "Issue 34"); tests/test_fast_encoding.py compares both.
+PYTHON_BPE_MAX = 8_000
+
+
 class FastEncoder:
-    """tiktoken over a built-in's ranks, with the tokenizer's added tokens as specials."""
+    """tiktoken over a built-in's ranks, with the tokenizer's added tokens as specials; a small
+    batch of ASCII text before tiktoken is built goes through `python_bpe`."""
 
-    def __init__(self, ranks: dict[bytes, int], pattern: str, specials: dict[str, int]):
-        import tiktoken
-
-        self._encoding = tiktoken.Encoding(
-            "pcdlint-fast", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
-        )
-        self._ranks, self._specials = ranks, specials  # (tiktoken keeps the ranks too)
+    def __init__(self, tables: RankTables):
+        ranks, pattern, specials = tables
+        self._ranks, self._pattern, self._specials = ranks, pattern, specials
         # a text holding none of the specials' first characters holds no special token: the
         # plain encoder then gives the same ids without looking for them (a third faster)
         self._special = special_search(specials)
-        self._ordinary = self._encoding.encode_ordinary
-        # for ASCII text, the native encoder itself: tiktoken's wrapper only adds a retry for
-        # lone surrogates (never ASCII), and a run calls it tens of thousands of times
+
+    @cached_property
+    def _encoding(self) -> tiktoken.Encoding:
+        import tiktoken
+
+        ranks, pattern, specials = self._ranks, self._pattern, self._specials
+        return tiktoken.Encoding(
+            "pcdlint-fast", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
+        )
+
+    @cached_property
+    def _ascii_ordinary(self) -> Callable[[str], list[int]]:
+        """For ASCII text, the native encoder itself: tiktoken's wrapper only adds a retry for
+        lone surrogates (never ASCII), and a run calls it tens of thousands of times."""
         core = getattr(self._encoding, "_core_bpe", None)
-        self._ascii_ordinary = getattr(core, "encode_ordinary", None) or self._ordinary
+        return getattr(core, "encode_ordinary", None) or self._encoding.encode_ordinary
+
+    @property
+    def built(self) -> bool:
+        """Whether tiktoken's encoder is built."""
+        return "_encoding" in self.__dict__
+
+    @cached_property
+    def _python(self) -> Callable[[str], list[int]] | None:
+        """python_bpe over these tables (None: the `regex` package, tiktoken's own, is missing)."""
+        try:
+            import regex
+        except ImportError:
+            return None
+        return partial(python_bpe, regex.compile(self._pattern).findall, self._ranks)
 
     def encode(self, text: str) -> list[int]:
         if self._special(text):
             return self._encoding.encode(text, allowed_special="all")
-        return self._ordinary(text)
+        return self._encoding.encode_ordinary(text)
 
     def encode_ascii(self, text: str) -> list[int]:
         """`encode` of an ASCII text."""
-        if self._special(text):
-            return self._encoding.encode(text, allowed_special="all")
-        return self._ascii_ordinary(text)
+        return self.encode_ascii_many([text])[0]
 
     def encode_ascii_many(self, texts: list[str]) -> list[list[int]]:
         """`encode_ascii` of each ASCII text; where none holds a special token's first character
-        (one search of them all together), straight through the native encoder."""
-        if self._special("".join(texts)):
-            return [self.encode_ascii(t) for t in texts]
+        (one search of them all together) or, failing that, a special token, straight through the
+        native encoder, or python_bpe for a small batch while that is not built."""
+        if self._special("".join(texts)) and any(map(self._holds_special, texts)):
+            encoding = self._encoding
+            return [
+                encoding.encode(t, allowed_special="all") if self._special(t) else self._ascii_ordinary(t)
+                for t in texts
+            ]
+        if not self.built and len(texts) < PYTHON_BPE_MAX and self._python is not None:
+            return list(map(self._python, texts))
         return list(map(self._ascii_ordinary, texts))
+
+    def _holds_special(self, text: str) -> bool:
+        """Whether an added token's text occurs in `text`."""
+        return bool(self._special(text)) and any(special in text for special in self._specials)
+
+    @cached_property
+    def _tokens(self) -> list[bytes]:
+        """Token id → its bytes (a special token: its text in UTF-8; an id of no token: b""),
+        made where first read (offsets, pieces): most runs' texts are joined, not cut."""
+        ranks, specials = self._ranks, self._specials
+        top = max([*ranks.values(), *specials.values()]) + 1
+        values = ranks.values()
+        if len(ranks) == top - len(specials) and all(map(int.__eq__, values, range(len(ranks)))):
+            tokens = list(ranks)  # (ranks 0, 1, 2 … in order, as rank files list them)
+            tokens += [b""] * (top - len(tokens))
+        else:
+            tokens = [b""] * top
+            for token, rank in ranks.items():
+                tokens[rank] = token
+        for text, token_id in specials.items():
+            tokens[token_id] = text.encode("utf-8")
+        return tokens
 
     @cached_property
     def _lengths(self) -> list[int]:
-        """Bytes of each token id: made where offsets are first asked for (most batches of a
-        run never are: their texts are joined, not cut), not with the encoder."""
-        ranks, specials = self._ranks, self._specials
-        lengths = [0] * (max([*ranks.values(), *specials.values()]) + 1)
-        for token, rank in ranks.items():
-            lengths[rank] = len(token)
-        for text, token_id in specials.items():
-            lengths[token_id] = len(text.encode("utf-8"))
-        return lengths
+        """Bytes of each token id."""
+        return list(map(len, self._tokens))
+
+    @cached_property
+    def _special_texts(self) -> dict[int, str]:
+        return {token_id: text for text, token_id in self._specials.items()}
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """The text of these ids as the byte-level decoder gives it: their bytes joined, then
+        read as UTF-8 with each broken sequence one U+FFFD; an id of no token is left out."""
+        tokens, top = self._tokens, len(self._tokens)
+        return b"".join(tokens[t] for t in ids if 0 <= t < top).decode("utf-8", errors="replace")
+
+    def vocab_entry(self, token_id: int) -> str | None:
+        """The token's vocabulary entry: its bytes spelled in the byte-level alphabet (a special
+        token: its text), None for an id of no token (`Tokenizer.id_to_token`)."""
+        text = self._special_texts.get(token_id)
+        if text is not None:
+            return text
+        raw = self._tokens[token_id] if 0 <= token_id < len(self._tokens) else b""
+        return "".join(map(_ALPHABET.__getitem__, raw)) if raw else None
 
     def begin(self, ids: Sequence[int], index: int) -> int:
         """Where token `index` of an ASCII text begins (its characters before it)."""
@@ -147,13 +225,41 @@ class FastEncoder:
         return list(zip([0, *ends[:-1]], ends))
 
 
-def build(source: RankSource | None, specials: dict[str, int]) -> FastEncoder | None:
-    """The fast encoder of a rank source, or None (no source, or tiktoken not installed)."""
-    if source is None:
+def python_bpe(split: Callable[[str], list[str]], ranks: dict[bytes, int], text: str) -> list[int]:
+    """tiktoken's ordinary encoding of an ASCII text, in Python: the split regex cuts it into
+    pieces; a piece that is a token is that token, else its bytes are merged pair by pair, the
+    pair whose merged bytes have the lowest rank first (the leftmost of equals), as tiktoken's
+    `byte_pair_merge` does."""
+    ids: list[int] = []
+    for piece in split(text):
+        raw = piece.encode("ascii")
+        rank = ranks.get(raw)
+        if rank is not None:
+            ids.append(rank)
+            continue
+        parts = [raw[k : k + 1] for k in range(len(raw))]
+        while len(parts) > 1:
+            best, at = None, -1
+            for k in range(len(parts) - 1):
+                merged = ranks.get(parts[k] + parts[k + 1])
+                if merged is not None and (best is None or merged < best):
+                    best, at = merged, k
+            if best is None:
+                break
+            parts[at : at + 2] = [parts[at] + parts[at + 1]]
+        ids += map(ranks.__getitem__, parts)
+    return ids
+
+
+def build(tables: RankTables | None) -> FastEncoder | None:
+    """The fast encoder of a built-in's tables, or None (none, or tiktoken not installed)."""
+    if tables is None or not available():
         return None
-    try:
-        import tiktoken  # noqa: F401
-    except ImportError:
-        return None
-    ranks, pattern = source()
-    return FastEncoder(ranks, pattern, specials)
+    return FastEncoder(tables)
+
+
+def available() -> bool:
+    """Whether tiktoken is installed (found, not imported)."""
+    from importlib.util import find_spec
+
+    return find_spec("tiktoken") is not None

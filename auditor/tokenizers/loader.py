@@ -2,17 +2,19 @@
 
 Every source is turned into a `tokenizers.Tokenizer` once and cached as tokenizer.json under the
 user cache directory, keyed by the sha256 of the source file, so later runs only pay for
-`Tokenizer.from_file`. Converters live in `auditor.tokenizers.convert`, the built-in names in
+`Tokenizer.from_file`. A tiktoken-native built-in does not even pay that until it must: it
+encodes ASCII text from its cached rank tables (DeferredTokenizer, auditor.tokenizers.fast). Converters live in `auditor.tokenizers.convert`, the built-in names in
 `auditor.tokenizers.builtins`; heavy libraries are imported only on a cache miss.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any, cast
 
 from tokenizers import Tokenizer
 
@@ -39,9 +41,40 @@ SHARE_MIN_TEXTS = 50_000  # a memo this large keeps one int object per token id 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
+class DeferredTokenizer:
+    """Stands in for a built-in's `tokenizers.Tokenizer` until something asks it for anything,
+    then loads it (converting and caching it the first time) and passes every use through.
+
+    A tiktoken-native built-in encodes ASCII text through the fast encoder and knows its added
+    tokens, pieces and decodings from its rank tables (auditor.tokenizers.fast), so a run over
+    ASCII options never loads the `tokenizers` build, the slowest part of its start-up; a
+    non-ASCII text, a model or a rule that reads the vocabulary loads it where it asks."""
+
+    __slots__ = ("_load", "_tokenizer")
+
+    def __init__(self, load: Callable[[], Tokenizer]) -> None:
+        self._load: Callable[[], Tokenizer] | None = load
+        self._tokenizer: Tokenizer | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._tokenizer is not None
+
+    def __getattr__(self, name: str) -> Any:
+        if name in DeferredTokenizer.__slots__:  # (not set yet: a copy made without __init__)
+            raise AttributeError(name)
+        tokenizer = self._tokenizer
+        if tokenizer is None:
+            load, self._load = self._load, None
+            assert load is not None
+            tokenizer = self._tokenizer = load()
+        return getattr(tokenizer, name)
+
+
 @dataclass
 class LoadedTokenizer:
-    """A tokenizer ready to encode options; `id` is the name findings carry."""
+    """A tokenizer ready to encode options; `id` is the name findings carry. A built-in with a
+    rank source (fast.py) may hold a DeferredTokenizer as `hf`."""
 
     id: str
     source: str
@@ -60,8 +93,15 @@ class LoadedTokenizer:
     split_pattern: str | None = field(default=None, repr=False)
 
     @cached_property
+    def rank_tables(self) -> fast.RankTables | None:
+        """The built-in's ranks, split regex and added tokens (None: no rank source)."""
+        return self.rank_source() if self.rank_source is not None else None
+
+    @cached_property
     def fast_encoder(self) -> fast.FastEncoder | None:
-        return fast.build(self.rank_source, self.special_tokens)
+        """tiktoken over the rank tables (None: no rank source, or tiktoken not installed);
+        built where first used."""
+        return fast.build(self.rank_tables)
 
     @cached_property
     def vocab_size(self) -> int:
@@ -73,6 +113,8 @@ class LoadedTokenizer:
     @cached_property
     def special_tokens(self) -> dict[str, int]:
         """Text → id of every added or special token (an encoder maps such text to the id)."""
+        if self.rank_tables is not None:
+            return dict(self.rank_tables.specials)
         return {tok.content: idx for idx, tok in self.hf.get_added_tokens_decoder().items()}
 
     @cached_property
@@ -144,6 +186,8 @@ class LoadedTokenizer:
 
     @cached_property
     def unk_id(self) -> int | None:
+        if self.rank_source is not None:  # a byte-level BPE from ranks: every byte is a token
+            return None
         model = self.hf.model
         unk = getattr(model, "unk_token", None)
         return self.hf.token_to_id(unk) if unk else None
@@ -158,7 +202,7 @@ class LoadedTokenizer:
 
     # -- the bulk path (issue 17): one native batch per run, then memo reads without copies
 
-    def prefill(self, texts, with_offsets=()) -> None:
+    def prefill(self, texts: Iterable[str], with_offsets: Iterable[str] = ()) -> None:
         """Encode every distinct text not memoised yet in one native batch (in chunks);
         `with_offsets` are texts whose character offsets are kept too (see `offsets`)."""
         memo, spans = self._memo, self._offsets
@@ -174,19 +218,13 @@ class LoadedTokenizer:
         if len(memo) + len(missing) > MEMO_LIMIT:
             memo.clear()
             spans.clear()
-        # the fast encoder once built serves every batch; building it pays off for a large one
-        if derived or (
-            len(missing) >= fast.FAST_MIN_TEXTS
-            and self.rank_source is not None
-            and self.fast_encoder is not None
-        ):
+        if derived:  # (ASCII texts through the fast encoder; the rest through `tokenizers`)
             shared = self._sharing(len(missing))
             plain = [t for t in missing if t.isascii()]
             memo.update(zip(plain, map(shared, self.fast_encoder.encode_ascii_many(plain))))  # type: ignore[union-attr]
-            if len(plain) < len(missing):
-                missing = [t for t in missing if not t.isascii()]
-            else:
-                missing = []
+            if len(plain) == len(missing):
+                return
+            missing = [t for t in missing if not t.isascii()]
         encode_batch, shared = self.hf.encode_batch, self._sharing(len(missing))
         for begin in range(0, len(missing), PREFILL_CHUNK):
             chunk = missing[begin : begin + PREFILL_CHUNK]
@@ -196,14 +234,22 @@ class LoadedTokenizer:
                     spans[text] = enc.offsets
 
     def warm(self) -> None:
-        """Build the lazy parts every encoding reads (special tokens, unknown id, id objects),
-        so processes forked afterwards share one copy. The vocabulary size is left: only a
-        report reads it; the fast encoder too: a worker builds it for a batch that pays for it."""
+        """Build the lazy parts every encoding reads (special tokens, unknown id, id objects,
+        the fast encoder's tables; tiktoken's own only for a large run: `expect`), so processes
+        forked afterwards share one copy. The vocabulary size is left: only a report reads it."""
         self.special_tokens, self.unk_id, self._id_objects, self._special_search, self._cuts  # noqa: B018
+        self.fast_encoder  # noqa: B018
+
+    def expect(self, texts: int) -> None:
+        """A run is about to encode about `texts` texts: from fast.PYTHON_BPE_MAX on, tiktoken's
+        encoder is built now (before a pool forks, so that its workers share one)."""
+        if texts >= fast.PYTHON_BPE_MAX and self._fast_ready:
+            self.fast_encoder._encoding  # type: ignore[union-attr]  # noqa: B018
 
     @cached_property
     def _id_objects(self) -> list[int]:
-        return list(range(self.hf.get_vocab_size(with_added_tokens=True)))
+        size = self.declared_vocab_size
+        return list(range(size if size is not None else self.hf.get_vocab_size(with_added_tokens=True)))
 
     def _sharing(self, more: int) -> Callable[[list[int]], tuple[int, ...]]:
         """How to keep the ids of `more` new texts: `_shared` once the memo holds (or will hold)
@@ -242,8 +288,8 @@ class LoadedTokenizer:
 
     @property
     def _fast_ready(self) -> bool:
-        """Whether the fast encoder is built (never builds it: small runs do not pay for it)."""
-        return self.__dict__.get("fast_encoder") is not None
+        """Whether ASCII texts encode through the fast encoder (built here on first use)."""
+        return self.rank_source is not None and self.fast_encoder is not None
 
     def offsets(self, text: str) -> list[tuple[int, int]]:
         """Character offsets of each token of `text` (kept when prefilled `with_offsets`; for
@@ -268,7 +314,7 @@ class LoadedTokenizer:
             return self.fast_encoder.begin(ids, index) == char  # type: ignore[union-attr]
         return next((k for k, (begin, _) in enumerate(self.offsets(text)) if begin == char), None) == index
 
-    def pieces(self, ids) -> list[str]:
+    def pieces(self, ids: Iterable[int]) -> list[str]:
         """`piece` of each token id."""
         cache = self._piece_cache
         try:
@@ -282,7 +328,15 @@ class LoadedTokenizer:
         self._offsets.clear()
 
     def decode(self, ids: Sequence[int]) -> str:
+        if self._fast_ready:
+            return self.fast_encoder.decode(ids)  # type: ignore[union-attr]
         return self.hf.decode(ids, skip_special_tokens=False)
+
+    def vocab_entry(self, token_id: int) -> str | None:
+        """The token's entry in the vocabulary (`Tokenizer.id_to_token`), None for no token."""
+        if self._fast_ready:
+            return self.fast_encoder.vocab_entry(token_id)  # type: ignore[union-attr]
+        return self.hf.id_to_token(token_id)
 
     def piece(self, token_id: int) -> str:
         """The text one token stands for; the raw vocab entry when it is a partial UTF-8 byte or
@@ -291,7 +345,7 @@ class LoadedTokenizer:
         if text is None:
             text = self.decode([token_id])
             if "\ufffd" in text or not text:  # a partial byte, or SentencePiece's lone "▁"
-                text = self.hf.id_to_token(token_id) or f"<{token_id}>"
+                text = self.vocab_entry(token_id) or f"<{token_id}>"
             self._piece_cache[token_id] = text
         return text
 
@@ -402,12 +456,16 @@ def load_tokenizer(
     name = canonical_name(spec)
     if name is not None:
         builtin = BUILTINS[name]
-        tok, source = builtin.load()
+        ranks = builtin.rank_source()
+        if ranks is not None and fast.available():  # (the `tokenizers` build where first asked)
+            tok, source = cast(Tokenizer, DeferredTokenizer(lambda: builtin.load()[0])), builtin.source()
+        else:
+            tok, source = builtin.load()
         return LoadedTokenizer(
             id=name,
             source=source,
             hf=tok,
-            rank_source=builtin.rank_source(),
+            rank_source=ranks,
             declared_vocab_size=builtin.vocab_size,
             split_pattern=builtin.pattern,
         )
