@@ -105,15 +105,17 @@ def check(file: FileModel, ctx: RuleContext) -> Iterator[Finding]:
                     "count": len(duplicates),
                 },
             )
-        if first is None:  # (every option a distinct string)
-            kept = list(enumerate(options))
-        else:
-            kept = [(i, v) for i, v in enumerate(options) if isinstance(v, str) and first[_key(v)] == i]
-        plain = _plain_normals([v for _, v in kept]) if first is None else None
-        normals = plain if plain is not None else [_normalise(v) for _, v in kept]
+        # the string options compared (their first occurrence): their indexes and values
+        kept: range | list[int] = range(len(options))
+        values = options
+        if first is not None:
+            kept = [i for i, v in enumerate(options) if isinstance(v, str) and first[_key(v)] == i]
+            values = [options[i] for i in kept]
+        plain = _plain_normals(values) if first is None else None  # (every option a distinct string)
+        normals = plain if plain is not None else [_normalise(v) for v in values]
         groups: dict[str, list[int]] = {}
         if len(set(normals)) < len(normals):  # (else no two are confusable)
-            for (i, _), normal in zip(kept, normals):
+            for i, normal in zip(kept, normals):
                 groups.setdefault(normal, []).append(i)
         confusable = [indexes for indexes in groups.values() if len(indexes) >= 2]
         if confusable:
