@@ -96,10 +96,11 @@ def special_search(specials: Iterable[str]) -> Callable[[str], object]:
     return re.compile(f"[{re.escape(starts)}]" if starts else "(?!)").search
 
 
-# Until tiktoken's encoder is built, a batch of fewer texts than this (with no added token's
-# first character) is encoded by `python_bpe` instead: building tiktoken's tables costs as much
-# as encoding about 15,000 short texts in Python, so a pre-commit run on a few files does not
-# pay for it (docs/benchmarks.md, "Issue 34"); tests/test_fast_encoding.py compares both.
+# Until tiktoken's encoder is built, a batch of fewer texts than this (with no added token) is
+# encoded by `python_bpe` instead: building tiktoken's tables costs about as much as encoding
+# 12,000 option texts in Python (longer texts cost more), so a pre-commit run on a few files
+# does not pay for it (docs/benchmarks.md, "Issue 34"); tests/test_fast_encoding.py compares
+# both encoders' ids.
 PYTHON_BPE_MAX = 8_000
 
 
