@@ -96,10 +96,11 @@ def special_search(specials: Iterable[str]) -> Callable[[str], object]:
     return re.compile(f"[{re.escape(starts)}]" if starts else "(?!)").search
 
 
-# Until tiktoken's encoder is built, a batch of fewer texts than this (with no added token's
-# first character) is encoded by `python_bpe` instead: building tiktoken's tables costs as much
-# as encoding about 15,000 short texts in Python, so a pre-commit run on a few files does not
-# pay for it (docs/benchmarks.md, "Issue 34"); tests/test_fast_encoding.py compares both.
+# Until tiktoken's encoder is built, a batch of fewer texts than this (with no added token) is
+# encoded by `python_bpe` instead: building tiktoken's tables costs about as much as encoding
+# 12,000 option texts in Python (longer texts cost more), so a pre-commit run on a few files
+# does not pay for it (docs/benchmarks.md, "Issue 34"); tests/test_fast_encoding.py compares
+# both encoders' ids.
 PYTHON_BPE_MAX = 8_000
 
 
@@ -116,11 +117,14 @@ class FastEncoder:
 
     @cached_property
     def _encoding(self) -> tiktoken.Encoding:
+        """tiktoken over the tokens made of ASCII bytes only: merging the pieces of an ASCII text
+        never forms any other, so its ids are those of all the ranks, and the build (tiktoken's
+        tables of every token) takes about half the time."""
         import tiktoken
 
-        ranks, pattern, specials = self._ranks, self._pattern, self._specials
+        ranks = {token: rank for token, rank in self._ranks.items() if token.isascii()}
         return tiktoken.Encoding(
-            "pcdlint-fast", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials
+            "pcdlint-fast-ascii", pat_str=self._pattern, mergeable_ranks=ranks, special_tokens=self._specials
         )
 
     @cached_property
@@ -144,13 +148,8 @@ class FastEncoder:
             return None
         return partial(python_bpe, regex.compile(self._pattern).findall, self._ranks)
 
-    def encode(self, text: str) -> list[int]:
-        if self._special(text):
-            return self._encoding.encode(text, allowed_special="all")
-        return self._encoding.encode_ordinary(text)
-
     def encode_ascii(self, text: str) -> list[int]:
-        """`encode` of an ASCII text."""
+        """The ids of an ASCII text (its added tokens' ids where it holds any)."""
         return self.encode_ascii_many([text])[0]
 
     def encode_ascii_many(self, texts: list[str]) -> list[list[int]]:
