@@ -118,8 +118,10 @@ def rlcd_plan_texts(site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache
     if len(options) == 2 and all(isinstance(o, bool) for o in options) and options[0] != options[1]:
         return ["true", "false"]
     if all_strings(options):
-        rests = cache.split(site).remainders
-        return [r + '"' for r, close in zip(rests, cache.join_flags(site, tokenizer)[0]) if not close]
+        closes = cache.join_flags(site, tokenizer)[0]
+        if all(closes):  # (most fields: every remainder joins its quote, told in one pass)
+            return []
+        return [r + '"' for r, close in zip(cache.split(site).remainders, closes) if not close]
     return []
 
 
