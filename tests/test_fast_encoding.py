@@ -367,3 +367,7 @@ def test_a_run_over_ascii_options_never_loads_the_tokenizers_build(tmp_path):
     for text in ("ELEVATED", '  "risk": "MEDIUM"', "caf\u00e9", "na\u0131ve \U0001f600"):
         assert tokenizer.ids(text) == tuple(reference.encode(text, add_special_tokens=False).ids)
     assert tokenizer.hf.loaded
+    import pickle
+
+    copied = pickle.loads(pickle.dumps(load_tokenizer("cl100k").hf))  # (the tokenizer it stands for)
+    assert copied.encode("caf\u00e9").ids == get_tokenizer("cl100k").hf.encode("caf\u00e9").ids

@@ -63,12 +63,24 @@ class DeferredTokenizer:
     def __getattr__(self, name: str) -> Any:
         if name in DeferredTokenizer.__slots__:  # (not set yet: a copy made without __init__)
             raise AttributeError(name)
+        return getattr(self.load(), name)
+
+    def load(self) -> Tokenizer:
+        """The tokenizer itself, loaded on the first call."""
         tokenizer = self._tokenizer
         if tokenizer is None:
             load, self._load = self._load, None
             assert load is not None
             tokenizer = self._tokenizer = load()
-        return getattr(tokenizer, name)
+        return tokenizer
+
+    def __reduce__(self) -> tuple[Callable[[Tokenizer], Tokenizer], tuple[Tokenizer]]:
+        """Pickled (copied) as the tokenizer it stands for."""
+        return _same, (self.load(),)
+
+
+def _same(tokenizer: Tokenizer) -> Tokenizer:
+    return tokenizer
 
 
 @dataclass
