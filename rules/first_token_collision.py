@@ -41,6 +41,7 @@ the slot table (`data.slot_table`). When the engine loses no option of the field
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any
 
 from auditor.linter import Finding, RuleContext, rule
@@ -124,7 +125,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     losses = engine.losses(tokens)
     if harness:  # its other losses (a label of several tokens) are PCD013's
         losses = [loss for loss in losses if loss.reason == TIE]
-    tied_lost = sum(1 for loss in losses if loss.reason == TIE)
+    tied_lost = list(map(attrgetter("reason"), losses)).count(TIE)
     gather = engine.name == "gather"
     largest = sorted(collisions, key=lambda c: -len(c[1]))[:SHOWN_BUCKETS]
     shown = "; ".join(_bucket_text(piece(t), [options[i] for i in idx], gather) for t, idx in largest)

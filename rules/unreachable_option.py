@@ -36,12 +36,14 @@ Under `--engine rlcd-mlx` with Qwen2.5 (`DELIVER` and `DELIVER_WITH_WARNING` sha
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import attrgetter
 
 from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import REFUSALS, TIE, SiteTokens
 
 MAX_LISTED = 3
 MAX_RELATED = 50
+_reason = attrgetter("reason")  # Loss.reason, read in one pass over a field's losses
 
 
 @rule(
@@ -54,14 +56,18 @@ MAX_RELATED = 50
 )
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     engine = ctx.engine
-    losses = [loss for loss in engine.losses(tokens) if loss.reason != TIE]
+    losses = engine.losses(tokens)  # (a refused field: one per option, all for one reason)
+    reasons = set(map(_reason, losses))
+    if TIE in reasons:  # (ties are PCD001's)
+        reasons.discard(TIE)
+        losses = [loss for loss in losses if loss.reason != TIE]
     if not losses:
         return
     n = len(tokens.site.options)
-    data = {"engine": engine.name, "options": n, "reasons": sorted({loss.reason for loss in losses})}
+    data = {"engine": engine.name, "options": n, "reasons": sorted(reasons)}
     if ctx.details:  # per-option list: only outputs that show finding data want it
         data["unreachable"] = [loss.to_dict() for loss in losses]
-    if all(loss.reason in REFUSALS for loss in losses) and len(losses) == n:
+    if reasons <= REFUSALS and len(losses) == n:
         message = f"under {engine.name}: {losses[0].detail}: none of its {n} options can be returned"
         yield ctx.finding(message, data=data)
         return
