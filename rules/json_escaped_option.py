@@ -24,6 +24,7 @@ token first for options that start with an escape, which is shared by every such
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import is_, itemgetter
 
 from auditor.linter import Finding, RuleContext, rule
 from auditor.pcd import SiteTokens
@@ -32,6 +33,9 @@ from auditor.pcd import SiteTokens
 @rule(code="PCD008", name="json-escaped-option", severity="warning")
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     tokenizer = tokens.tokenizer
+    strings, _, texts, _, _ = tokens.cache.split(tokens.site)
+    if all(map(is_, texts, map(itemgetter(1), strings))):
+        return  # (most fields: no option escapes, each text is the option itself; one pass)
     for option in tokens.options:
         if not option.is_string or option.text == option.value:
             continue

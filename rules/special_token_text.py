@@ -51,7 +51,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     specials, anywhere, joinable = _specials(tokens.tokenizer)
     if anywhere is None:
         return
-    if joinable and not anywhere.search(SEPARATOR.join(o.text for o in tokens.options if o.is_string)):
+    if joinable and not anywhere.search(SEPARATOR.join(tokens.cache.split(tokens.site).texts)):
         return  # (most fields: no option holds a special text)
     for option in tokens.options:
         if not option.is_string or not anywhere.search(option.text):

@@ -51,7 +51,7 @@ def rlcd_plan(tokens: SiteTokens) -> FieldPlan:
         texts = tuple("true" if o else "false" for o in options)
         sequences = tuple(tuple(ids) for ids in tokenizer.ids_many(list(texts)))
         return FieldPlan(field_head(site.name, tokens.array_depth), sequences, texts, refused)
-    if all_strings(options):
+    if not tokens.cache.split(site).literals:  # (all strings)
         # what the model writes: each option's `remainder + '"'` after the hoisted prefix; what
         # RLCD gathers: the first token of each remainder alone
         raw = rlcd_raw(tokens)
@@ -117,7 +117,7 @@ def rlcd_plan_texts(site: FieldLike, tokenizer: LoadedTokenizer, cache: RunCache
     options = site.options
     if len(options) == 2 and all(isinstance(o, bool) for o in options) and options[0] != options[1]:
         return ["true", "false"]
-    if all_strings(options):
+    if not cache.split(site).literals:  # (all strings)
         closes = cache.join_flags(site, tokenizer)[0]
         if all(closes):  # (most fields: every remainder joins its quote, told in one pass)
             return []
