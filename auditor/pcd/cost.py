@@ -17,8 +17,6 @@ The first engine of the run fills the historical keys; `engines` holds every eng
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
 from auditor.pcd.scoring import SiteTokens
 from auditor.pcd.texts import field_text
@@ -47,16 +45,15 @@ def _pcd(sites, tokenizer, site_tokens, engine: EngineProfile) -> dict:
     }
 
 
-class NaiveObject(NamedTuple):
-    """A file's fields as one JSON object, each field written with its longest option."""
-
-    text: str  # the object the naive decoder writes (its tokens: the longest-option passes)
-    longest_fields: int  # tokens of the fields' longest options' field texts
-    mean_fields: float  # the fields' mean field-text tokens, summed
-
-
-def naive_object(sites, tokenizer, site_tokens=SiteTokens) -> NaiveObject:
-    """The file's NaiveObject under this tokenizer (its sites not empty)."""
+def file_cost(
+    sites, tokenizer, site_tokens=SiteTokens, engines: list[EngineProfile] | None = None
+) -> dict | None:
+    """Cost of one file's fields under one tokenizer; `site_tokens(site, tokenizer)` may hand
+    back the tokenization the engine already made (FileResult.site_tokens). The first engine
+    (default gather) fills `pcd` and the speedups; `engines` has one entry per engine."""
+    if not sites:
+        return None
+    engines = engines or [get_engine(DEFAULT_ENGINE)]
     chosen, longest_fields, mean_fields = [], 0, 0.0
     for site in sites:
         tokens = site_tokens(site, tokenizer)
@@ -65,27 +62,9 @@ def naive_object(sites, tokenizer, site_tokens=SiteTokens) -> NaiveObject:
         chosen.append(field_text(tokens.site, longest))
         longest_fields += lengths[longest]
         mean_fields += sum(lengths) / len(lengths)
-    return NaiveObject("{\n" + ",\n".join(chosen) + "\n}", longest_fields, mean_fields)
-
-
-def file_cost(
-    sites,
-    tokenizer,
-    site_tokens=SiteTokens,
-    engines: list[EngineProfile] | None = None,
-    naive: NaiveObject | None = None,
-) -> dict | None:
-    """Cost of one file's fields under one tokenizer; `site_tokens(site, tokenizer)` may hand
-    back the tokenization the engine already made (FileResult.site_tokens); `naive`: the
-    file's naive_object, when the caller made it. The first engine (default gather) fills
-    `pcd` and the speedups; `engines` has one entry per engine."""
-    if not sites:
-        return None
-    engines = engines or [get_engine(DEFAULT_ENGINE)]
-    naive = naive or naive_object(sites, tokenizer, site_tokens)
-    object_tokens = len(tokenizer.ids(naive.text))
-    skeleton = object_tokens - naive.longest_fields  # braces, commas and newlines between fields
-    naive_mean = round(skeleton + naive.mean_fields, 1)
+    object_tokens = len(tokenizer.ids("{\n" + ",\n".join(chosen) + "\n}"))
+    skeleton = object_tokens - longest_fields  # braces, commas and newlines between fields
+    naive_mean = round(skeleton + mean_fields, 1)
     per_engine = {}
     for engine in engines:
         pcd = _pcd(sites, tokenizer, site_tokens, engine)
@@ -127,24 +106,14 @@ def run_cost(run) -> dict:
     engines = list(getattr(run, "engines", None) or [get_engine(DEFAULT_ENGINE)])
     out = {}
     for tokenizer in run.tokenizers:
-        # the files not costed by a pool worker (FileResult.costs): their naive objects are
-        # encoded in one native batch
-        todo = {
-            id(result): (sites, naive_object(sites, tokenizer, result.site_tokens))
-            for result in run.files
-            if tokenizer.id not in result.costs and (sites := _costed(run, result.model.sites))
-        }
-        tokenizer.prefill([naive.text for _, naive in todo.values()])
         files = {}
         for result in run.files:
             known = result.costs  # computed by a pool worker
-            if tokenizer.id in known:
-                cost = known[tokenizer.id]
-            elif id(result) in todo:
-                sites, naive = todo[id(result)]
-                cost = file_cost(sites, tokenizer, result.site_tokens, engines, naive)
-            else:
-                cost = None  # (no site to cost)
+            cost = (
+                known[tokenizer.id]
+                if tokenizer.id in known
+                else file_cost(_costed(run, result.model.sites), tokenizer, result.site_tokens, engines)
+            )
             if cost is not None:
                 files[result.model.path] = cost
         naive_total = sum(c["naive"]["passes_longest"] for c in files.values())
