@@ -13,13 +13,6 @@ from pathlib import Path
 
 from support import REPO
 
-# Files other branches were rewriting when this test was written (scoring and sites split, the
-# served decisions, the tokenizer loader, the cost model): annotated there, or after their merge.
-# A file annotated in full, or gone, must leave this set (test_the_exemptions_are_still_needed).
-NOT_YET_ANNOTATED = {
-    "auditor/pcd/cost.py",
-}
-
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -72,19 +65,8 @@ def _relative(path: Path) -> str:
 def test_public_functions_are_annotated():
     offenders = []
     for path in sources():
-        if _relative(path) in NOT_YET_ANNOTATED:
-            continue
         offenders += [f"{_relative(path)}: {item}" for item in missing_annotations(path)]
     assert not offenders, "public functions without annotations:\n" + "\n".join(offenders)
-
-
-def test_the_exemptions_are_still_needed():
-    stale = sorted(
-        name
-        for name in NOT_YET_ANNOTATED
-        if not (REPO / name).is_file() or not missing_annotations(REPO / name)
-    )
-    assert not stale, f"annotated in full or gone: remove from NOT_YET_ANNOTATED: {stale}"
 
 
 def test_the_check_sees_a_missing_annotation(tmp_path):

@@ -17,9 +17,24 @@ The first engine of the run fills the historical keys; `engines` holds every eng
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, get_engine
 from auditor.pcd.scoring import SiteTokens
 from auditor.pcd.texts import field_text
+from auditor.tokenizers.loader import LoadedTokenizer
+
+# site, tokenizer → its SiteTokens (a run hands back the ones it made)
+SiteTokensOf = Callable[[Any, LoadedTokenizer], SiteTokens]
+
+
+class CostedRun(Protocol):
+    """What run_cost reads of a lint run (auditor.linter's LintRun; `engines` and
+    `names_decisions` are read where present)."""
+
+    tokenizers: list[LoadedTokenizer]
+    files: list[Any]
 
 
 def _field_lengths(tokens: SiteTokens) -> list[int]:
@@ -46,7 +61,10 @@ def _pcd(sites, tokenizer, site_tokens, engine: EngineProfile) -> dict:
 
 
 def file_cost(
-    sites, tokenizer, site_tokens=SiteTokens, engines: list[EngineProfile] | None = None
+    sites: Sequence[Any],
+    tokenizer: LoadedTokenizer,
+    site_tokens: SiteTokensOf = SiteTokens,
+    engines: list[EngineProfile] | None = None,
 ) -> dict | None:
     """Cost of one file's fields under one tokenizer; `site_tokens(site, tokenizer)` may hand
     back the tokenization the engine already made (FileResult.site_tokens). The first engine
@@ -101,7 +119,7 @@ def _costed(run, sites: list) -> list:
     return [site for site in sites if not hasattr(site, "name_scored") or site.name_scored(names)]
 
 
-def run_cost(run) -> dict:
+def run_cost(run: CostedRun) -> dict:
     """tokenizer id → {"files": {path: cost}, "run": totals and worst file}."""
     engines = list(getattr(run, "engines", None) or [get_engine(DEFAULT_ENGINE)])
     out = {}
