@@ -5,8 +5,8 @@ builds and to every rule's context, and drops it when the run ends; a pool worke
 own (auditor.linter.pool). Sites stay plain data: nothing is written onto them.
 
 What it keeps, per site (SiteEntry): the option split (OptionSplit), PCD003's windows per
-option limit (each window a site of its own, its split made from the site's JSON texts), the
-cost model's field texts and the literal options' texts; per site and tokenizer: the join
+option limit (each window a site of its own, its split made from the site's JSON texts) and
+the literal options' texts; per site and tokenizer: the join
 flags of its remainders after its suffix (and after the depth-0 suffix, for an array's items).
 Sites are keyed by identity; an entry holds its site, so no key is reused while the run lives.
 """
@@ -53,13 +53,12 @@ TEXT_GROUPS = ("core", "canonical", "cost", "lengths", "normal", "letters")
 class SiteEntry:
     """What the run keeps about one site (each made on first use)."""
 
-    __slots__ = ("field_joins", "field_texts", "join_flags", "literal_texts", "site", "split", "windows")
+    __slots__ = ("field_joins", "join_flags", "literal_texts", "site", "split", "windows")
 
     def __init__(self, site: FieldLike) -> None:
         self.site = site  # (held: the entry is keyed by the site's identity)
         self.split: OptionSplit | None = None
         self.windows: dict[int, list[Any]] = {}  # option limit → the site's windows
-        self.field_texts: list[str] | None = None
         self.literal_texts: list[str] | None = None
         self.join_flags: dict[str, JoinFlags] = {}  # tokenizer id → flags after its suffix
         self.field_joins: dict[str, list[bool]] = {}  # tokenizer id → plain after the depth-0 suffix
@@ -117,13 +116,6 @@ class RunCache:
                 found.append(window)
             entry.windows[limit] = found
         return found
-
-    def field_texts(self, site: FieldLike) -> list[str]:
-        """texts.field_texts of the site, made once."""
-        entry = self.entry(site)
-        if entry.field_texts is None:
-            entry.field_texts = field_texts(site, self.split(site))
-        return entry.field_texts
 
     def literal_texts(self, site: FieldLike) -> list[str]:
         """texts.literal_texts of the site, made once (the prefetch and SiteTokens read it)."""
@@ -190,8 +182,6 @@ class RunCache:
                 kept = texts
             elif all(plain):  # (most fields: every option joins, told in one pass)
                 kept = []
-            elif len(plain) == len(texts):  # (strings only: the flags in option order)
-                kept = [t for t, cut in zip(texts, plain) if not cut]
             else:
                 kept = [t for (i, _), t in zip(strings, texts) if not plain[i]]
             spans += canonical_texts(head, kept)
@@ -205,7 +195,7 @@ class RunCache:
                 if depth:
                     out.append(suffix0)
             else:
-                out += self.field_texts(site)
+                out += field_texts(site, split)
         if "lengths" in groups:
             out += [json_text(v) for v in site.options]
         if "normal" in groups:  # (not those PCD010 leaves alone: LoadedTokenizer.round_trips)

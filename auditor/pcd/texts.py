@@ -97,19 +97,20 @@ def split_options(site: FieldLike) -> OptionSplit:
     needs_escape = _NEEDS_ESCAPE.search  # (json_text, without a call per plain option)
     if needs_escape("".join(texts)):  # (one search of them all: it matches single characters)
         texts = [json_text(o) if needs_escape(o) else o for o in texts]
-    prefix = os.path.commonprefix(texts) if len(texts) >= 2 else ""
-    cut = len(prefix)
-    return OptionSplit(strings, literals, texts, prefix, [t[cut:] for t in texts] if cut else list(texts))
+    return OptionSplit(strings, literals, texts, *_hoisted(texts))
 
 
 def split_texts(options: list, texts: list[str]) -> OptionSplit:
     """The split of string options whose JSON texts are known (a window of a site's own:
     its own prefix hoisted)."""
+    return OptionSplit(list(enumerate(options)), [], texts, *_hoisted(texts))
+
+
+def _hoisted(texts: list[str]) -> tuple[str, list[str]]:
+    """(the texts' common prefix, each text after it): the prefix hoisted into the suffix."""
     prefix = os.path.commonprefix(texts) if len(texts) >= 2 else ""
     cut = len(prefix)
-    return OptionSplit(
-        list(enumerate(options)), [], texts, prefix, [t[cut:] for t in texts] if cut else list(texts)
-    )
+    return prefix, [t[cut:] for t in texts] if cut else list(texts)
 
 
 def option_windows(n: int, limit: int) -> list[tuple[int, int]]:
