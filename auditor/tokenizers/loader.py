@@ -3,7 +3,8 @@
 Every source is turned into a `tokenizers.Tokenizer` once and cached as tokenizer.json under the
 user cache directory, keyed by the sha256 of the source file, so later runs only pay for
 `Tokenizer.from_file`. A tiktoken-native built-in does not even pay that until it must: it
-encodes ASCII text from its cached rank tables (DeferredTokenizer, auditor.tokenizers.fast). Converters live in `auditor.tokenizers.convert`, the built-in names in
+encodes ASCII text from its cached rank tables (DeferredTokenizer, auditor.tokenizers.fast).
+Converters live in `auditor.tokenizers.convert`, the built-in names in
 `auditor.tokenizers.builtins`; heavy libraries are imported only on a cache miss.
 """
 
@@ -111,8 +112,8 @@ class LoadedTokenizer:
 
     @cached_property
     def fast_encoder(self) -> fast.FastEncoder | None:
-        """tiktoken over the rank tables (None: no rank source, or tiktoken not installed);
-        built where first used."""
+        """The fast encoder over the rank tables (None: no rank source, or tiktoken not
+        installed); tiktoken's own tables are built only for a large batch (fast.PYTHON_BPE_MAX)."""
         return fast.build(self.rank_tables)
 
     @cached_property
@@ -301,7 +302,7 @@ class LoadedTokenizer:
     @property
     def _fast_ready(self) -> bool:
         """Whether ASCII texts encode through the fast encoder (built here on first use)."""
-        return self.rank_source is not None and self.fast_encoder is not None
+        return self.fast_encoder is not None
 
     def offsets(self, text: str) -> list[tuple[int, int]]:
         """Character offsets of each token of `text` (kept when prefilled `with_offsets`; for
