@@ -161,12 +161,13 @@ def _link(source: str, target: str) -> None:
 
 
 def seed_cache(cache: Path) -> Path:
-    """Give a fresh PCDLINT_CACHE_DIR the converted default tokenizer, as a first run would leave it.
+    """Give a fresh PCDLINT_CACHE_DIR the default tokenizer's cache entries, as a first run
+    would leave them (its rank tables: a check of ASCII options reads nothing else).
 
     Tests that need a cache of their own (analysis entries they tamper with, a directory they
-    inspect) would otherwise convert the Qwen vocabulary again in every subprocess (seconds each).
-    The conversion is the real one, run once per test process by the real CLI into a private
-    directory; the analysis cache is never copied.
+    inspect) would otherwise read the Qwen rank file again in every subprocess. The entries are
+    the real ones, written once per test process by the real CLI into a private directory; the
+    analysis cache is never copied.
     """
     import shutil
     import subprocess
