@@ -104,7 +104,7 @@ def cli() -> None:
 )
 @click.option("--statistics", is_flag=True, help="Print finding counts per rule instead of findings.")
 @click.option("-q", "--quiet", is_flag=True, help="Only findings and errors, no summary.")
-@click.option("--no-cache", is_flag=True, help="Re-parse every file (skip the analysis cache).")
+@click.option("--no-cache", is_flag=True, help="Re-parse and re-encode every file (skip the analysis and encoding caches).")
 @click.option(
     "-j",
     "--jobs",

@@ -7,9 +7,10 @@ of it), its code, name, severity and tokenizer are stamped here.
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from auditor.linter import selection, suppressions
 from auditor.linter.context import Finding, RuleContext
 from auditor.linter.registry import Rule, default_codes, internal_error_rule, load_rules, severity_rank
 from auditor.linter.suggest import SharedSuggestions, prefetch_suggestions, verified_suggestions
-from auditor.pcd.cost import run_cost
+from auditor.pcd.cost import result_costs, run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, default_decision_row
 from auditor.pcd.letters import letter_probe_texts
@@ -27,6 +28,7 @@ from auditor.pcd.runcache import RunCache
 from auditor.pcd.tokens import SiteTokens
 from auditor.schema.evalconfigs import label_set_scoring
 from auditor.schema.model import FileModel, Site
+from auditor.tokenizers.encodings import RunEncodings, encoded_files
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
 
@@ -94,6 +96,24 @@ class LintOptions:
             ENGINE_ROWS[name] for name in self.engine_names() if not ENGINE_ROWS[name].scores_option_names
         ]
         return rows or [default_decision_row()]
+
+    def reading_key(self) -> str:
+        """A digest of the options that decide which texts a lint reads (the rules and their
+        options, the engines, suggestions, the chat template): the encoding cache's reading key
+        (auditor.tokenizers.encodings). Severities, ignores by file and finding details read
+        nothing more."""
+        template = self.chat_template
+        parts = (
+            sorted(self.select),
+            sorted(self.ignore),
+            sorted((code, sorted(map(repr, values.items()))) for code, values in self.rule_options.items()),
+            self.suggestions,
+            sorted(self.engines),
+            None
+            if template is None
+            else (template.source, template.bos_token, template.eos_token, template.systemone),
+        )
+        return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 
     def names_decisions(self) -> bool:
         """Whether a decision request's option names are scored (a named engine scores names)."""
@@ -337,8 +357,10 @@ def _pooled(
             1.0 + (0 if isinstance(m, InputFileError) else sum(len(s.options) for s in m.sites))
             for m, _ in loaded
         ]
-        for tokenizer in tokenizers:  # (each worker encodes about its share)
-            tokenizer.expect(int(sum(weights)) // workers)
+        for tokenizer in tokenizers:  # (each worker encodes about its share, less what the
+            # encoding cache holds)
+            kept = encoded_files([getattr(m, "content_key", "") for m, _ in loaded], tokenizer)
+            tokenizer.expect(int(sum(w for keep, w in zip(kept, weights) if not keep)) // workers)
         parts = map_chunks(
             lambda items: _worker_findings(lint_models(items, tokenizers, options)), loaded, workers, weights
         )
@@ -430,11 +452,16 @@ def lint_models(
                 run.errors.append(model)
                 continue
             run.files.append(FileResult(model, named=named))
+        # the ids each file's lint read last time (auditor.tokenizers.encodings), into the memo
+        encodings = RunEncodings([r.model.content_key for r in run.files], tokenizers, options.reading_key())
         for tokenizer in tokenizers:
-            tokenize_run(run.files, tokenizer, rules, options, cache)
+            tokenize_run(run.files, tokenizer, rules, options, cache, encodings)
         suggester = SharedSuggestions()  # a field repeated across the run's files: verified once
-        for result in run.files:
-            lint_model(result.model, tokenizers, rules, options, run, result, suggester, cache)
+        for index, result in enumerate(run.files):
+            with encodings.file(index):
+                lint_model(result.model, tokenizers, rules, options, run, result, suggester, cache)
+                result.costs = result_costs(run, result)
+        encodings.store()
         run.cost = run_cost(run)
     return run
 
@@ -470,14 +497,16 @@ def tokenize_run(
     rules: list[Rule],
     options: LintOptions,
     cache: RunCache,
+    encodings: RunEncodings | None = None,
 ) -> None:
     """Tokenize once, in bulk: every distinct text the run's rules, engine profiles, the cost
     model and the verified suggestions will read is encoded in one native batch per step, and
     every SiteTokens is built from the memo. Rules then read precomputed arrays; a text missed
-    here is encoded on demand (slower, never different)."""
+    here is encoded on demand (slower, never different). `encodings`: what each file's
+    SiteTokens read is recorded there (the encoding cache)."""
     scored = options.names_decisions()  # (a decision request's questions: only if names are scored)
-    sites = [s for r in results for s in r.model.sites if s.name_scored(scored)]
-    if not sites:
+    per_file = [[s for s in r.model.sites if s.name_scored(scored)] for r in results]
+    if not any(per_file):
         return
     if any(r.model.suppressions for r in results):  # rules a suppression names run too
         rules = rules + [r for r in load_rules().values() if r not in rules]
@@ -486,29 +515,72 @@ def tokenize_run(
     # beyond "core"; the cost model reads "cost" in every run
     groups = {"core", "cost"}.union(*(r.reads for r in site_rules))
     engines = options.engine_profiles()
-    windows = []
+    limits = []
     for limited in (r for r in site_rules if r.option_limit):  # a capped rule's windows of a
         # field past its cap score their own remainders
         configured = {**limited.options, **options.rule_options.get(limited.code, {})}
-        limit = int(configured[limited.option_limit])
-        windows += [w for s in sites if len(s.options) > limit for w in cache.windows(s, limit)]
-    cache.prefetch(sites + windows, tokenizer)  # what SiteTokens reads; then what the rest reads,
-    site_tokens = [
-        r.site_tokens(s, tokenizer, cache) for r in results for s in r.model.sites if s.name_scored(scored)
+        limits.append(int(configured[limited.option_limit]))
+
+    def scoped(index: int) -> AbstractContextManager[None]:  # what file `index` reads meanwhile: its own
+        return encodings.file(index) if encodings is not None else nullcontext()
+
+    # the files whose texts are not all in the memo already (from the encoding cache): those
+    # are gathered and encoded in batches
+    gathered = [
+        encodings is None or not encodings.complete(index, tokenizer) for index in range(len(results))
     ]
-    texts: list[str] = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer, cache)]
+
+    # what SiteTokens reads, in one batch; then what the rest reads, in another
+    texts: list[str] = []
     spans: list[str] = []
-    for tokens in site_tokens:  # less the field texts SiteTokens joins from the memo (plain)
-        more, more_spans = cache.texts(tokens.site, groups - {"core"}, tokenizer, tokens.plain)
-        texts += more
-        spans += more_spans
+    for index, sites in enumerate(per_file):
+        if not gathered[index]:
+            continue
+        with scoped(index):
+            windows = [w for n in limits for s in sites if len(s.options) > n for w in cache.windows(s, n)]
+            for site in sites + windows:
+                more, more_spans = cache.texts(site, ("core",), tokenizer)
+                tokenizer.asks(more + more_spans)
+                texts += more
+                spans += more_spans
+    tokenizer.prefill(texts + spans, spans)
+    site_tokens: list[SiteTokens] = []
+    made_per_file: list[list[SiteTokens]] = []
+    texts, spans = [], []
+    for index, (r, sites) in enumerate(zip(results, per_file)):
+        with scoped(index):
+            made = [r.site_tokens(s, tokenizer, cache) for s in sites]
+            site_tokens += made
+            made_per_file.append(made)
+            if not gathered[index]:
+                continue
+            more = [t for e in engines for s in sites for t in e.plan_texts(s, tokenizer, cache)]
+            tokenizer.asks(more)
+            texts += more
+            for tokens in made:  # less the field texts SiteTokens joins from the memo (plain)
+                more, more_spans = cache.texts(tokens.site, groups - {"core"}, tokenizer, tokens.plain)
+                tokenizer.asks(more + more_spans)
+                texts += more
+                spans += more_spans
     tokenizer.prefill(texts + spans, spans)
     if any(r.letter_slots for r in site_rules):
-        names = dict.fromkeys(t.site.name for t in site_tokens if t.collisions or t.multi_token)
-        tokenizer.prefill([text for name in names for text in letter_probe_texts(name, tokenizer=tokenizer)])
+        texts = []
+        for index, made in enumerate(made_per_file):
+            if not gathered[index]:
+                continue
+            with scoped(index):
+                names = dict.fromkeys(t.site.name for t in made if t.collisions or t.multi_token)
+                more = [text for name in names for text in letter_probe_texts(name, tokenizer=tokenizer)]
+                tokenizer.asks(more)
+                texts += more
+        tokenizer.prefill(texts)
     if options.suggestions and any(r.suggests for r in site_rules):
         canonical = any("canonical" in r.reads for r in site_rules)
-        prefetch_suggestions(site_tokens, tokenizer, engines, ("core",), canonical, cache)
+        needing = [t for made, gather in zip(made_per_file, gathered) if gather for t in made]
+        owner = {id(t): index for index, made in enumerate(made_per_file) for t in made}
+        prefetch_suggestions(
+            needing, tokenizer, engines, ("core",), canonical, cache, lambda t: scoped(owner[id(t)])
+        )
 
 
 def lint_model(

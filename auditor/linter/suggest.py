@@ -12,7 +12,8 @@ import re
 import sys
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from functools import lru_cache
 from types import SimpleNamespace
@@ -336,13 +337,15 @@ def prefetch_suggestions(
     groups: tuple[str, ...],
     canonical: bool,
     cache: RunCache | None = None,
+    scoped: Callable[[SiteTokens], AbstractContextManager[None]] | None = None,
 ) -> None:
     """One batch for the texts every suggestion re-lint reads (`groups`: the scoring texts and
     the engines' plans; a re-lint stops at its first warning, so the texts only a clean
     candidate's later rules read are left to the memo on demand), for each field whose finding
     will ask for suggestions: a first-token collision, a multi-token option, or (`canonical`:
     PCD005 runs) a non-canonical option. `cache`: the run's RunCache (the re-lints read the
-    candidates' splits from it)."""
+    candidates' splits from it); `scoped(tokens)`: what the tokenizer is asked for a field's
+    candidates meanwhile is that field's file's (the encoding cache: LoadedTokenizer.recording)."""
     cache = cache if cache is not None else RunCache()
     needing = [
         t for t in site_tokens if t.collisions or t.multi_token or (canonical and t.noncanonical_options)
@@ -356,10 +359,11 @@ def prefetch_suggestions(
     # a renaming whose first options already collide is refused before the rest is tokenized
     candidates = []
     for t, e in fields.values():
-        for _, _, renamed in kept_candidates(t, e.letters):
-            candidate = candidate_site(t, renamed)
-            if not (e.first_token and _quick_collision(t, candidate, e)):
-                candidates.append(candidate)
+        with scoped(t) if scoped is not None else nullcontext():
+            for _, _, renamed in kept_candidates(t, e.letters):
+                candidate = candidate_site(t, renamed)
+                if not (e.first_token and _quick_collision(t, candidate, e)):
+                    candidates.append(candidate)
     if candidates:
         plan_texts = [text for e in engines for c in candidates for text in e.plan_texts(c, tokenizer, cache)]
         cache.prefetch(candidates, tokenizer, groups, plan_texts)

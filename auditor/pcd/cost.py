@@ -119,6 +119,13 @@ def _costed(run, sites: list) -> list:
     return [site for site in sites if not hasattr(site, "name_scored") or site.name_scored(names)]
 
 
+def result_costs(run: CostedRun, result: Any) -> dict[str, dict | None]:
+    """tokenizer id → file_cost of one of the run's files (its FileResult)."""
+    engines = list(getattr(run, "engines", None) or [get_engine(DEFAULT_ENGINE)])
+    sites = _costed(run, result.model.sites)
+    return {t.id: file_cost(sites, t, result.site_tokens, engines) for t in run.tokenizers}
+
+
 def run_cost(run: CostedRun) -> dict:
     """tokenizer id → {"files": {path: cost}, "run": totals and worst file}."""
     engines = list(getattr(run, "engines", None) or [get_engine(DEFAULT_ENGINE)])
@@ -126,7 +133,7 @@ def run_cost(run: CostedRun) -> dict:
     for tokenizer in run.tokenizers:
         files = {}
         for result in run.files:
-            known = result.costs  # computed by a pool worker
+            known = result.costs  # computed by lint_models or a pool worker
             cost = (
                 known[tokenizer.id]
                 if tokenizer.id in known

@@ -137,7 +137,10 @@ def cached_analysis(
 def _read_entry(path: Path, raw: bytes, display: str, max_depth: int | None) -> FileModel | None:
     """The cached model of the file whose bytes are `raw`, or None (see load_entry)."""
     entry, key = _entry(path, raw, max_depth)
-    return load_entry(entry, key, display, raw)
+    model = load_entry(entry, key, display, raw)
+    if model is not None:
+        model.content_key = key
+    return model
 
 
 def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: int | None) -> FileModel:
@@ -145,10 +148,10 @@ def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: i
         return analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
     entry, key = _entry(path, raw, max_depth)
     model = load_entry(entry, key, display, raw)
-    if model is not None:
-        return model
-    model = analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
-    store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES)
+    if model is None:
+        model = analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
+        store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES)
+    model.content_key = key
     return model
 
 

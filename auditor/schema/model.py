@@ -152,6 +152,9 @@ class FileModel:
     notes: list[str] = field(default_factory=list)  # said once beside the findings (text output)
     open_fields: list[OpenField] = field(default_factory=list)
     source: str | None = None  # the input as named where it is no path (`pkg.module:Name`)
+    # its analysis cache key (bytes, parsing code), where the caches are used: the encoding
+    # cache's entries are kept under it too (auditor.tokenizers.encodings)
+    content_key: str = ""
 
     @property
     def path(self) -> str:

@@ -124,6 +124,10 @@ class Builtin:
         ranks, added = cached_tables(paths, self._tables_name(), tables)
         return RankTables(ranks, pattern, added)
 
+    def tables_key(self) -> str:
+        """The digest its rank tables are cached under (the sources' sha256 and the readers)."""
+        return tables_entry(self.paths(), self._tables_name()).stem
+
     def _tables_name(self) -> str:
         return f"{self.name}|{getattr(self.ranks, '__name__', '')}|{getattr(self.specials, '__name__', '')}"
 

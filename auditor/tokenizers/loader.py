@@ -10,11 +10,14 @@ Converters live in `auditor.tokenizers.convert`, the built-in names in
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, cast
 
 from tokenizers import Tokenizer
@@ -35,6 +38,7 @@ from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     expand_specs,
 )
 from auditor.tokenizers.cache import cached_conversion, file_sha256, read_tokenizer_file  # noqa: F401
+from auditor.version import __version__
 
 MEMO_LIMIT = 500_000  # encoded strings kept per tokenizer in one process
 PREFILL_CHUNK = 8192  # texts per native batch: a native Encoding is far larger than its ids
@@ -104,6 +108,47 @@ class LoadedTokenizer:
     declared_vocab_size: int | None = field(default=None, repr=False)
     # a built-in's split regex (fast.CUTTING_PATTERNS: where `joins` knows the regex cuts)
     split_pattern: str | None = field(default=None, repr=False)
+    # a tiktoken-native built-in: the digest of its rank tables (the encoding cache's key)
+    tables_key: Callable[[], str] | None = field(default=None, repr=False)
+    # while a file's texts are recorded (`recording`): every text asked for, in order
+    _reads: list[str] | None = field(default=None, repr=False)
+
+    @cached_property
+    def encoding_key(self) -> str | None:
+        """The key of this tokenizer's entries in the encoding cache (auditor.tokenizers.encodings):
+        its rank tables' digest, the fast encoder's code and pcdlint's version; None where its
+        encodings are not cached (no rank tables, or no fast encoder)."""
+        if self.tables_key is None or self.fast_encoder is None:
+            return None
+        digest = hashlib.sha256(f"{__version__}|{self.tables_key()}|{self.split_pattern}".encode())
+        digest.update(Path(fast.__file__).read_bytes())
+        return digest.hexdigest()
+
+    @contextmanager
+    def recording(self, into: list[str] | None) -> Iterator[None]:
+        """Append to `into` every text asked of this tokenizer meanwhile (ids, ids_many,
+        offsets, prefill): what one file's lint reads (the encoding cache). None: nothing."""
+        previous, self._reads = self._reads, into
+        try:
+            yield
+        finally:
+            self._reads = previous
+
+    def asks(self, texts: Iterable[str]) -> None:
+        """Record these texts as asked for (while `recording`) without encoding them yet: a batch
+        gathered per file and encoded for all the files at once."""
+        if self._reads is not None:
+            self._reads += texts
+
+    def memo_view(self) -> Mapping[str, tuple[int, ...]]:
+        """The memoised ids, by text (read only)."""
+        return MappingProxyType(self._memo)
+
+    def preload(self, encoded: dict[str, tuple[int, ...]]) -> None:
+        """Memoise these ASCII texts' ids, read back from the encoding cache (where the memo has
+        room for them)."""
+        if len(self._memo) + len(encoded) <= MEMO_LIMIT:
+            self._memo.update(encoded)
 
     @cached_property
     def rank_tables(self) -> fast.RankTables | None:
@@ -221,9 +266,12 @@ class LoadedTokenizer:
         memo, spans = self._memo, self._offsets
         want = set(with_offsets)
         derived = self._fast_ready  # ASCII offsets then follow from the ids (see `offsets`)
+        distinct = dict.fromkeys(texts)
+        if self._reads is not None:
+            self._reads += distinct
         missing = [
             t
-            for t in dict.fromkeys(texts)
+            for t in distinct
             if t not in memo or (t in want and t not in spans and not (derived and t.isascii()))
         ]
         if not missing:
@@ -283,6 +331,8 @@ class LoadedTokenizer:
 
     def ids(self, text: str) -> tuple[int, ...]:
         """The memoised ids of `text` (encoded on a miss). Shared: callers must not change it."""
+        if self._reads is not None:
+            self._reads.append(text)
         ids = self._memo.get(text)
         if ids is None:
             if self._fast_ready and text.isascii():
@@ -293,6 +343,8 @@ class LoadedTokenizer:
 
     def ids_many(self, texts: list[str]) -> list[tuple[int, ...]]:
         """`ids` of each text (shared lists, not copies); one native batch for any misses."""
+        if self._reads is not None:
+            self._reads += texts
         out = list(map(self._memo.get, texts))
         if not all(out) and None in out:  # (all(): one truth test each; only () is false besides None)
             self.prefill(texts)
@@ -308,6 +360,8 @@ class LoadedTokenizer:
         """Character offsets of each token of `text` (kept when prefilled `with_offsets`; for
         ASCII text with the fast encoder built, summed from the tokens' byte lengths)."""
         spans = self._offsets.get(text)
+        if self._reads is not None:
+            self._reads.append(text)
         if spans is None:
             if self._fast_ready and text.isascii():
                 return self.fast_encoder.ascii_offsets(self.ids(text))  # type: ignore[union-attr]
@@ -481,6 +535,7 @@ def load_tokenizer(
             rank_source=ranks,
             declared_vocab_size=builtin.vocab_size,
             split_pattern=builtin.pattern,
+            tables_key=builtin.tables_key if ranks is not None else None,
         )
     path = resolve_path(spec, "tokenizer")  # ~ expanded; a name too long is one line
     if path.exists():

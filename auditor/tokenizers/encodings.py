@@ -1,0 +1,204 @@
+"""The encoding cache: per file and tokenizer, the ids of the texts a lint of that file read.
+
+A lint of a file encodes its options in several forms (remainders, field texts, suffixes, the
+engines' plan texts). Their ids depend only on the texts and the tokenizer, so a warm run reads
+them back instead of encoding them, and never builds tiktoken's tables for it (a tenth of a
+second, more than the encoding: docs/benchmarks.md, "Issue 34"). The linter
+(auditor.linter.engine) loads each file's entry into the tokenizer's memo before it tokenizes,
+records the texts each file reads (LoadedTokenizer.recording) and writes an entry again only
+where the file read a text its entry lacked.
+
+Only the ASCII texts of a tokenizer with an `encoding_key` (the tiktoken-native built-ins, whose
+key is their rank tables' digest and pcdlint's encoder code) are kept: their offsets follow from
+the ids. An entry is keyed by the file's analysis key (its bytes, pcdlint's parsing code) and the
+tokenizer's key; it is data only (one JSON header line, one JSON payload), untrusted as the
+analysis cache's entries are: a missing, truncated, foreign or tampered entry (wrong format,
+version, key or checksum, a text not ASCII, an id out of the vocabulary) is ignored and
+rewritten. A stale entry costs speed only: a text it lacks is encoded as in a cold run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from itertools import chain
+from pathlib import Path
+
+from auditor.cachedir import cache_dir
+from auditor.tokenizers.cache import atomic_write
+from auditor.tokenizers.loader import LoadedTokenizer
+
+FORMAT = "pcdlint-encodings"
+VERSION = 2  # 1: the ids of all texts in one list, with each text's count
+
+
+def entry_path(file_key: str, tokenizer_key: str, folder: str | None = None) -> Path:
+    """Where the entry of a file (its analysis key) under a tokenizer (its encoding_key) is kept
+    (`folder`: entry_folder(tokenizer_key), where the caller has it)."""
+    return Path(f"{folder or entry_folder(tokenizer_key)}/{file_key[:40]}.json")
+
+
+def entry_folder(tokenizer_key: str) -> str:
+    """The folder of a tokenizer's entries."""
+    return str(cache_dir() / "encodings" / tokenizer_key[:16])
+
+
+def encoded_files(keys: Sequence[str], tokenizer: LoadedTokenizer) -> list[bool]:
+    """Per file key: whether the encoding cache holds an entry for it under this tokenizer (not
+    read: a pool sizes its work by it)."""
+    tokenizer_key = tokenizer.encoding_key if any(keys) else None
+    if tokenizer_key is None:
+        return [False] * len(keys)
+    folder = entry_folder(tokenizer_key)
+    return [bool(key) and os.path.isfile(f"{folder}/{key[:40]}.json") for key in keys]
+
+
+def _key(file_key: str, tokenizer_key: str) -> str:
+    return f"{VERSION}|{tokenizer_key}|{file_key}"
+
+
+def load(
+    file_key: str, tokenizer_key: str, vocab: int, folder: str | None = None
+) -> tuple[dict[str, tuple[int, ...]], str] | None:
+    """(the entry's texts and their ids, the reading key it was written under), or None (no
+    entry, or not a valid one: see above). `vocab`: every id is below it."""
+    try:
+        with open(f"{folder or entry_folder(tokenizer_key)}/{file_key[:40]}.json", "rb") as handle:
+            header = json.loads(handle.readline())
+            payload = handle.read()
+        if (
+            not isinstance(header, dict)
+            or header.get("format") != FORMAT
+            or header.get("key") != _key(file_key, tokenizer_key)
+            or header.get("bytes") != len(payload)
+            or header.get("sha256") != hashlib.sha256(payload).hexdigest()
+            or type(header.get("reading")) is not str
+        ):
+            return None
+        encoded = _unpack(_loads(payload), vocab)
+        return None if encoded is None else (encoded, header["reading"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _loads(payload: bytes) -> object:
+    try:
+        import orjson
+    except ImportError:  # (a core dependency; without it, json reads the same)
+        return json.loads(payload)
+    return orjson.loads(payload)
+
+
+def _dumps(data: dict) -> bytes:
+    try:
+        import orjson
+    except ImportError:
+        return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
+    return orjson.dumps(data)  # (ASCII texts: the same bytes as json's)
+
+
+def _unpack(data: object, vocab: int) -> dict[str, tuple[int, ...]] | None:
+    """The payload's {text: ids}, where it has the shape `store` writes: the texts (ASCII
+    strings) and, in the same order, each one's ids (ints in the vocabulary)."""
+    if not isinstance(data, dict):
+        return None
+    texts, ids = data.get("texts"), data.get("ids")
+    if not (type(texts) is list and type(ids) is list and len(texts) == len(ids)):
+        return None
+    if set(map(type, texts)) - {str} or not "".join(texts).isascii() or set(map(type, ids)) - {list}:
+        return None
+    every = list(chain.from_iterable(ids))
+    if set(map(type, every)) - {int} or (every and (min(every) < 0 or max(every) >= vocab)):
+        return None
+    return dict(zip(texts, map(tuple, ids)))
+
+
+def store(file_key: str, tokenizer_key: str, encoded: Mapping[str, Sequence[int]], reading: str = "") -> None:
+    """Write the entry: `encoded`, the ASCII texts the file read and their ids, under the reading
+    key of the run that read them. A cache that cannot be written only costs speed."""
+    texts = [text for text in encoded if text.isascii()]
+    payload = _dumps({"texts": texts, "ids": [encoded[t] for t in texts]})
+    header = json.dumps(
+        {
+            "format": FORMAT,
+            "key": _key(file_key, tokenizer_key),
+            "reading": reading,
+            "bytes": len(payload),
+            "sha256": hashlib.sha256(payload).hexdigest(),
+        }
+    )
+    atomic_write(entry_path(file_key, tokenizer_key), header.encode() + b"\n" + payload)
+
+
+def missing(read: Iterable[str], kept: Mapping[str, object] | None) -> bool:
+    """Whether a file read an ASCII text that its entry `kept` lacks: then the entry is written
+    again."""
+    new = set(read)
+    if kept is not None:
+        new.difference_update(kept)
+    return any(text.isascii() for text in new)
+
+
+class RunEncodings:
+    """The encoding cache over one lint run's files: each file's entry loaded into the memo of
+    every tokenizer with an encoding_key, what the file reads recorded (`file`), and the entries
+    that lacked a text written again (`store`). A file without a key (stdin, a Python object,
+    `--no-cache`) is neither read nor written.
+
+    `reading`: a digest of what decides which texts a lint reads besides the file and the
+    tokenizer (the rules, their options, the engines: LintOptions.reading_key). An entry written
+    under the same key holds every text the file's lint asks for (`complete`), so the linter does
+    not gather them again; under another key, what it lacks is encoded and the entry rewritten."""
+
+    def __init__(self, keys: Sequence[str], tokenizers: Sequence[LoadedTokenizer], reading: str = "") -> None:
+        self._keys, self._reading = keys, reading
+        self._tokenizers = [(t, t.encoding_key) for t in tokenizers if any(keys) and t.encoding_key]
+        self._kept: dict[tuple[int, int], dict[str, tuple[int, ...]] | None] = {}
+        self._complete: set[tuple[str, int]] = set()  # (tokenizer id, file index)
+        self._reads: dict[tuple[int, int], list[str]] = {}
+        for k, (tokenizer, tokenizer_key) in enumerate(self._tokenizers):
+            assert tokenizer_key is not None
+            folder = entry_folder(tokenizer_key)
+            for index, file_key in enumerate(keys):
+                if not file_key:
+                    continue
+                found = load(file_key, tokenizer_key, tokenizer.vocab_size, folder)
+                self._kept[k, index] = found[0] if found else None
+                if found:
+                    tokenizer.preload(found[0])
+                    if reading and found[1] == reading:
+                        self._complete.add((tokenizer.id, index))
+
+    def complete(self, index: int, tokenizer: LoadedTokenizer) -> bool:
+        """Whether file `index`'s entry, loaded, holds every text its lint asks of `tokenizer`."""
+        return (tokenizer.id, index) in self._complete
+
+    @contextmanager
+    def file(self, index: int) -> Iterator[None]:
+        """Record what the tokenizers are asked meanwhile as file `index`'s reads."""
+        if not self._keys[index] or not self._tokenizers:
+            yield
+            return
+        with ExitStack() as stack:
+            for k, (tokenizer, _) in enumerate(self._tokenizers):
+                stack.enter_context(tokenizer.recording(self._reads.setdefault((k, index), [])))
+            yield
+
+    def store(self) -> None:
+        """Write the entry of each file that read a text its entry lacked, or whose entry was
+        written under another reading key: the texts it read now, with their memoised ids (and,
+        under the same reading key, the texts the entry held: this run may not have gathered
+        them)."""
+        for (k, index), read in self._reads.items():
+            tokenizer, tokenizer_key = self._tokenizers[k]
+            kept = self._kept.get((k, index))
+            complete = (tokenizer.id, index) in self._complete
+            if read and (missing(read, kept) or not complete):
+                assert tokenizer_key is not None
+                memo = tokenizer.memo_view()
+                encoded = dict(kept) if complete and kept else {}
+                encoded.update((t, memo[t]) for t in dict.fromkeys(read) if t in memo)
+                store(self._keys[index], tokenizer_key, encoded, self._reading)

@@ -1,0 +1,188 @@
+"""The encoding cache (auditor.tokenizers.encodings): a warm run reads the ids of every text its
+files' lint reads back from the cache and encodes nothing; its output is that of a run without
+the cache; a damaged, foreign or stale entry is ignored (or completed) and written again.
+
+Real corpus files, the real qwen2.5 tables; the encoder is only wrapped to count what it is
+asked to encode."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from auditor.linter.engine import LintOptions, LintRun, lint
+from auditor.reporting.escape import strict_json
+from auditor.reporting.json_format import run_to_dict
+from auditor.tokenizers import encodings, fast
+from auditor.tokenizers.loader import load_tokenizer
+from support import CORPUS, FIXTURES
+
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present (PCDLINT_CORPUS)")
+
+# a few real third-party schemas with collisions, multi-token options and literals, and one
+# bundled fixture
+FILES = [
+    *sorted((CORPUS / "json-schema").glob("*.json"))[:5],
+    *sorted((CORPUS / "pcd-presets").glob("*.json"))[:3],
+    FIXTURES / "schemas" / "risk_triage.json",
+]
+
+
+@pytest.fixture
+def counted(monkeypatch, tmp_path):
+    """A fresh cache directory, and the list of texts the fast encoder is asked to encode."""
+    monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path / "cache"))
+    asked: list[str] = []
+    real = fast.FastEncoder.encode_ascii_many
+
+    def encode(self, texts):
+        asked.extend(texts)
+        return real(self, texts)
+
+    monkeypatch.setattr(fast.FastEncoder, "encode_ascii_many", encode)
+    return asked
+
+
+def run(files=FILES, use_cache: bool = True, **options) -> tuple[dict, LintRun]:
+    """The JSON document of a lint of `files` by a newly loaded qwen2.5 (an empty memo)."""
+    tokenizer = load_tokenizer("qwen2.5")
+    linted = lint([str(f) for f in files], [tokenizer], LintOptions(jobs=1, **options), use_cache=use_cache)
+    document = strict_json(run_to_dict(linted))
+    document.pop("tool")
+    return document, linted
+
+
+def entries(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "cache" / "encodings").rglob("*.json"))
+
+
+def rewrite(entry: Path, change) -> None:
+    """Change an entry's payload (`change(data)`) and write it back with a matching header: what
+    only the payload's own checks can refuse."""
+    header_line, payload = entry.read_bytes().split(b"\n", 1)
+    header = json.loads(header_line)
+    data = json.loads(payload)
+    change(data)
+    payload = json.dumps(data).encode()
+    header.update(bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
+    entry.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+
+
+def test_a_warm_run_encodes_nothing_and_reports_the_same(counted, tmp_path):
+    reference, _ = run(use_cache=False)
+    assert not entries(tmp_path), "--no-cache writes no encoding entry"
+    counted.clear()
+    cold, _ = run()
+    assert len(counted) > 1_000
+    assert len(entries(tmp_path)) == len(FILES)  # one per file (each has fields)
+    counted.clear()
+    warm, _ = run()
+    assert counted == []  # every text read back from the cache
+    assert warm == cold == reference
+    assert len(reference["findings"]) > 20
+
+
+def test_a_warm_pool_builds_no_tiktoken(monkeypatch, tmp_path):
+    """The pool's parent builds tiktoken before forking for a large share of texts to encode,
+    and not where the encoding cache holds them (the whole corpus: 18,000 options)."""
+    monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path / "cache"))
+    files = [
+        str(p) for p in sorted(CORPUS.glob("pcd-presets*/*.json")) + sorted(CORPUS.glob("json-schema/*.json"))
+    ]
+    lint(files, [load_tokenizer("qwen2.5")], LintOptions(jobs=2))  # (the analysis cache)
+    shutil.rmtree(tmp_path / "cache" / "encodings")
+    outputs, built = [], []
+    for _ in range(2):
+        tokenizer = load_tokenizer("qwen2.5")
+        linted = lint(files, [tokenizer], LintOptions(jobs=2))
+        built.append(tokenizer.fast_encoder.built)
+        outputs.append(run_to_dict(linted)["findings"])
+    assert built == [True, False]
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 100
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "truncated",
+        "not json",
+        "id out of the vocabulary",
+        "negative id",
+        "id not an int",
+        "text not ascii",
+        "texts and ids apart",
+        "another file's entry",
+        "another format",
+    ],
+)
+def test_a_damaged_entry_is_ignored_and_rewritten(counted, tmp_path, damage):
+    cold, _ = run()
+    first, second = entries(tmp_path)[:2]
+    if damage == "truncated":
+        first.write_bytes(first.read_bytes()[:-10])
+    elif damage == "not json":
+        first.write_bytes(b"\x00\x01 not an entry")
+    elif damage == "id out of the vocabulary":
+        rewrite(first, lambda d: d["ids"][0].__setitem__(0, 10**6))
+    elif damage == "negative id":
+        rewrite(first, lambda d: d["ids"][0].__setitem__(0, -1))
+    elif damage == "id not an int":
+        rewrite(first, lambda d: d["ids"][0].__setitem__(0, 1.5))
+    elif damage == "text not ascii":
+        rewrite(first, lambda d: d["texts"].__setitem__(0, "caf\u00e9"))
+    elif damage == "texts and ids apart":
+        rewrite(first, lambda d: d["ids"].pop())
+    elif damage == "another file's entry":
+        first.write_bytes(second.read_bytes())
+    elif damage == "another format":
+        header_line, payload = first.read_bytes().split(b"\n", 1)
+        first.write_bytes(header_line.replace(b"pcdlint-encodings", b"pcdlint-other") + b"\n" + payload)
+    counted.clear()
+    warm, _ = run()
+    assert warm == cold
+    assert counted, "the damaged entry's texts are encoded again"
+    assert encodings._unpack(json.loads(first.read_bytes().split(b"\n", 1)[1]), 10**9) is not None
+    counted.clear()
+    assert run()[0] == cold and counted == []  # rewritten whole
+
+
+def test_texts_an_entry_lacks_are_encoded_and_added(counted, tmp_path):
+    cold, _ = run()
+    entry = entries(tmp_path)[0]
+    kept = json.loads(entry.read_bytes().split(b"\n", 1)[1])
+    dropped = kept["texts"][::3]
+
+    def drop(data):
+        data["texts"], data["ids"] = (
+            data["texts"][1::3] + data["texts"][2::3],
+            data["ids"][1::3] + data["ids"][2::3],
+        )
+
+    rewrite(entry, drop)
+    counted.clear()
+    assert run()[0] == cold
+    # (a dropped text another file's entry holds is read from there)
+    assert counted and set(counted) <= set(dropped)
+    again = json.loads(entry.read_bytes().split(b"\n", 1)[1])
+    assert set(counted) <= set(again["texts"]) <= set(kept["texts"])
+    counted.clear()
+    assert run()[0] == cold and counted == []
+
+
+def test_other_options_complete_the_entries(counted, tmp_path):
+    """Entries written under other rules or engines hold texts this run does not read and lack
+    some it does: the run reads what they hold, encodes the rest and rewrites them; the output
+    is that of a run without the cache."""
+    options = {"engines": ["rlcd-mlx", "openjev"], "select": ["PCD001", "PCD002", "PCD005"]}
+    reference, _ = run(use_cache=False, **options)
+    run()  # the default options' entries
+    counted.clear()
+    assert run(**options)[0] == reference
+    assert counted, "the other engines' texts are encoded"
+    counted.clear()
+    assert run(**options)[0] == reference and counted == []
+    assert run()[0] == run(use_cache=False)[0]
