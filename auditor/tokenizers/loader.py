@@ -295,17 +295,21 @@ class LoadedTokenizer:
                     spans[text] = enc.offsets
 
     def warm(self) -> None:
-        """Build the lazy parts every encoding reads (special tokens, unknown id, id objects,
-        the fast encoder's tables; tiktoken's own only for a large run: `expect`), so processes
-        forked afterwards share one copy. The vocabulary size is left: only a report reads it."""
-        self.special_tokens, self.unk_id, self._id_objects, self._special_search, self._cuts  # noqa: B018
+        """Build the lazy parts every encoding reads (special tokens, unknown id, the fast
+        encoder's tables; the id objects and tiktoken's own only for a large run: `expect`), so
+        processes forked afterwards share one copy. The vocabulary size is left: only a report
+        reads it."""
+        self.special_tokens, self.unk_id, self._special_search, self._cuts  # noqa: B018
         self.fast_encoder  # noqa: B018
 
     def expect(self, texts: int) -> None:
-        """A run is about to encode about `texts` texts: from fast.PYTHON_BPE_MAX on, tiktoken's
-        encoder is built now (before a pool forks, so that its workers share one)."""
-        if texts >= fast.PYTHON_BPE_MAX and self._fast_ready:
-            self.fast_encoder._encoding  # type: ignore[union-attr]  # noqa: B018
+        """A run is about to encode about `texts` texts: from fast.PYTHON_BPE_MAX on, the id
+        objects and tiktoken's encoder are built now (before a pool forks, so that its workers
+        share one copy)."""
+        if texts >= fast.PYTHON_BPE_MAX:
+            self._id_objects  # noqa: B018
+            if self._fast_ready:
+                self.fast_encoder._encoding  # type: ignore[union-attr]  # noqa: B018
 
     @cached_property
     def _id_objects(self) -> list[int]:
