@@ -185,4 +185,11 @@ def test_other_options_complete_the_entries(counted, tmp_path):
     assert counted, "the other engines' texts are encoded"
     counted.clear()
     assert run(**options)[0] == reference and counted == []
-    assert run()[0] == run(use_cache=False)[0]
+    # runs under either options in turn share the entries: nothing encoded, nothing rewritten
+    default = run(use_cache=False)[0]
+    written = {entry: entry.stat().st_mtime_ns for entry in entries(tmp_path)}
+    assert run()[0] == default
+    counted.clear()
+    assert run(**options)[0] == reference and run()[0] == default
+    assert counted == []
+    assert {entry: entry.stat().st_mtime_ns for entry in entries(tmp_path)} == written

@@ -62,8 +62,8 @@ def _key(file_key: str, tokenizer_key: str) -> str:
 
 def load(
     file_key: str, tokenizer_key: str, vocab: int, folder: str | None = None
-) -> tuple[dict[str, tuple[int, ...]], str] | None:
-    """(the entry's texts and their ids, the reading key it was written under), or None (no
+) -> tuple[dict[str, tuple[int, ...]], list[str]] | None:
+    """(the entry's texts and their ids, the reading keys it holds every text of), or None (no
     entry, or not a valid one: see above). `vocab`: every id is below it."""
     try:
         with open(f"{folder or entry_folder(tokenizer_key)}/{file_key[:40]}.json", "rb") as handle:
@@ -75,11 +75,11 @@ def load(
             or header.get("key") != _key(file_key, tokenizer_key)
             or header.get("bytes") != len(payload)
             or header.get("sha256") != hashlib.sha256(payload).hexdigest()
-            or type(header.get("reading")) is not str
+            or type(header.get("readings")) is not list
         ):
             return None
         encoded = _unpack(_loads(payload), vocab)
-        return None if encoded is None else (encoded, header["reading"])
+        return None if encoded is None else (encoded, [str(r) for r in header["readings"]])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -116,16 +116,18 @@ def _unpack(data: object, vocab: int) -> dict[str, tuple[int, ...]] | None:
     return dict(zip(texts, map(tuple, ids)))
 
 
-def store(file_key: str, tokenizer_key: str, encoded: Mapping[str, Sequence[int]], reading: str = "") -> None:
-    """Write the entry: `encoded`, the ASCII texts the file read and their ids, under the reading
-    key of the run that read them. A cache that cannot be written only costs speed."""
+def store(
+    file_key: str, tokenizer_key: str, encoded: Mapping[str, Sequence[int]], readings: Sequence[str] = ()
+) -> None:
+    """Write the entry: `encoded`, the ASCII texts the file read and their ids, with the reading
+    keys of the runs whose every text it holds. A cache that cannot be written only costs speed."""
     texts = [text for text in encoded if text.isascii()]
     payload = _dumps({"texts": texts, "ids": [encoded[t] for t in texts]})
     header = json.dumps(
         {
             "format": FORMAT,
             "key": _key(file_key, tokenizer_key),
-            "reading": reading,
+            "readings": list(readings),
             "bytes": len(payload),
             "sha256": hashlib.sha256(payload).hexdigest(),
         }
@@ -149,15 +151,18 @@ class RunEncodings:
     `--no-cache`) is neither read nor written.
 
     `reading`: a digest of what decides which texts a lint reads besides the file and the
-    tokenizer (the rules, their options, the engines: LintOptions.reading_key). An entry written
-    under the same key holds every text the file's lint asks for (`complete`), so the linter does
-    not gather them again; under another key, what it lacks is encoded and the entry rewritten."""
+    tokenizer (the rules, their options, the engines: LintOptions.reading_key). An entry lists
+    the reading keys whose runs it holds every text of (up to READINGS, the latest first): under
+    one of them it is `complete`, and the linter does not gather the file's texts again; under
+    another, what the run reads is added to it (a pre-commit run and a CI run with other rules
+    then share one entry instead of rewriting it in turn)."""
+
+    READINGS = 4
 
     def __init__(self, keys: Sequence[str], tokenizers: Sequence[LoadedTokenizer], reading: str = "") -> None:
         self._keys, self._reading = keys, reading
         self._tokenizers = [(t, t.encoding_key) for t in tokenizers if any(keys) and t.encoding_key]
-        self._kept: dict[tuple[int, int], dict[str, tuple[int, ...]] | None] = {}
-        self._complete: set[tuple[str, int]] = set()  # (tokenizer id, file index)
+        self._kept: dict[tuple[int, int], tuple[dict[str, tuple[int, ...]], list[str]] | None] = {}
         self._reads: dict[tuple[int, int], list[str]] = {}
         for k, (tokenizer, tokenizer_key) in enumerate(self._tokenizers):
             assert tokenizer_key is not None
@@ -165,16 +170,17 @@ class RunEncodings:
             for index, file_key in enumerate(keys):
                 if not file_key:
                     continue
-                found = load(file_key, tokenizer_key, tokenizer.vocab_size, folder)
-                self._kept[k, index] = found[0] if found else None
+                found = self._kept[k, index] = load(file_key, tokenizer_key, tokenizer.vocab_size, folder)
                 if found:
                     tokenizer.preload(found[0])
-                    if reading and found[1] == reading:
-                        self._complete.add((tokenizer.id, index))
 
     def complete(self, index: int, tokenizer: LoadedTokenizer) -> bool:
         """Whether file `index`'s entry, loaded, holds every text its lint asks of `tokenizer`."""
-        return (tokenizer.id, index) in self._complete
+        for k, (held, _) in enumerate(self._tokenizers):
+            if held is tokenizer:
+                found = self._kept.get((k, index))
+                return bool(self._reading) and found is not None and self._reading in found[1]
+        return False
 
     @contextmanager
     def file(self, index: int) -> Iterator[None]:
@@ -188,17 +194,19 @@ class RunEncodings:
             yield
 
     def store(self) -> None:
-        """Write the entry of each file that read a text its entry lacked, or whose entry was
-        written under another reading key: the texts it read now, with their memoised ids (and,
-        under the same reading key, the texts the entry held: this run may not have gathered
-        them)."""
+        """Write the entry of each file that read a text its entry lacked, or whose entry does
+        not list this run's reading key: its texts and those read now, with the reading keys it
+        is complete for (this run's first; past READINGS of them, only what this run read)."""
         for (k, index), read in self._reads.items():
             tokenizer, tokenizer_key = self._tokenizers[k]
-            kept = self._kept.get((k, index))
-            complete = (tokenizer.id, index) in self._complete
-            if read and (missing(read, kept) or not complete):
+            texts, readings = self._kept.get((k, index)) or ({}, [])
+            listed = self._reading in readings
+            if read and (missing(read, texts) or not listed):
                 assert tokenizer_key is not None
+                readings = [self._reading, *(r for r in readings if r != self._reading)]
+                if len(readings) > self.READINGS:  # (too many: only this run's texts, from now)
+                    texts, readings = {}, [self._reading]
+                encoded = dict(texts)
                 memo = tokenizer.memo_view()
-                encoded = dict(kept) if complete and kept else {}
                 encoded.update((t, memo[t]) for t in dict.fromkeys(read) if t in memo)
-                store(self._keys[index], tokenizer_key, encoded, self._reading)
+                store(self._keys[index], tokenizer_key, encoded, readings)
