@@ -47,15 +47,18 @@ NOT_NEEDED = [
     "platformdirs",
 ]
 
+# (the modules are written at exit: a check that ends with nothing registered to run at exit
+# skips the interpreter's teardown, auditor.cli.main._exit_now)
 RUN = """
-import json, runpy, sys
+import atexit, json, runpy, sys
+
+def dump():
+    with open({out!r}, "w") as handle:
+        json.dump(sorted(sys.modules), handle)
+
+atexit.register(dump)
 sys.argv = ["pcdlint", *json.loads(sys.argv[1])]
-try:
-    runpy.run_module("auditor", run_name="__main__")
-except SystemExit:
-    pass
-with open({out!r}, "w") as handle:
-    json.dump(sorted(sys.modules), handle)
+runpy.run_module("auditor", run_name="__main__")
 """
 
 
@@ -107,3 +110,41 @@ def test_a_cold_check_loads_the_parsers_it_needs(tmp_path):
     modules = set(json.loads(out.read_text()))
     assert "jsonschema" in modules and "jsonschema_rs" in modules
     assert not {"transformers", "pandas", "torch", "jinja2"} & modules
+
+
+EXITS = """
+import sys
+
+class Teardown:  # (its __del__ runs when the interpreter's teardown clears this module)
+    def __del__(self):
+        print("teardown ran", file=sys.stderr)
+
+kept = Teardown()
+sys.argv = ["pcdlint", *sys.argv[1:]]
+from auditor.cli.main import main
+main()
+"""
+
+
+@pytest.mark.parametrize("registered", [False, True])
+def test_a_check_ends_at_once_with_its_output_whole(tmp_path, registered):
+    """A check whose process has nothing left to run at exit ends without the interpreter's
+    teardown (auditor.cli.main._exit_now): its output and exit code are those of the same check
+    run in this process; one that has an atexit callback (a library's, an embedding's) ends
+    normally and the callback runs."""
+    from support import run_cli_bytes
+
+    schema = str(FIXTURES / "schemas" / "risk_triage.json")
+    env = {"HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(tmp_path / "cache")}
+    code = EXITS
+    if registered:
+        code = "import atexit, sys; atexit.register(lambda: print('callback ran', file=sys.stderr))" + code
+    for args, exit_code in ((["check", schema], 1), (["check", "-f", "json", schema], 1), (["rules"], 0)):
+        result = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, env={**os.environ, **env}, timeout=300
+        )
+        expected = run_cli_bytes(*args, env=env)
+        assert result.returncode == expected.returncode == exit_code
+        assert result.stdout == expected.stdout and len(result.stdout) > 100
+        assert (b"callback ran" in result.stderr) is registered
+        assert (b"teardown ran" in result.stderr) is registered
