@@ -121,8 +121,12 @@ def store(
 ) -> None:
     """Write the entry: `encoded`, the ASCII texts the file read and their ids, with the reading
     keys of the runs whose every text it holds. A cache that cannot be written only costs speed."""
-    texts = [text for text in encoded if text.isascii()]
-    payload = _dumps({"texts": texts, "ids": [encoded[t] for t in texts]})
+    if "".join(encoded).isascii():  # (every text, told in one pass)
+        texts, ids = list(encoded), list(encoded.values())
+    else:
+        texts = [text for text in encoded if text.isascii()]
+        ids = [encoded[t] for t in texts]
+    payload = _dumps({"texts": texts, "ids": ids})
     header = json.dumps(
         {
             "format": FORMAT,
@@ -141,7 +145,7 @@ def missing(read: Iterable[str], kept: Mapping[str, object] | None) -> bool:
     new = set(read)
     if kept is not None:
         new.difference_update(kept)
-    return any(text.isascii() for text in new)
+    return any(map(str.isascii, new))
 
 
 class RunEncodings:
@@ -206,7 +210,10 @@ class RunEncodings:
                 readings = [self._reading, *(r for r in readings if r != self._reading)]
                 if len(readings) > self.READINGS:  # (too many: only this run's texts, from now)
                     texts, readings = {}, [self._reading]
-                encoded = dict(texts)
                 memo = tokenizer.memo_view()
-                encoded.update((t, memo[t]) for t in dict.fromkeys(read) if t in memo)
+                distinct = dict.fromkeys(read)
+                now = dict(zip(distinct, map(memo.get, distinct)))
+                if None in now.values():  # (a text the memo no longer holds: left out)
+                    now = {t: ids for t, ids in now.items() if ids is not None}
+                encoded = {**texts, **now}
                 store(self._keys[index], tokenizer_key, encoded, readings)
