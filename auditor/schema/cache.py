@@ -119,7 +119,7 @@ def _entry(path: Path, raw: bytes, max_depth: int | None) -> tuple[Path, str]:
     key = hashlib.sha256(
         raw + path.suffix.lower().encode() + _code_key().encode() + f"|{max_depth}".encode() + included
     ).hexdigest()
-    return cache_dir() / "analysis" / f"{key[:40]}.json", key
+    return Path(f"{cache_dir()}/analysis/{key[:40]}.json"), key
 
 
 def cached_analysis(

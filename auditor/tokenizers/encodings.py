@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from itertools import chain
 from pathlib import Path
+from typing import cast
 
 from auditor.cachedir import cache_dir
 from auditor.tokenizers.cache import atomic_write
@@ -212,8 +213,8 @@ class RunEncodings:
                     texts, readings = {}, [self._reading]
                 memo = tokenizer.memo_view()
                 distinct = dict.fromkeys(read)
-                now = dict(zip(distinct, map(memo.get, distinct)))
-                if None in now.values():  # (a text the memo no longer holds: left out)
-                    now = {t: ids for t, ids in now.items() if ids is not None}
-                encoded = {**texts, **now}
+                found = dict(zip(distinct, map(memo.get, distinct)))
+                if None in found.values():  # (a text the memo no longer holds: left out)
+                    found = {t: ids for t, ids in found.items() if ids is not None}
+                encoded = {**texts, **cast("dict[str, tuple[int, ...]]", found)}
                 store(self._keys[index], tokenizer_key, encoded, readings)
