@@ -502,8 +502,9 @@ def tokenize_run(
     """Tokenize once, in bulk: every distinct text the run's rules, engine profiles, the cost
     model and the verified suggestions will read is encoded in one native batch per step, and
     every SiteTokens is built from the memo. Rules then read precomputed arrays; a text missed
-    here is encoded on demand (slower, never different). `encodings`: what each file's
-    SiteTokens read is recorded there (the encoding cache)."""
+    here is encoded on demand (slower, never different). `encodings`: the encoding cache over
+    these files: what each file asks for is recorded as its own, and the texts of a file whose
+    entry holds all it reads (RunEncodings.complete) are not gathered again."""
     scored = options.names_decisions()  # (a decision request's questions: only if names are scored)
     per_file = [[s for s in r.model.sites if s.name_scored(scored)] for r in results]
     if not any(per_file):
@@ -544,13 +545,11 @@ def tokenize_run(
                 texts += more
                 spans += more_spans
     tokenizer.prefill(texts + spans, spans)
-    site_tokens: list[SiteTokens] = []
     made_per_file: list[list[SiteTokens]] = []
     texts, spans = [], []
     for index, (r, sites) in enumerate(zip(results, per_file)):
         with scoped(index):
             made = [r.site_tokens(s, tokenizer, cache) for s in sites]
-            site_tokens += made
             made_per_file.append(made)
             if not gathered[index]:
                 continue

@@ -6,7 +6,8 @@ them back instead of encoding them, and never builds tiktoken's tables for it (a
 second, more than the encoding: docs/benchmarks.md, "Issue 34"). The linter
 (auditor.linter.engine) loads each file's entry into the tokenizer's memo before it tokenizes,
 records the texts each file reads (LoadedTokenizer.recording) and writes an entry again only
-where the file read a text its entry lacked.
+where the file read a text its entry lacked or the run's rule and engine settings are new to it
+(RunEncodings).
 
 Only the ASCII texts of a tokenizer with an `encoding_key` (the tiktoken-native built-ins, whose
 key is their rank tables' digest and pcdlint's encoder code) are kept: their offsets follow from

@@ -120,8 +120,12 @@ class LoadedTokenizer:
         encodings are not cached (no rank tables, or no fast encoder)."""
         if self.tables_key is None or self.fast_encoder is None:
             return None
+        try:
+            code = Path(fast.__file__).read_bytes()
+        except OSError:  # (a package not installed as files: no cache rather than a stale one)
+            return None
         digest = hashlib.sha256(f"{__version__}|{self.tables_key()}|{self.split_pattern}".encode())
-        digest.update(Path(fast.__file__).read_bytes())
+        digest.update(code)
         return digest.hexdigest()
 
     @contextmanager
