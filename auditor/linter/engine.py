@@ -127,7 +127,7 @@ class FileResult:
     named: bool = False  # named on the command line / passed to the API, not found by a walk
     # (site pointer, tokenizer id) → the tokenization the rules saw; reports reuse it
     tokens: dict[tuple[str, str], SiteTokens] = field(default_factory=dict, repr=False)
-    # tokenizer id → this file's cost (auditor.pcd.cost), when a pool worker linted it
+    # tokenizer id → this file's cost (auditor.pcd.cost), as lint_models (here or in a pool worker) made it
     costs: dict[str, dict | None] = field(default_factory=dict, repr=False)
 
     def site_tokens(
@@ -382,7 +382,7 @@ def _worker_findings(part: LintRun) -> tuple[list[tuple[list[Finding], dict]], l
     """What a pool worker that was handed the models sends back: each file's findings and cost,
     in order, and the suppressed findings (the parent has the models and input errors)."""
     _pack_findings(part)
-    return [(r.findings, _costs(part, r)) for r in part.files], part.suppressed
+    return [(r.findings, r.costs) for r in part.files], part.suppressed
 
 
 def _pack_findings(part: LintRun) -> None:
@@ -415,9 +415,8 @@ def _merged_findings(
 
 def _worker_files(part: LintRun) -> tuple[list[FileResult], list[InputFileError], list[Finding]]:
     """What a pool worker that parsed its files sends back: each file's result with its cost
-    kept and its tokenizations (they hold the tokenizer) dropped."""
+    (lint_models keeps it) and without its tokenizations (they hold the tokenizer)."""
     for result in part.files:
-        result.costs = _costs(part, result)
         result.tokens = {}
     _pack_findings(part)
     return part.files, part.errors, part.suppressed
@@ -432,10 +431,6 @@ def _merged_files(parts: list, tokenizers: list[LoadedTokenizer], options: LintO
         run.suppressed.extend(suppressed)
     run.cost = run_cost(run)
     return run
-
-
-def _costs(part: LintRun, result: FileResult) -> dict:
-    return {t.id: (part.cost or {})[t.id]["files"].get(result.model.path) for t in part.tokenizers}
 
 
 def lint_models(

@@ -129,16 +129,16 @@ def result_costs(run: CostedRun, result: Any) -> dict[str, dict | None]:
 def run_cost(run: CostedRun) -> dict:
     """tokenizer id → {"files": {path: cost}, "run": totals and worst file}."""
     engines = list(getattr(run, "engines", None) or [get_engine(DEFAULT_ENGINE)])
+    # each file's costs: as lint_models or a pool worker computed them, else now
+    known = [
+        result.costs if all(t.id in result.costs for t in run.tokenizers) else result_costs(run, result)
+        for result in run.files
+    ]
     out = {}
     for tokenizer in run.tokenizers:
         files = {}
-        for result in run.files:
-            known = result.costs  # computed by lint_models or a pool worker
-            cost = (
-                known[tokenizer.id]
-                if tokenizer.id in known
-                else file_cost(_costed(run, result.model.sites), tokenizer, result.site_tokens, engines)
-            )
+        for result, costs in zip(run.files, known):
+            cost = costs[tokenizer.id]
             if cost is not None:
                 files[result.model.path] = cost
         naive_total = sum(c["naive"]["passes_longest"] for c in files.values())

@@ -24,7 +24,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-from auditor.cachedir import cache_dir
+from auditor.cachedir import cache_dir, read_checked, write_checked
 from auditor.errors import InputFileError
 from auditor.schema.documents import (
     YAML_SUFFIXES,
@@ -300,20 +300,11 @@ def _decision_fields(stored: Any) -> dict:
 def load_entry(entry: Path, key: str, display: str, raw: bytes) -> FileModel | None:
     """The cached model of the file whose bytes are `raw`, or None when the entry is missing or
     not a valid entry for `key`."""
+    checked = read_checked(entry, {"format": CACHE_FORMAT, "version": CACHE_VERSION, "key": key})
+    if checked is None:
+        return None
     try:
-        with entry.open("rb") as handle:
-            header = json.loads(handle.readline())
-            payload = handle.read()
-        if (
-            not isinstance(header, dict)
-            or header.get("format") != CACHE_FORMAT
-            or header.get("version") != CACHE_VERSION
-            or header.get("key") != key
-            or header.get("bytes") != len(payload)
-            or header.get("sha256") != hashlib.sha256(payload).hexdigest()
-        ):
-            return None
-        return _model_from_data(_loads(payload), display, raw.decode("utf-8-sig"))
+        return _model_from_data(_loads(checked[1]), display, raw.decode("utf-8-sig"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None  # missing, truncated, foreign or tampered with: rebuilt by the caller
 
@@ -357,30 +348,4 @@ def store_entry(entry: Path, key: str, model: FileModel, keep_data: bool) -> Non
         ).encode()
     except (ValueError, TypeError, RecursionError):
         return  # not representable: simply not cached
-    header = json.dumps(
-        {
-            "format": CACHE_FORMAT,
-            "version": CACHE_VERSION,
-            "key": key,
-            "bytes": len(payload),
-            "sha256": hashlib.sha256(payload).hexdigest(),
-        }
-    )
-    tmp = None
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile  # (only where a file is written: not at every start-up)
-
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(header.encode() + b"\n" + payload)
-        os.replace(tmp, entry)
-        tmp = None
-    except OSError:
-        pass  # a read-only cache only costs speed
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    write_checked(entry, {"format": CACHE_FORMAT, "version": CACHE_VERSION, "key": key}, payload)

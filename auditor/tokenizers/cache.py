@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from auditor.cachedir import cache_dir
+from auditor.cachedir import atomic_write, cache_dir
 from auditor.errors import TokenizerError
 
 # Bumped whenever a converter changes what it produces, so stale cache entries are ignored.
@@ -65,20 +64,6 @@ def file_sha256(path: Path) -> str:
     value = digest.hexdigest()
     atomic_write(memo, value)
     return value
-
-
-def atomic_write(target: Path, text: str | bytes) -> None:
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile  # (only where a file is written: not at every start-up)
-
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
-        os.replace(tmp, target)
-    except OSError:
-        # A read-only cache only costs speed; the converted tokenizer is still used.
-        pass
 
 
 def cache_entry(source: Path, kind: str, variant: str = "") -> Path:

@@ -20,7 +20,6 @@ rewritten. A stale entry costs speed only: a text it lacks is encoded as in a co
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -29,8 +28,7 @@ from itertools import chain
 from pathlib import Path
 from typing import cast
 
-from auditor.cachedir import cache_dir
-from auditor.tokenizers.cache import atomic_write
+from auditor.cachedir import cache_dir, read_checked, write_checked
 from auditor.tokenizers.loader import LoadedTokenizer
 
 FORMAT = "pcdlint-encodings"
@@ -67,23 +65,16 @@ def load(
 ) -> tuple[dict[str, tuple[int, ...]], list[str]] | None:
     """(the entry's texts and their ids, the reading keys it holds every text of), or None (no
     entry, or not a valid one: see above). `vocab`: every id is below it."""
-    try:
-        with open(f"{folder or entry_folder(tokenizer_key)}/{file_key[:40]}.json", "rb") as handle:
-            header = json.loads(handle.readline())
-            payload = handle.read()
-        if (
-            not isinstance(header, dict)
-            or header.get("format") != FORMAT
-            or header.get("key") != _key(file_key, tokenizer_key)
-            or header.get("bytes") != len(payload)
-            or header.get("sha256") != hashlib.sha256(payload).hexdigest()
-            or type(header.get("readings")) is not list
-        ):
-            return None
-        encoded = _unpack(_loads(payload), vocab)
-        return None if encoded is None else (encoded, [str(r) for r in header["readings"]])
-    except (OSError, ValueError, KeyError, TypeError):
+    checked = read_checked(
+        entry_path(file_key, tokenizer_key, folder), {"format": FORMAT, "key": _key(file_key, tokenizer_key)}
+    )
+    if checked is None or type(checked[0].get("readings")) is not list:
         return None
+    try:
+        encoded = _unpack(_loads(checked[1]), vocab)
+    except (ValueError, TypeError):
+        return None
+    return None if encoded is None else (encoded, [str(r) for r in checked[0]["readings"]])
 
 
 def _loads(payload: bytes) -> object:
@@ -128,17 +119,8 @@ def store(
     else:
         texts = [text for text in encoded if text.isascii()]
         ids = [encoded[t] for t in texts]
-    payload = _dumps({"texts": texts, "ids": ids})
-    header = json.dumps(
-        {
-            "format": FORMAT,
-            "key": _key(file_key, tokenizer_key),
-            "readings": list(readings),
-            "bytes": len(payload),
-            "sha256": hashlib.sha256(payload).hexdigest(),
-        }
-    )
-    atomic_write(entry_path(file_key, tokenizer_key), header.encode() + b"\n" + payload)
+    header = {"format": FORMAT, "key": _key(file_key, tokenizer_key), "readings": list(readings)}
+    write_checked(entry_path(file_key, tokenizer_key), header, _dumps({"texts": texts, "ids": ids}))
 
 
 def missing(read: Iterable[str], kept: Mapping[str, object] | None) -> bool:
