@@ -60,16 +60,34 @@ def entries(tmp_path: Path) -> list[Path]:
     return sorted((tmp_path / "cache" / "encodings").rglob("*.json"))
 
 
-def rewrite(entry: Path, change) -> None:
-    """Change an entry's payload (`change(data)`) and write it back with a matching header: what
-    only the payload's own checks can refuse."""
-    header_line, payload = entry.read_bytes().split(b"\n", 1)
-    header = json.loads(header_line)
-    data = json.loads(payload)
-    change(data)
-    payload = json.dumps(data).encode()
+def payload(entry: Path) -> bytes:
+    return entry.read_bytes().split(b"\n", 1)[1]
+
+
+def write_payload(entry: Path, payload: bytes) -> None:
+    """Write `payload` back into the entry with a matching header: what only the payload's own
+    checks can refuse."""
+    header = json.loads(entry.read_bytes().split(b"\n", 1)[0])
     header.update(bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
     entry.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+
+
+def rewrite(entry: Path, change) -> None:
+    """Change the texts and ids an entry holds (`change(encoded)`, a dict) and write it back
+    with a matching header."""
+    encoded = encodings.unpack(payload(entry), 10**9)
+    assert encoded is not None
+    change(encoded)
+    write_payload(entry, encodings.pack(encoded))
+
+
+def change_line(entry: Path, change) -> None:
+    """Change the JSON line of an entry's payload (`change(data)`: its texts and groups), the ids
+    kept as they are."""
+    line, ids = payload(entry).split(b"\n", 1)
+    data = json.loads(line)
+    change(data)
+    write_payload(entry, json.dumps(data).encode() + b"\n" + ids)
 
 
 def test_a_warm_run_encodes_nothing_and_reports_the_same(counted, tmp_path):
@@ -111,10 +129,11 @@ def test_a_warm_pool_builds_no_tiktoken(monkeypatch, tmp_path):
         "truncated",
         "not json",
         "id out of the vocabulary",
-        "negative id",
-        "id not an int",
         "text not ascii",
-        "texts and ids apart",
+        "a text without its ids",
+        "ids cut short",
+        "a group count not an int",
+        "a negative group",
         "another file's entry",
         "another format",
     ],
@@ -127,25 +146,27 @@ def test_a_damaged_entry_is_ignored_and_rewritten(counted, tmp_path, damage):
     elif damage == "not json":
         first.write_bytes(b"\x00\x01 not an entry")
     elif damage == "id out of the vocabulary":
-        rewrite(first, lambda d: d["ids"][0].__setitem__(0, 10**6))
-    elif damage == "negative id":
-        rewrite(first, lambda d: d["ids"][0].__setitem__(0, -1))
-    elif damage == "id not an int":
-        rewrite(first, lambda d: d["ids"][0].__setitem__(0, 1.5))
+        rewrite(first, lambda d: d.__setitem__(next(t for t in d if d[t]), (10**6,)))
     elif damage == "text not ascii":
-        rewrite(first, lambda d: d["texts"].__setitem__(0, "caf\u00e9"))
-    elif damage == "texts and ids apart":
-        rewrite(first, lambda d: d["ids"].pop())
+        rewrite(first, lambda d: d.__setitem__("caf\u00e9", (1,)))
+    elif damage == "a text without its ids":
+        change_line(first, lambda d: d["texts"].append("extra"))
+    elif damage == "ids cut short":
+        write_payload(first, payload(first)[:-4])
+    elif damage == "a group count not an int":
+        change_line(first, lambda d: d["groups"][-1].__setitem__(1, float(d["groups"][-1][1])))
+    elif damage == "a negative group":
+        change_line(first, lambda d: d["groups"].extend([[1, -1], [1, 1]]))
     elif damage == "another file's entry":
         first.write_bytes(second.read_bytes())
     elif damage == "another format":
-        header_line, payload = first.read_bytes().split(b"\n", 1)
-        first.write_bytes(header_line.replace(b"pcdlint-encodings", b"pcdlint-other") + b"\n" + payload)
+        header_line, rest = first.read_bytes().split(b"\n", 1)
+        first.write_bytes(header_line.replace(b"pcdlint-encodings", b"pcdlint-other") + b"\n" + rest)
     counted.clear()
     warm, _ = run()
     assert warm == cold
     assert counted, "the damaged entry's texts are encoded again"
-    assert encodings._unpack(json.loads(first.read_bytes().split(b"\n", 1)[1]), 10**9) is not None
+    assert encodings.unpack(payload(first), 10**9) is not None
     counted.clear()
     assert run()[0] == cold and counted == []  # rewritten whole
 
@@ -153,22 +174,21 @@ def test_a_damaged_entry_is_ignored_and_rewritten(counted, tmp_path, damage):
 def test_texts_an_entry_lacks_are_encoded_and_added(counted, tmp_path):
     cold, _ = run()
     entry = entries(tmp_path)[0]
-    kept = json.loads(entry.read_bytes().split(b"\n", 1)[1])
-    dropped = kept["texts"][::3]
+    kept = encodings.unpack(payload(entry), 10**9)
+    assert kept is not None
+    dropped = list(kept)[::3]
 
-    def drop(data):
-        data["texts"], data["ids"] = (
-            data["texts"][1::3] + data["texts"][2::3],
-            data["ids"][1::3] + data["ids"][2::3],
-        )
+    def drop(encoded):
+        for text in dropped:
+            del encoded[text]
 
     rewrite(entry, drop)
     counted.clear()
     assert run()[0] == cold
     # (a dropped text another file's entry holds is read from there)
     assert counted and set(counted) <= set(dropped)
-    again = json.loads(entry.read_bytes().split(b"\n", 1)[1])
-    assert set(counted) <= set(again["texts"]) <= set(kept["texts"])
+    again = encodings.unpack(payload(entry), 10**9)
+    assert again is not None and set(counted) <= set(again) <= set(kept)
     counted.clear()
     assert run()[0] == cold and counted == []
 
@@ -193,3 +213,12 @@ def test_other_options_complete_the_entries(counted, tmp_path):
     assert run(**options)[0] == reference and run()[0] == default
     assert counted == []
     assert {entry: entry.stat().st_mtime_ns for entry in entries(tmp_path)} == written
+
+
+def test_a_payload_reads_back_as_written():
+    """pack / unpack on their own: texts of every length, none included, in any order."""
+    encoded = {"": (), "a": (5,), "bb": (1, 2), "c": (7,), "ddd": (3, 0, 9), " e": (4, 4)}
+    assert encodings.unpack(encodings.pack(encoded), 10) == encoded
+    assert encodings.unpack(encodings.pack({}), 10) == {}
+    assert encodings.unpack(encodings.pack(encoded), 9) is None  # (9 is not below 9)
+    assert encodings.unpack(b"[1, 2]\n", 10) is None
