@@ -145,7 +145,7 @@ def test_python_bpe_equals_tiktoken(name, corpus_texts):
     texts = [t for t in corpus_texts + random_ascii() + near if t.isascii() and not encoder._holds_special(t)]
     assert len(texts) > 20_000
     native = encoder._encoding.encode_ordinary_batch(texts)
-    wrong = [t for t, ids in zip(texts, native) if fast.python_bpe(split, tables.ranks, t) != ids]
+    wrong = [t for t, ids in zip(texts, native) if fast.python_bpe(split, encoder.ranks, t) != ids]
     assert not wrong, f"{len(wrong)} texts differ, e.g. {wrong[:3]}"
 
 
@@ -371,3 +371,16 @@ def test_a_run_over_ascii_options_never_loads_the_tokenizers_build(tmp_path):
 
     copied = pickle.loads(pickle.dumps(load_tokenizer("cl100k").hf))  # (the tokenizer it stands for)
     assert copied.encode("caf\u00e9").ids == get_tokenizer("cl100k").hf.encode("caf\u00e9").ids
+
+
+def test_rank_tables_with_gaps():
+    """Tables whose ranks leave gaps (cl100k leaves some below its specials): the tokens by rank
+    hold b"" there, and the ranks made back from them are the source's."""
+    ranks = {b"a": 0, b"b": 2, b"cd": 5}
+    tokens = fast.tokens_by_rank(ranks)
+    assert tokens == [b"a", b"", b"b", b"", b"", b"cd"]
+    assert fast.tokens_by_rank({b"a": 0, b"b": 1}) == [b"a", b"b"]
+    encoder = fast.FastEncoder(fast.RankTables(tokens, r"\S+", {"<s>": 7}))
+    assert encoder.ranks == ranks
+    assert encoder._tokens == [*tokens, b"", b"<s>"]
+    assert encoder.decode([0, 5, 7, 1]) == "acd<s>"

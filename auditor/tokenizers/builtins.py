@@ -25,7 +25,7 @@ from auditor.tokenizers.cache import (
     read_tokenizer_file,
     tables_entry,
 )
-from auditor.tokenizers.fast import RankTables
+from auditor.tokenizers.fast import RankTables, tokens_by_rank
 
 EXTRA_HINT = install_hint("tokenizers")
 # Qwen2/2.5/3 add these 22 tokens at ids 151643..151664 (the package lists them for Qwen3.5).
@@ -117,12 +117,12 @@ class Builtin:
         assert read is not None and specials is not None and pattern is not None
         paths = self.paths()
 
-        def tables() -> tuple[dict[bytes, int], dict[str, int]]:
+        def tables() -> tuple[list[bytes], dict[str, int]]:
             ranks = read(paths[0])
-            return ranks, specials(paths, ranks)
+            return tokens_by_rank(ranks), specials(paths, ranks)
 
-        ranks, added = cached_tables(paths, self._tables_name(), tables)
-        return RankTables(ranks, pattern, added)
+        tokens, added = cached_tables(paths, self._tables_name(), tables)
+        return RankTables(tokens, pattern, added)
 
     def tables_key(self) -> str:
         """The digest its rank tables are cached under (the sources' sha256 and the readers)."""

@@ -29,11 +29,22 @@ if TYPE_CHECKING:
 
 
 class RankTables(NamedTuple):
-    """What a tiktoken-native built-in is made of (convert.tokenizer_from_ranks's inputs)."""
+    """What a tiktoken-native built-in is made of (convert.tokenizer_from_ranks's inputs, the ranks
+    as the list of their tokens)."""
 
-    ranks: dict[bytes, int]  # mergeable ranks: token bytes → id
+    tokens: list[bytes]  # the mergeable tokens by rank (id); b"": no token has that rank
     pattern: str  # the split regex
     specials: dict[str, int]  # added tokens: text → id
+
+
+def tokens_by_rank(ranks: dict[bytes, int]) -> list[bytes]:
+    """The tokens of mergeable ranks (token bytes → rank) in rank order, b"" at a rank of none."""
+    if list(ranks.values()) == list(range(len(ranks))):
+        return list(ranks)  # (ranks 0, 1, 2 … in order, as rank files list them)
+    tokens = [b""] * (max(ranks.values(), default=-1) + 1)
+    for token, rank in ranks.items():
+        tokens[rank] = token
+    return tokens
 
 
 RankSource = Callable[[], RankTables]
@@ -109,11 +120,19 @@ class FastEncoder:
     batch of ASCII text before tiktoken is built goes through `python_bpe`."""
 
     def __init__(self, tables: RankTables):
-        ranks, pattern, specials = tables
-        self._ranks, self._pattern, self._specials = ranks, pattern, specials
+        by_rank, pattern, specials = tables
+        self._by_rank, self._pattern, self._specials = by_rank, pattern, specials
         # a text holding none of the specials' first characters holds no special token: the
         # plain encoder then gives the same ids without looking for them (a third faster)
         self._special = special_search(specials)
+
+    @cached_property
+    def ranks(self) -> dict[bytes, int]:
+        """The mergeable ranks, token bytes → id: made where a text is encoded (a warm run reads
+        every id from the encoding cache, and never makes it)."""
+        ranks = dict(zip(self._by_rank, range(len(self._by_rank))))
+        ranks.pop(b"", None)  # (the ranks of no token)
+        return ranks
 
     @cached_property
     def _encoding(self) -> tiktoken.Encoding:
@@ -122,7 +141,7 @@ class FastEncoder:
         tables of every token) takes about half the time."""
         import tiktoken
 
-        ranks = {token: rank for token, rank in self._ranks.items() if token.isascii()}
+        ranks = {token: rank for token, rank in self.ranks.items() if token.isascii()}
         return tiktoken.Encoding(
             "pcdlint-fast-ascii", pat_str=self._pattern, mergeable_ranks=ranks, special_tokens=self._specials
         )
@@ -146,7 +165,7 @@ class FastEncoder:
             import regex
         except ImportError:
             return None
-        return partial(python_bpe, regex.compile(self._pattern).findall, self._ranks)
+        return partial(python_bpe, regex.compile(self._pattern).findall, self.ranks)
 
     def encode_ascii(self, text: str) -> list[int]:
         """The ids of an ASCII text (its added tokens' ids where it holds any)."""
@@ -172,18 +191,11 @@ class FastEncoder:
 
     @cached_property
     def _tokens(self) -> list[bytes]:
-        """Token id → its bytes (a special token: its text in UTF-8; an id of no token: b""),
-        made where first read (offsets, pieces): most runs' texts are joined, not cut."""
-        ranks, specials = self._ranks, self._specials
-        top = max([*ranks.values(), *specials.values()]) + 1
-        values = ranks.values()
-        if len(ranks) == top - len(specials) and all(map(int.__eq__, values, range(len(ranks)))):
-            tokens = list(ranks)  # (ranks 0, 1, 2 … in order, as rank files list them)
-            tokens += [b""] * (top - len(tokens))
-        else:
-            tokens = [b""] * top
-            for token, rank in ranks.items():
-                tokens[rank] = token
+        """Token id → its bytes (a special token: its text in UTF-8; an id of no token: b"")."""
+        specials = self._specials
+        tokens = list(self._by_rank)
+        top = max([len(tokens) - 1, *specials.values()]) + 1
+        tokens += [b""] * (top - len(tokens))
         for text, token_id in specials.items():
             tokens[token_id] = text.encode("utf-8")
         return tokens
