@@ -201,11 +201,6 @@ class FastEncoder:
         return tokens
 
     @cached_property
-    def _lengths(self) -> list[int]:
-        """Bytes of each token id."""
-        return list(map(len, self._tokens))
-
-    @cached_property
     def _special_texts(self) -> dict[int, str]:
         return {token_id: text for text, token_id in self._specials.items()}
 
@@ -226,13 +221,11 @@ class FastEncoder:
 
     def begin(self, ids: Sequence[int], index: int) -> int:
         """Where token `index` of an ASCII text begins (its characters before it)."""
-        lengths = self._lengths
-        return sum(lengths[t] for t in ids[:index])
+        return sum(map(len, map(self._tokens.__getitem__, ids[:index])))
 
     def ascii_offsets(self, ids: Sequence[int]) -> list[tuple[int, int]]:
         """Character offsets of the tokens of an ASCII text (one byte, one character)."""
-        lengths = self._lengths
-        ends = list(accumulate(lengths[t] for t in ids))
+        ends = list(accumulate(map(len, map(self._tokens.__getitem__, ids))))
         return list(zip([0, *ends[:-1]], ends))
 
 
