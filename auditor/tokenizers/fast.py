@@ -109,9 +109,9 @@ def special_search(specials: Iterable[str]) -> Callable[[str], object]:
 
 # Until tiktoken's encoder is built, a batch of fewer texts than this (with no added token) is
 # encoded by `python_bpe` instead: building tiktoken's tables costs about as much as encoding
-# 12,000 option texts in Python (longer texts cost more), so a pre-commit run on a few files
-# does not pay for it (docs/benchmarks.md, "Issue 34"); tests/test_fast_encoding.py compares
-# both encoders' ids.
+# 5,000-8,000 option texts in Python (o200k: 15,000; longer texts cost more), so a pre-commit run
+# on a few files does not pay for it (benchmarks/encoder_build.py, docs/benchmarks.md);
+# tests/test_fast_encoding.py compares both encoders' ids.
 PYTHON_BPE_MAX = 8_000
 
 
