@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,13 +35,15 @@ needs_sarif = pytest.mark.skipif(
 )
 
 
-def _step(uses_prefix: str | None = None, step_id: str | None = None) -> dict:
+def _step(uses_prefix: str | None = None, step_id: str | None = None, name: str | None = None) -> dict:
     for step in STEPS:
         if uses_prefix and step.get("uses", "").startswith(uses_prefix):
             return step
         if step_id and step.get("id") == step_id:
             return step
-    raise AssertionError(f"no step {uses_prefix or step_id}")
+        if name and step.get("name") == name:
+            return step
+    raise AssertionError(f"no step {uses_prefix or step_id or name}")
 
 
 def test_inputs_and_defaults():
@@ -79,6 +82,54 @@ def test_caches_converted_tokenizers_and_hf_home():
     cached = _step("actions/cache@")["with"]["path"].splitlines()
     env = _step(step_id="pcdlint")["env"]
     assert env["PCDLINT_CACHE_DIR"] in cached and env["HF_HOME"] in cached
+
+
+def test_the_cache_is_saved_anew_each_run_and_restored_from_the_latest():
+    """A saved cache never changes: with one key per tokenizer set, the analysis and encoding
+    entries of the first run would be all that later runs restore. One key per run, restored
+    from the latest of the same set."""
+    cache = _step("actions/cache@")["with"]
+    key = cache["key"]
+    assert key.endswith("-${{ github.run_id }}")
+    restore = cache["restore-keys"].splitlines()
+    assert restore[0] == key.removesuffix("${{ github.run_id }}")
+    assert all(key.startswith(prefix) for prefix in restore)
+    prune = _step(step_id=None, name="Prune the cache")
+    assert prune["env"]["PCDLINT_CACHE_DIR"] == _step(step_id="pcdlint")["env"]["PCDLINT_CACHE_DIR"]
+    assert STEPS.index(_step("actions/cache@")) < STEPS.index(prune) < STEPS.index(_step(step_id="pcdlint"))
+
+
+def test_pruning_drops_old_cache_entries_only(tmp_path):
+    """action/prune-cache.sh on a real cache directory: the analysis and encoding entries a
+    real run wrote stay; the same entries made 40 days old go (their folders too); converted
+    tokenizers and rank tables stay whatever their age; a run afterwards writes them again."""
+    cache = tmp_path / "cache"
+    schema = tmp_path / "schema.json"
+    schema.write_text(BAD, encoding="utf-8")
+    env = dict(os.environ, PCDLINT_CACHE_DIR=str(cache))
+    lint = [sys.executable, "-m", "auditor", "check", "--format", "json", str(schema)]
+    first = subprocess.run(lint, capture_output=True, timeout=300, env=env)
+    assert first.returncode == 1, first.stderr
+    entries = sorted(p for p in (cache / "analysis").rglob("*") if p.is_file())
+    entries += sorted(p for p in (cache / "encodings").rglob("*") if p.is_file())
+    tables = sorted(p for p in cache.iterdir() if p.is_file())
+    assert len(entries) == 2 and tables
+
+    def prune() -> None:
+        subprocess.run(["bash", str(REPO / "action" / "prune-cache.sh")], check=True, timeout=60, env=env)
+
+    prune()
+    assert all(p.is_file() for p in entries + tables)
+    old = time.time() - 40 * 86400
+    for path in entries + tables:
+        os.utime(path, (old, old))
+    prune()
+    assert not any(p.exists() for p in entries)
+    assert not any((cache / "encodings").iterdir()), "the emptied folders go too"
+    assert all(p.is_file() for p in tables)
+    again = subprocess.run(lint, capture_output=True, timeout=300, env=env)
+    assert again.returncode == 1 and again.stdout == first.stdout
+    assert all(p.is_file() for p in entries)
 
 
 def test_uploads_sarif_written_by_the_lint_step():
