@@ -17,20 +17,12 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-
-def least(runs: int, func) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from tokenizer_load import best_of as least  # noqa: E402  (the sibling script: least of n runs)
 
 
 def corpus_texts(corpus: Path, name: str) -> list[str]:
