@@ -40,10 +40,9 @@ def _pieces(tokenizer, ids_lists: Sequence[Sequence[int]]) -> dict[int, tuple[bo
     table = tokenizer.derived.setdefault("PCD010 pieces", {})
     missing = list({t for ids in ids_lists for t in ids if t not in table})
     if missing:
-        hf = tokenizer.hf
-        decoded = hf.decode_batch([[t] for t in missing], skip_special_tokens=False)
+        decoded = tokenizer.decode_batch([[t] for t in missing])
         for t, text in zip(missing, decoded):
-            table[t] = (bool(BYTE_PIECE.match(hf.id_to_token(t) or "")), "\ufffd" in text)
+            table[t] = (bool(BYTE_PIECE.match(tokenizer.vocab_entry(t) or "")), "\ufffd" in text)
     return table
 
 
@@ -61,7 +60,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     encoded = tokenizer.ids_many(normal)
     table = _pieces(tokenizer, encoded)
     unk = tokenizer.unk_id
-    decoded_all = tokenizer.hf.decode_batch(encoded, skip_special_tokens=False) if encoded else []
+    decoded_all = tokenizer.decode_batch(encoded)
     for option, text, ids, decoded in zip(strings, normal, encoded, decoded_all):
         problems = []
         if decoded != text:

@@ -75,10 +75,11 @@ def write_payload(entry: Path, payload: bytes) -> None:
 def rewrite(entry: Path, change) -> None:
     """Change the texts and ids an entry holds (`change(encoded)`, a dict) and write it back
     with a matching header."""
-    encoded = encodings.unpack(payload(entry), 10**9)
-    assert encoded is not None
+    unpacked = encodings.unpack(payload(entry), 10**9)
+    assert unpacked is not None
+    encoded, offsets = unpacked
     change(encoded)
-    write_payload(entry, encodings.pack(encoded))
+    write_payload(entry, encodings.pack(encoded, offsets))
 
 
 def change_line(entry: Path, change) -> None:
@@ -88,6 +89,18 @@ def change_line(entry: Path, change) -> None:
     data = json.loads(line)
     change(data)
     write_payload(entry, json.dumps(data).encode() + b"\n" + ids)
+
+
+def past_the_text(data: dict) -> None:
+    """Offsets for an entry's first text of one id, its one pair ending past the text."""
+    before = 0
+    for n, count in data["groups"]:
+        if n == 1:
+            text = data["texts"][before]
+            data["offsets"].append([before, [0, len(text) + 1]])
+            return
+        before += count
+    raise AssertionError("no text of one id")
 
 
 def test_a_warm_run_encodes_nothing_and_reports_the_same(counted, tmp_path):
@@ -129,7 +142,7 @@ def test_a_warm_pool_builds_no_tiktoken(monkeypatch, tmp_path):
         "truncated",
         "not json",
         "id out of the vocabulary",
-        "text not ascii",
+        "offsets past their text",
         "a text without its ids",
         "ids cut short",
         "a group count not an int",
@@ -147,8 +160,8 @@ def test_a_damaged_entry_is_ignored_and_rewritten(counted, tmp_path, damage):
         first.write_bytes(b"\x00\x01 not an entry")
     elif damage == "id out of the vocabulary":
         rewrite(first, lambda d: d.__setitem__(next(t for t in d if d[t]), (10**6,)))
-    elif damage == "text not ascii":
-        rewrite(first, lambda d: d.__setitem__("caf\u00e9", (1,)))
+    elif damage == "offsets past their text":
+        change_line(first, past_the_text)
     elif damage == "a text without its ids":
         change_line(first, lambda d: d["texts"].append("extra"))
     elif damage == "ids cut short":
@@ -174,8 +187,9 @@ def test_a_damaged_entry_is_ignored_and_rewritten(counted, tmp_path, damage):
 def test_texts_an_entry_lacks_are_encoded_and_added(counted, tmp_path):
     cold, _ = run()
     entry = entries(tmp_path)[0]
-    kept = encodings.unpack(payload(entry), 10**9)
-    assert kept is not None
+    unpacked = encodings.unpack(payload(entry), 10**9)
+    assert unpacked is not None
+    kept = unpacked[0]
     dropped = list(kept)[::3]
 
     def drop(encoded):
@@ -188,7 +202,7 @@ def test_texts_an_entry_lacks_are_encoded_and_added(counted, tmp_path):
     # (a dropped text another file's entry holds is read from there)
     assert counted and set(counted) <= set(dropped)
     again = encodings.unpack(payload(entry), 10**9)
-    assert again is not None and set(counted) <= set(again) <= set(kept)
+    assert again is not None and set(counted) <= set(again[0]) <= set(kept)
     counted.clear()
     assert run()[0] == cold and counted == []
 
@@ -217,8 +231,88 @@ def test_other_options_complete_the_entries(counted, tmp_path):
 
 def test_a_payload_reads_back_as_written():
     """pack / unpack on their own: texts of every length, none included, in any order."""
-    encoded = {"": (), "a": (5,), "bb": (1, 2), "c": (7,), "ddd": (3, 0, 9), " e": (4, 4)}
-    assert encodings.unpack(encodings.pack(encoded), 10) == encoded
-    assert encodings.unpack(encodings.pack({}), 10) == {}
+    encoded = {
+        "": (),
+        "a": (5,),
+        "bb": (1, 2),
+        "c": (7,),
+        "ddd": (3, 0, 9),
+        " e": (4, 4),
+        "caf\u00e9": (2, 6),
+    }
+    offsets = {"caf\u00e9": [(0, 3), (3, 4)]}
+    assert encodings.unpack(encodings.pack(encoded, offsets), 10) == (encoded, offsets)
+    assert encodings.unpack(encodings.pack(encoded), 10) == (encoded, {})
+    assert encodings.unpack(encodings.pack({}), 10) == ({}, {})
     assert encodings.unpack(encodings.pack(encoded), 9) is None  # (9 is not below 9)
     assert encodings.unpack(b"[1, 2]\n", 10) is None
+    for wrong in ([(0, 3)], [(0, 3), (3, 5)], [(2, 1), (3, 4)]):  # (a pair per id, within the text)
+        assert encodings.unpack(encodings.pack(encoded, {"caf\u00e9": wrong}), 10) is None
+
+
+# options as schemas in other languages and with units spell them: accents (composed and not),
+# German, Spanish, CJK, emoji, currency and unit signs, a ligature, options that share a prefix
+# that is not ASCII, with ASCII neighbours
+OPTIONS_NOT_ASCII = [
+    ["\u00e9lev\u00e9", "moyen", "faible"],
+    ["cafe\u0301", "caf\u00e9", "th\u00e9"],
+    ["Gr\u00f6\u00dfe", "Stra\u00dfe", "\u00dcbersicht"],
+    ["ni\u00f1o", "ni\u00f1a", "se\u00f1or"],
+    ["\u9ad8", "\u4e2d", "\u4f4e"],
+    ["\u7dca\u6025", "\u901a\u5e38", "\u4f4e\u3044"],
+    ["\U0001f44d", "\U0001f44e", "\U0001f937"],
+    ["\u20ac", "\u00a3", "\u00a5", "USD"],
+    ["\u00b0C", "\u00b0F", "K"],
+    ["\u00b5s", "ms", "s"],
+    ["\ufb01le", "file"],
+    ["caf\u00e9_au_lait", "caf\u00e9_noir", "caf\u00e9_cr\u00e8me"],
+    ["\U00013000", "ok"],
+]
+
+
+def non_ascii_schemas(folder: Path) -> list[Path]:
+    """A schema per list of OPTIONS_NOT_ASCII, and those of the rule cases (fixtures/rules)
+    that hold text that is not ASCII, one file each."""
+    import yaml
+
+    schemas = {
+        f"field-{k}": {"type": "object", "properties": {"field": {"enum": options}}}
+        for k, options in enumerate(OPTIONS_NOT_ASCII)
+    }
+    for case_file in sorted((FIXTURES / "rules").glob("*.yaml")):
+        for case in yaml.safe_load(case_file.read_text(encoding="utf-8"))["cases"]:
+            schema = case.get("schema")
+            if schema is not None and not json.dumps(schema, ensure_ascii=False).isascii():
+                schemas[f"{case_file.stem}-{case['id']}"] = schema
+    written = []
+    for name, schema in schemas.items():
+        path = folder / f"{name}.json"
+        path.write_text(json.dumps(schema, ensure_ascii=False), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def test_texts_not_ascii_are_kept_with_their_offsets(counted, tmp_path):
+    """Options that are not ASCII: a cold run encodes them with the `tokenizers` build and keeps
+    their ids and offsets; a warm run reads them back and never loads that build; the reports
+    equal a run without the cache."""
+    folder = tmp_path / "schemas"
+    folder.mkdir()
+    files = non_ascii_schemas(folder)
+    assert len(files) > 10
+    reference, _ = run(files, use_cache=False)
+    cold, linted = run(files)
+    assert cold == reference and linted.tokenizers[0].hf.loaded
+    kept = [encodings.unpack(payload(entry), 10**9) for entry in entries(tmp_path)]
+    assert sum(len(k[1]) for k in kept if k) > 10, "offsets of texts not ASCII are kept"
+    counted.clear()
+    warm, linted = run(files)
+    assert warm == reference and counted == []
+    assert not linted.tokenizers[0].hf.loaded, "the `tokenizers` build is not loaded"
+    # entries without the offsets: the run that needs them loads the build and adds them
+    for entry in entries(tmp_path):
+        change_line(entry, lambda data: data.__setitem__("offsets", []))
+    again, linted = run(files)
+    assert again == reference and linted.tokenizers[0].hf.loaded
+    again, linted = run(files)
+    assert again == reference and not linted.tokenizers[0].hf.loaded

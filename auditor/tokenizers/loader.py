@@ -20,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
 
+import tokenizers
 from tokenizers import Tokenizer
 
 from auditor.cachedir import cache_dir  # noqa: F401  (re-exported)
@@ -37,7 +38,12 @@ from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     did_you_mean,
     expand_specs,
 )
-from auditor.tokenizers.cache import cached_conversion, file_sha256, read_tokenizer_file  # noqa: F401
+from auditor.tokenizers.cache import (  # noqa: F401
+    CONVERTER_VERSION,
+    cached_conversion,
+    file_sha256,
+    read_tokenizer_file,
+)
 from auditor.version import __version__
 
 MEMO_LIMIT = 500_000  # encoded strings kept per tokenizer in one process
@@ -124,7 +130,9 @@ class LoadedTokenizer:
             code = Path(fast.__file__).read_bytes()
         except OSError:  # (a package not installed as files: no cache rather than a stale one)
             return None
-        digest = hashlib.sha256(f"{__version__}|{self.tables_key()}|{self.split_pattern}".encode())
+        # (a text that is not ASCII is encoded by the `tokenizers` build the converter makes)
+        built = f"{tokenizers.__version__}|{CONVERTER_VERSION}"
+        digest = hashlib.sha256(f"{__version__}|{self.tables_key()}|{self.split_pattern}|{built}".encode())
         digest.update(code)
         return digest.hexdigest()
 
@@ -148,11 +156,20 @@ class LoadedTokenizer:
         """The memoised ids, by text (read only)."""
         return MappingProxyType(self._memo)
 
-    def preload(self, encoded: dict[str, tuple[int, ...]]) -> None:
-        """Memoise these ASCII texts' ids, read back from the encoding cache (where the memo has
-        room for them)."""
+    def offsets_view(self) -> Mapping[str, list[tuple[int, int]]]:
+        """The offsets kept by text (read only): those of texts the fast encoder does not
+        derive them for (see `offsets`)."""
+        return MappingProxyType(self._offsets)
+
+    def preload(
+        self, encoded: dict[str, tuple[int, ...]], offsets: Mapping[str, list[tuple[int, int]]] | None = None
+    ) -> None:
+        """Memoise these texts' ids and keep these offsets, read back from the encoding cache
+        (where the memo has room for them)."""
         if len(self._memo) + len(encoded) <= MEMO_LIMIT:
             self._memo.update(encoded)
+            if offsets:
+                self._offsets.update(offsets)
 
     @cached_property
     def rank_tables(self) -> fast.RankTables | None:
@@ -406,6 +423,15 @@ class LoadedTokenizer:
         if self._fast_ready:
             return self.fast_encoder.decode(ids)  # type: ignore[union-attr]
         return self.hf.decode(ids, skip_special_tokens=False)
+
+    def decode_batch(self, ids_lists: Sequence[Sequence[int]]) -> list[str]:
+        """`decode` of each list (through the rank tables where the fast encoder is built: the
+        `tokenizers` build is then not loaded for it)."""
+        if not ids_lists:
+            return []
+        if self._fast_ready:
+            return list(map(self.fast_encoder.decode, ids_lists))  # type: ignore[union-attr]
+        return self.hf.decode_batch([list(ids) for ids in ids_lists], skip_special_tokens=False)
 
     def vocab_entry(self, token_id: int) -> str | None:
         """The token's entry in the vocabulary (`Tokenizer.id_to_token`), None for no token."""
