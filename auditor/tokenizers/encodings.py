@@ -195,7 +195,7 @@ def _dumps(data: dict) -> bytes:
         import orjson
     except ImportError:
         return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
-    return orjson.dumps(data)  # (ASCII texts: the same bytes as json's, no line break)
+    return orjson.dumps(data)  # (on one line: a line break inside a text is escaped)
 
 
 def store(
