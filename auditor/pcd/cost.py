@@ -119,16 +119,21 @@ def _costed(run, sites: list) -> list:
     return [site for site in sites if not hasattr(site, "name_scored") or site.name_scored(names)]
 
 
+def _engines(run: CostedRun) -> list:
+    """The engines the run is priced for (the default engine where it names none)."""
+    return list(getattr(run, "engines", None) or [get_engine(DEFAULT_ENGINE)])
+
+
 def result_costs(run: CostedRun, result: Any) -> dict[str, dict | None]:
     """tokenizer id → file_cost of one of the run's files (its FileResult)."""
-    engines = list(getattr(run, "engines", None) or [get_engine(DEFAULT_ENGINE)])
+    engines = _engines(run)
     sites = _costed(run, result.model.sites)
     return {t.id: file_cost(sites, t, result.site_tokens, engines) for t in run.tokenizers}
 
 
 def run_cost(run: CostedRun) -> dict:
     """tokenizer id → {"files": {path: cost}, "run": totals and worst file}."""
-    engines = list(getattr(run, "engines", None) or [get_engine(DEFAULT_ENGINE)])
+    engines = _engines(run)
     # each file's costs: as lint_models or a pool worker computed them, else now
     known = [
         result.costs if all(t.id in result.costs for t in run.tokenizers) else result_costs(run, result)

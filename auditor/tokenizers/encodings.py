@@ -38,6 +38,8 @@ from auditor.tokenizers.loader import LoadedTokenizer
 FORMAT = "pcdlint-encodings"
 VERSION = 4  # 3: ASCII texts only; 2: the ids as JSON lists; 1: all ids in one list, with counts
 
+Offsets = list[tuple[int, int]]  # a text's tokens' (begin, end) character offsets
+
 
 def entry_path(file_key: str, tokenizer_key: str, folder: str | None = None) -> Path:
     """Where the entry of a file (its analysis key) under a tokenizer (its encoding_key) is kept
@@ -67,7 +69,7 @@ def _key(file_key: str, tokenizer_key: str) -> str:
 
 def load(
     file_key: str, tokenizer_key: str, vocab: int, folder: str | None = None
-) -> tuple[dict[str, tuple[int, ...]], dict[str, list[tuple[int, int]]], list[str]] | None:
+) -> tuple[dict[str, tuple[int, ...]], dict[str, Offsets], list[str]] | None:
     """(the entry's texts and their ids, the offsets it keeps, the reading keys it holds every
     text of), or None (no entry, or not a valid one: see above). `vocab`: every id is below it."""
     checked = read_checked(
@@ -87,8 +89,6 @@ def load(
 # a quarter of the time of version 2 (docs/benchmarks.md). "offsets": the character offsets of
 # each token of the texts (by index) that are not ASCII, where they were asked for.
 _U32 = "I" if array("I").itemsize == 4 else "L"  # (a 4-byte unsigned int)
-
-Offsets = list[tuple[int, int]]
 
 
 def pack(

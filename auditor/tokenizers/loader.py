@@ -122,8 +122,9 @@ class LoadedTokenizer:
     @cached_property
     def encoding_key(self) -> str | None:
         """The key of this tokenizer's entries in the encoding cache (auditor.tokenizers.encodings):
-        its rank tables' digest, the fast encoder's code and pcdlint's version; None where its
-        encodings are not cached (no rank tables, or no fast encoder)."""
+        its rank tables' digest and split regex, the fast encoder's code, pcdlint's version, and
+        the `tokenizers` version and converter version (the build that encodes text that is not
+        ASCII); None where its encodings are not cached (no rank tables, or no fast encoder)."""
         if self.tables_key is None or self.fast_encoder is None:
             return None
         try:
