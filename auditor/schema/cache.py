@@ -29,6 +29,7 @@ from auditor.errors import InputFileError
 from auditor.schema.documents import (
     YAML_SUFFIXES,
     Document,
+    DuplicateKey,
     Span,
     pack_spans,
     parse_document,
@@ -181,6 +182,7 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
             **({"data": doc.data} if keep_data else {}),
             "value_spans": pack_spans(doc.value_spans),
             "key_spans": pack_spans(doc.key_spans),
+            "duplicates": [[d.pointer, d.key, [list(span) for span in d.spans]] for d in doc.duplicates],
         },
         "format": model.format,
         "sites": [
@@ -225,7 +227,13 @@ def _span(value: Any) -> Span:
 def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     d = data["document"]
     value_spans = _spans(d["value_spans"])
-    document = Document.packed(display, d.get("data", ...), text, value_spans, _spans(d["key_spans"]))
+    duplicates = [
+        DuplicateKey(str(pointer), str(key), tuple(map(_span, spans)))
+        for pointer, key, spans in d.get("duplicates", [])
+    ]
+    document = Document.packed(
+        display, d.get("data", ...), text, value_spans, _spans(d["key_spans"]), duplicates
+    )
     sites = []
     for s in data["sites"]:
         options, pointers = list(s["options"]), s["option_pointers"]
