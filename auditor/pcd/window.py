@@ -1,0 +1,61 @@
+"""How much of a decision request's state an engine can read: the state as the engine renders
+it, counted with the tokenizer, against the engine's window (the engine table's
+`context_tokens` where a source documents one, else the served model's own, read from the
+model directory or GGUF named with `-t`). Pure but for reading that model's config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from auditor.pcd.engines.table import EngineRow
+from auditor.pcd.labels import _flat, _text
+from auditor.tokenizers.loader import LoadedTokenizer
+from auditor.tokenizers.window import model_window
+
+# what an engine does with a prompt past its window, by the engine table's `prompt` column
+OVER_WINDOW = {
+    "sglang-chat": "{engine} refuses the request (400: 'a prompt that does not fit the model's context length')",
+    "intern-decision": "{engine} refuses the prompt (SGLang refuses a decision prompt longer than the model's "
+    "context or than --chunked-prefill-size)",
+    "llm2jev": "its backend (SGLang or vLLM) refuses the prompt with 400, which {engine} answers with 422",
+    "llamacpp-systemone": "llama.cpp cannot fit the prompt in its context (n_ctx, at most the model's window)",
+}
+GENERIC = "the engine refuses the prompt or cuts it"
+
+
+@dataclass(frozen=True)
+class Window:
+    tokens: int
+    origin: (
+        str  # "engine table (source)" | "config.json max_position_embeddings" | "GGUF llama.context_length"
+    )
+
+
+def engine_window(
+    row: EngineRow, tokenizer: LoadedTokenizer | None, configured: int | None = None
+) -> Window | None:
+    """The window a request's prompt must fit under this engine, or None where none is known:
+    the one configured (the served context length), a documented window of the engine's own,
+    else (for an engine that serves the team's model: a local one, or no engine named) the
+    window of the model `-t` named."""
+    if configured:
+        return Window(configured, "the configured context-tokens")
+    if row.context_tokens:
+        return Window(row.context_tokens, f"the engine table ({row.context_source})")
+    if tokenizer is None or (row.prompt == "closed" and not row.default):
+        return None
+    found = model_window(tokenizer)
+    return Window(found.tokens, found.origin) if found else None
+
+
+def rendered_state(row: EngineRow, state: Any) -> str:
+    """The state as the engine writes it into the prompt: llm2jev flattens objects into
+    `key: value` lines; SGLang, llama.cpp and the hosted engines take a string as it is and an
+    object as compact JSON."""
+    return _flat(state) if row.prompt == "llm2jev" else _text(state)
+
+
+def over_window(row: EngineRow) -> str:
+    """What the engine does with a prompt past its window."""
+    return OVER_WINDOW.get(row.prompt, GENERIC).format(engine=row.name)
