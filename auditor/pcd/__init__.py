@@ -7,6 +7,20 @@ computation over a tokenizer: no I/O.
 
 from auditor.pcd.buckets import collision_groups, first_token_buckets
 from auditor.pcd.chat import ChatTemplateError
+from auditor.pcd.design import (
+    FALLBACK_OPTIONS,
+    answer_keys,
+    asks_for_best,
+    asks_to_count,
+    content_words,
+    declares_exhaustive,
+    double_negation,
+    fallback_index,
+    joined_judgements,
+    numbered,
+    repeats_name,
+    request_body,
+)
 from auditor.pcd.engines import (
     DEFAULT_ENGINE,
     ENGINES,
@@ -18,6 +32,7 @@ from auditor.pcd.engines import (
     Loss,
     get_engine,
 )
+from auditor.pcd.engines.aliases import alias_engines, moving_alias, sdk_default
 from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failures, request_state
 from auditor.pcd.requests import (
     LETTERS,
@@ -46,10 +61,13 @@ from auditor.pcd.scoring import (
     scored_ids,
     window_sites,
 )
+from auditor.pcd.window import Window, engine_window, over_window, rendered_state
+from auditor.tokenizers.window import model_window
 
 __all__ = [
     "DEFAULT_ENGINE",
     "ENGINES",
+    "FALLBACK_OPTIONS",
     "LETTERS",
     "OPTION_CAP",
     "PREFILL_END",
@@ -65,25 +83,44 @@ __all__ = [
     "ScoredOption",
     "SiteTokens",
     "SlotTable",
+    "Window",
+    "alias_engines",
+    "answer_keys",
+    "asks_for_best",
+    "asks_to_count",
     "bad_characters",
     "check_labels",
     "collision_groups",
+    "content_words",
     "count_limit",
     "decision_question",
+    "declares_exhaustive",
     "describe_failures",
     "distinct_names",
+    "double_negation",
+    "engine_window",
+    "fallback_index",
     "field_head",
     "field_problems",
     "first_token_buckets",
     "get_engine",
+    "joined_judgements",
     "json_text",
     "letter_slots",
+    "model_window",
+    "moving_alias",
     "name_key",
+    "numbered",
     "option_windows",
+    "over_window",
     "refusal",
     "renaming",
+    "rendered_state",
+    "repeats_name",
+    "request_body",
     "request_state",
     "scored_ids",
+    "sdk_default",
     "split_passes",
     "stringified",
     "two_letter_labels",
