@@ -37,6 +37,10 @@ result in the state or use it to choose which question to ask.
 TypeSafe Jev 1.13 known limits (docs.typesafe.ai/model-jaggedness/jev-1.13.md, as listed by
 the community indexes) and the cobusgreyling/Jev notes ("Count, dates, and arithmetic stay in
 code"); SGLang `decision_models.mdx` (one prefill, the next-token scores at the answer).
+
+## Measured precision
+On the real requests of `tests/data/decision-requests/`: 0 of 0 findings right: the 2
+expected (`2 + 3`) are in dialects pcdlint does not read yet; opt-in.
 """
 
 from __future__ import annotations

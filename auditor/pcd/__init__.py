@@ -10,6 +10,7 @@ from auditor.pcd.chat import ChatTemplateError
 from auditor.pcd.design import (
     FALLBACK_OPTIONS,
     answer_keys,
+    asks_for_affect,
     asks_for_best,
     asks_to_count,
     content_words,
@@ -86,6 +87,7 @@ __all__ = [
     "Window",
     "alias_engines",
     "answer_keys",
+    "asks_for_affect",
     "asks_for_best",
     "asks_to_count",
     "bad_characters",

@@ -309,6 +309,19 @@ RELATIVE = re.compile(
 _NUMBERED = re.compile(r"^(.*?)(\d+)(\D*)$")
 
 
+# A question about a message's tone, sentiment or mood: every message has one, so the options
+# span a scale (negative … positive) rather than a list of kinds an input may fall outside.
+AFFECT = re.compile(
+    r"\b(?:tone|sentiment|mood|emotion|emotional|feeling|attitude)s?\b|口調|語調|感情|语气|情绪|情感|어조|감정",
+    re.IGNORECASE,
+)
+
+
+def asks_for_affect(*texts: Any) -> bool:
+    """Whether a question (its text or its name) asks for a tone, a sentiment or a mood."""
+    return any(isinstance(t, str) and AFFECT.search(t.replace("_", " ")) for t in texts)
+
+
 def asks_for_best(text: Any) -> bool:
     """Whether a question asks for the best of its options (a next action, a most likely cause)."""
     return isinstance(text, str) and RELATIVE.search(text) is not None
