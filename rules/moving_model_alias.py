@@ -83,6 +83,7 @@ def _model(site: Site, data) -> tuple[object, str, bool]:
     per_engine=True,
     applies_to="labels",
     needs_tokenizer=False,
+    fixes=True,
     example_engine="jev",
 )
 def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:

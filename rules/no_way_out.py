@@ -95,6 +95,7 @@ FALLBACK_DESCRIPTION = "Fits none of the other options"
     severity="warning",
     applies_to="labels",
     needs_tokenizer=False,
+    fixes=True,
     options={"fallback-options": list(FALLBACK_OPTIONS)},
 )
 def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:

@@ -396,12 +396,18 @@ def _scalar(value: str, was: str, yaml_file: bool) -> str:
     return text
 
 
-def rewrite(text: str, yaml_file: bool, renamings: list[tuple[list, list[str]]]) -> str:
+def rewrite(
+    text: str,
+    yaml_file: bool,
+    renamings: list[tuple[list, list[str]]],
+    extra: Iterable[tuple[int, int, str]] = (),
+) -> str:
     """`text` with each renamed option written over its span, and nothing else changed;
     `renamings` holds (option spans, new options) per field. A span shared by two sites ($ref)
-    is written once."""
+    is written once. `extra`: further edits (begin, end, text) of the same text (a decision
+    request's design fixes: auditor.linter.fixes)."""
     starts = [0] + [m.end() for m in _LINE_ENDS[yaml_file].finditer(text)]
-    edits: dict[tuple[int, int], str] = {}
+    edits: dict[tuple[int, int], str] = {(begin, end): value for begin, end, value in extra}
     for spans, options in renamings:
         for span, value in zip(spans, options):
             begin = starts[span.line - 1] + span.column - 1
