@@ -31,7 +31,9 @@ Count, add and compare dates in code (from the data the state is built from), an
 result in the state or use it to choose which question to ask.
 
 ## How to silence it
-`"x-pcdlint-ignore": ["PCD208"]` in the question, or `per-file-ignores`.
+A request cannot hold `x-pcdlint-ignore` (the engine would be sent it): a per-file-ignores
+entry names the question, `"requests/*.json#question:team" = ["PCD208"]`; `--ignore PCD208`
+turns it off.
 
 ## Source
 TypeSafe Jev 1.13 known limits (docs.typesafe.ai/model-jaggedness/jev-1.13.md, as listed by

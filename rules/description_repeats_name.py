@@ -31,7 +31,9 @@ leave the description out (every engine then reads the option by its name alone)
 Write what the option covers (its edge cases), or drop the description.
 
 ## How to silence it
-`"x-pcdlint-ignore": ["PCD205"]` in the question, or `per-file-ignores`.
+A request cannot hold `x-pcdlint-ignore` (the engine would be sent it): a per-file-ignores
+entry names the question, `"requests/*.json#question:team" = ["PCD205"]`; `--ignore PCD205`
+turns it off.
 
 ## Source
 typesafe-sdk 0.7.5 `_schemas/models.py` (criteria: "choice names and descriptions of when each

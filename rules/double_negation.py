@@ -26,7 +26,9 @@ trained on plain statements (`The customer paid.`), and every engine shows the t
 State the positive case and negate the answer in code.
 
 ## How to silence it
-`"x-pcdlint-ignore": ["PCD209"]` in the question, or `per-file-ignores`.
+A request cannot hold `x-pcdlint-ignore` (the engine would be sent it): a per-file-ignores
+entry names the question, `"requests/*.json#question:team" = ["PCD209"]`; `--ignore PCD209`
+turns it off.
 
 ## Source
 The System One question types (typesafe-sdk 0.7.5: a noul is "a statement to evaluate as true

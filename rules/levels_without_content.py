@@ -34,7 +34,9 @@ input. Describing what each level looks like (`Needs a reply today`) anchors it.
 Describe what the state looks like at each level, in the words of the inputs you score.
 
 ## How to silence it
-`"x-pcdlint-ignore": ["PCD204"]` in the question, or `per-file-ignores`.
+A request cannot hold `x-pcdlint-ignore` (the engine would be sent it): a per-file-ignores
+entry names the question, `"requests/*.json#question:team" = ["PCD204"]`; `--ignore PCD204`
+turns it off.
 
 ## Source
 SGLang `docs/docs/supported-models/decision_models.mdx` (a level renders as `0:

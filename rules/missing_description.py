@@ -34,7 +34,9 @@ author meant to come back to.
 Describe every option, or none.
 
 ## How to silence it
-`"x-pcdlint-ignore": ["PCD206"]` in the question, or `per-file-ignores`.
+A request cannot hold `x-pcdlint-ignore` (the engine would be sent it): a per-file-ignores
+entry names the question, `"requests/*.json#question:team" = ["PCD206"]`; `--ignore PCD206`
+turns it off.
 
 ## Source
 typesafe-sdk 0.7.5 `_schemas/models.py` (ChoiceQuestion.criteria); SGLang

@@ -38,8 +38,8 @@ Pin the dated version the results were measured with (`pcdlint suggest` offers t
 the alias table names), and move it on purpose, re-running the evaluation.
 
 ## How to silence it
-`"x-pcdlint-ignore": ["PCD202"]` in the body, or `per-file-ignores`; a team that tracks the
-latest model on purpose can `--ignore PCD202`.
+A per-file-ignores entry with a JSON Pointer fragment, `"requests/*.json#/model" =
+["PCD202"]`; a team that tracks the newest model on purpose passes `--ignore PCD202`.
 
 ## Source
 `auditor/pcd/engines/aliases.toml`: typesafe-sdk 0.7.5 `constants.py` (`DEFAULT_MODEL =

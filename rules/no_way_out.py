@@ -53,7 +53,9 @@ path (`pcdlint suggest` offers `other` where the engine's option limit leaves ro
 the instructions that every input is one of the options when that is true by construction.
 
 ## How to silence it
-`"x-pcdlint-ignore": ["PCD201"]` in the question, or `per-file-ignores` for the file.
+A request cannot hold `x-pcdlint-ignore` (the engine would be sent it): a per-file-ignores
+entry names the question, `"requests/*.json#question:team" = ["PCD201"]`; `--ignore PCD201`
+turns it off.
 
 ## Source
 The engines' answer normalisation: SGLang `docs/docs/supported-models/decision_models.mdx`

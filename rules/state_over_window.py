@@ -42,7 +42,8 @@ Send the part of the state the questions are about, or a summary made in code; s
 document into parts and decide per part.
 
 ## How to silence it
-`"x-pcdlint-ignore": ["PCD207"]` in the body, or `per-file-ignores`.
+A per-file-ignores entry with a JSON Pointer fragment, `"requests/*.json#/state" =
+["PCD207"]`, or `--ignore PCD207`.
 
 ## Source
 SGLang `docs/docs/supported-models/decision_models.mdx`, section 'Errors' ("a prompt that

@@ -29,7 +29,9 @@ answers the code can combine as it means to.
 Ask each judgement as its own question and combine the answers in code.
 
 ## How to silence it
-`"x-pcdlint-ignore": ["PCD210"]` in the question, or `per-file-ignores`.
+A request cannot hold `x-pcdlint-ignore` (the engine would be sent it): a per-file-ignores
+entry names the question, `"requests/*.json#question:team" = ["PCD210"]`; `--ignore PCD210`
+turns it off.
 
 ## Source
 TypeSafe's guidance on atomic questions (the Jev documentation: each question "asks one

@@ -63,7 +63,9 @@ def judgements(path: Path = JUDGEMENTS) -> dict:
         "findings": {
             Key(j["file"], j["code"], j["pointer"], j.get("engine", "")): j for j in data.get("finding", [])
         },
-        "expected": [Key(e["file"], e["code"], e["pointer"], e.get("engine", "")) for e in data.get("expected", [])],
+        "expected": [
+            Key(e["file"], e["code"], e["pointer"], e.get("engine", "")) for e in data.get("expected", [])
+        ],
         "engines": {e["file"]: e["engine"] for e in data.get("engine", [])},
     }
 
@@ -84,7 +86,9 @@ def counts(judged: dict) -> dict[str, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--extra", type=Path, help="a folder holding local copies of the listed-only files")
     parser.add_argument("--list", action="store_true", help="print every finding with its judgement")
     args = parser.parse_args(argv)

@@ -240,3 +240,15 @@ def test_no_fix_is_offered_where_it_is_ambiguous(tmp_path):
     done = run_cli("check", "r.json", "-f", "json", cwd=tmp_path)
     [finding] = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "PCD201"]
     assert "fix" not in finding["data"]  # an option named `other` is there already
+
+
+def test_every_design_rule_page_says_how_to_fix_and_silence_it_and_its_source():
+    from auditor.linter import load_rules
+    from auditor.reporting.docs_pages import rule_page
+
+    design = {code: r for code, r in load_rules().items() if code.startswith("PCD2")}
+    assert len(design) >= 10
+    for code, rule in design.items():
+        for title in ("How to fix it", "How to silence it", "Source", "Measured precision"):
+            assert rule.sections.get(title), (code, title)
+            assert f"## {title}" in rule_page(rule), (code, title)

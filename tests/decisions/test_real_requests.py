@@ -46,7 +46,9 @@ def test_every_judged_file_is_listed_in_the_sources(judged):
     import tomllib
 
     listed = {f["file"] for f in tomllib.loads((real_requests.DATA / "sources.toml").read_text())["file"]}
-    named = {k.file for k in judged["findings"]} | {k.file for k in judged["expected"]} | set(judged["engines"])
+    named = (
+        {k.file for k in judged["findings"]} | {k.file for k in judged["expected"]} | set(judged["engines"])
+    )
     assert named <= listed, named - listed
     copied = {f for f in listed if (real_requests.DATA / f).is_file()}
     assert len(listed) >= 40 and copied, (len(listed), len(copied))
