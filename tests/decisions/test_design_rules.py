@@ -152,7 +152,7 @@ def test_a_malformed_alias_row_fails_loudly(text, says):
 # --------------------------------------------------------------------------- fallback-options
 
 
-def _project(tmp_path: Path, config: str) -> Path:
+def _project(tmp_path: Path, config: str, last: str = "escalate") -> Path:
     (tmp_path / "pyproject.toml").write_text(config, encoding="utf-8")
     body = {
         "state": "x",
@@ -160,7 +160,7 @@ def _project(tmp_path: Path, config: str) -> Path:
             "team": {
                 "type": "choice",
                 "instructions": "Which team?",
-                "criteria": {"billing": None, "technical": None, "escalate": None},
+                "criteria": {"billing": None, "technical": None, last: None},
             }
         },
     }
@@ -223,20 +223,7 @@ def test_suggest_names_the_model_a_request_omits(tmp_path):
 
 
 def test_no_fix_is_offered_where_it_is_ambiguous(tmp_path):
-    body = {
-        "state": "x",
-        "questions": {
-            "team": {
-                "type": "choice",
-                "instructions": "Which?",
-                "criteria": {"billing": None, "technical": None, "Other": None},
-            }
-        },
-    }
-    (tmp_path / "r.json").write_text(json.dumps(body))
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.pcdlint.rules.no-way-out]\nfallback-options = ["escalate"]\n'
-    )
+    _project(tmp_path, '[tool.pcdlint.rules.no-way-out]\nfallback-options = ["escalate"]\n', last="Other")
     done = run_cli("check", "r.json", "-f", "json", cwd=tmp_path)
     [finding] = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "PCD201"]
     assert "fix" not in finding["data"]  # an option named `other` is there already
