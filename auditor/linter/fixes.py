@@ -15,12 +15,15 @@ import copy
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from auditor.linter.context import Finding
 from auditor.linter.registry import codes_where, load_rules, severity_rank
 from auditor.schema.documents import Document, parse_document, resolve_pointer
 from auditor.schema.sites import FileModel, Site, analyse
+
+if TYPE_CHECKING:
+    from auditor.linter.engine import LintRun
 
 KINDS = ("add-option", "set-model")
 # the member that holds an option's name and the list it is in, per list shape
@@ -270,7 +273,7 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
-def fix_entries(run, tokenizers: list) -> list[dict]:
+def fix_entries(run: LintRun, tokenizers: list) -> list[dict]:
     """One `pcdlint suggest` entry per design finding of the run (`fix`: what the edit does and
     whether the patched request re-lints clean)."""
     entries = []
@@ -295,7 +298,7 @@ def fix_entries(run, tokenizers: list) -> list[dict]:
     return entries
 
 
-def write_edits(run, entries: list[dict], yaml_file: bool) -> list[Edit]:
+def write_edits(run: LintRun, entries: list[dict], yaml_file: bool) -> list[Edit]:
     """The text edits of the verified design fixes among `entries` (one file's run)."""
     [result] = run.files
     wanted = {(e["pointer"], e["codes"][0]) for e in entries if e.get("fix", {}).get("verified")}
