@@ -90,7 +90,13 @@ def check(model: FileModel, ctx: RuleContext) -> Iterator[Finding]:
         )
         # (at the first time the key is written, the one dropped; the kept one is related)
         finding.span = duplicate.spans[0]
-        finding.related = [Location(duplicate.pointer, span) for span in duplicate.spans[1:]]
+        finding.related = [
+            Location(
+                duplicate.pointer, span, "written again here" + (" (the value kept)" if n == last else "")
+            )
+            for n, span in enumerate(duplicate.spans[1:], 1)
+            for last in [len(duplicate.spans) - 1]
+        ]
         yield finding
     for site in model.sites:
         if site.question_kind != "score":

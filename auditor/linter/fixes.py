@@ -1,5 +1,6 @@
 """Design fixes of decision requests: the mechanical edit a design finding names in its data
-(`data.fix`: add a way out to a choice, set the request's model), applied to a copy of the
+(`data.fix`: add a way out to a choice, set the request's model, write a question's text),
+applied to a copy of the
 request and re-linted before `pcdlint suggest` offers it, and written as text edits that
 change nothing else of the file.
 
@@ -25,7 +26,7 @@ from auditor.schema.sites import FileModel, Site, analyse
 if TYPE_CHECKING:
     from auditor.linter.engine import LintRun
 
-KINDS = ("add-option", "set-model")
+KINDS = ("add-option", "set-model", "set-text")
 # the member that holds an option's name and the list it is in, per list shape
 LIST_MEMBERS = {"openai-decisions": ("choices", "value"), "sglang-decisions": ("options", "name")}
 
@@ -86,6 +87,8 @@ def patched(data: Any, fix: DesignFix) -> Any:
         else:
             shape = _list_shape(site)
             question[LIST_MEMBERS[shape][0]].append(_option(shape, spec))
+    elif spec["kind"] == "set-text":
+        resolve_pointer(out, site.pointer)[spec["key"]] = spec["text"]
     elif site.request_source == "promptfoo":
         provider = resolve_pointer(out, site.request_pointer.rsplit("/", 1)[0])
         provider["id"] = f"openai:decisions:{spec['model']}"
@@ -186,6 +189,8 @@ def text_edits(document: Document, fix: DesignFix, yaml_file: bool) -> list[Edit
         if text[open_at : open_at + 1] != "{":
             return None
         return [(open_at + 1, open_at + 1, f'"model": {json.dumps(value)}, ')]
+    if spec["kind"] == "set-text":
+        return _text_edits(document, fix, yaml_file, starts)
     # add-option: after the last option, copying the layout between the last two
     if not site.option_pointers:
         return None
@@ -242,6 +247,32 @@ def text_edits(document: Document, fix: DesignFix, yaml_file: bool) -> list[Edit
             )
         ]
     return [(last_end, last_end, f"{between}{json.dumps(item, ensure_ascii=False)}")]
+
+
+def _text_edits(document: Document, fix: DesignFix, yaml_file: bool, starts: list[int]) -> list[Edit] | None:
+    """Write a question's text: over its value where it has one, else as the question's first
+    member (JSON: after its `{`; YAML: a line above its first member, at that member's indent)."""
+    text, site, spec = document.text, fix.site, fix.fix
+    key, value = spec["key"], spec["text"]
+    question = resolve_pointer(document.data, site.pointer)
+    if not isinstance(question, dict) or not question:
+        return None
+    if key in question:
+        span = document.span(f"{site.pointer}/{key}")
+        begin = _at(starts, span.line, span.column)
+        end = _at(starts, span.end_line, span.end_column)
+        return [(begin, end, _scalar(value, yaml_file))]
+    if not yaml_file:
+        open_at = _at(starts, *document.span(site.pointer)[:2])
+        if text[open_at : open_at + 1] != "{":
+            return None
+        return [(open_at + 1, open_at + 1, f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}, ")]
+    first = next(iter(question))
+    span = document.key_span(f"{site.pointer}/{first}")
+    begin = _at(starts, span.line, span.column)
+    if text[starts[span.line - 1] : begin].strip():
+        return None  # (a flow mapping, or a member sharing its line)
+    return [(begin, begin, f"{key}: {_scalar(value, True)}\n{' ' * (span.column - 1)}")]
 
 
 def _block_end(text: str, starts: list[int], line: int, indent: int) -> int:
