@@ -34,12 +34,22 @@ LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers", "engine")
 # rule is the alphabet every rule's letter checks and fix suggestions use, unless set there too.
 SHARED_RULE_OPTIONS = ("letters",)
 LIMIT_KEYS = ("max-file-bytes", "max-depth")  # input limits (auditor.schema.documents)
-KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", *LIMIT_KEYS, "rules")
+KEYS = (
+    *LIST_KEYS,
+    "fail-on",
+    "max-warnings",
+    "format",
+    "allow-unrecognized",
+    "per-file-ignores",
+    *LIMIT_KEYS,
+    "rules",
+)
 DEFAULTS: dict[str, object] = {
     "select": None,  # the default rule set: every rule whose @rule(default=...) is True
     "extend-select": [],
     "ignore": [],
     "fail-on": "error",
+    "max-warnings": None,  # the most warning findings a passing run may have; None: no limit
     "tokenizers": ["qwen2.5"],
     # engines by name (auditor.pcd.engines.table); repeatable like tokenizers; none: gather for
     # a schema, the System One specification for a decision request
@@ -111,7 +121,9 @@ class Config:
     path: Path | None = None
     table: str = ""  # "tool.pcdlint." for pyproject.toml, "" for .pcdlint.toml
     settings: dict[str, Setting] = field(
-        default_factory=lambda: {k: Setting(default_codes() if v is None else v) for k, v in DEFAULTS.items()}
+        default_factory=lambda: {
+            k: Setting(default_codes() if k == "select" else v) for k, v in DEFAULTS.items()
+        }
     )
     rule_settings: dict[str, dict[str, Setting]] = field(default_factory=dict)  # code → key → Setting
 
@@ -178,6 +190,9 @@ class Config:
             if key == "per-file-ignores":
                 continue
             setting = self.settings[key]
+            if setting.value is None:  # (TOML has no null: an unset key is a comment)
+                lines.append(f"# {key} is not set  # {setting.source}")
+                continue
             lines.append(f"{key} = {_toml(setting.value)}  # {setting.source}")
         pfi = self.settings["per-file-ignores"]
         lines.append("")
@@ -295,6 +310,9 @@ def _from_table(path: Path, prefix: str, table) -> Config:
         elif key == "fail-on":
             if value not in SEVERITIES:
                 fail(key, f"must be one of {', '.join(SEVERITIES)}, not {value!r}")
+        elif key == "max-warnings":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                fail(key, f"must be a whole number of warnings (0 or more), not {value!r}")
         elif key == "format":
             from auditor.reporting import formatters
 
