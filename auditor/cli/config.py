@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from auditor.errors import InputFileError, UsageError
+from auditor.errors import ConfigError, InputFileError, UsageError
 from auditor.linter import selection
 from auditor.linter.registry import SEVERITIES, Rule, default_codes, load_rules
 from auditor.paths import resolve_path, shorten
@@ -218,9 +218,12 @@ def _toml(value) -> str:
 # --------------------------------------------------------------------------- discovery
 
 
-def find_config(start: Path) -> tuple[Path, str] | None:
-    """The nearest config walking up from `start`: (file, table prefix), or None."""
+def find_config(start: Path, within: Path | None = None) -> tuple[Path, str] | None:
+    """The nearest config walking up from `start`: (file, table prefix), or None; `within`: no
+    folder above it is looked at (the language server's workspace root)."""
     for directory in (start, *start.parents):
+        if within is not None and not directory.is_relative_to(within):
+            break
         candidate = directory / CONFIG_NAME
         if candidate.is_file():
             return candidate, ""
@@ -246,21 +249,20 @@ def _parse(path: Path, text: str | None = None) -> dict:
             text = read_source(path, str(path)).decode("utf-8")
         return tomllib.loads(text)
     except InputFileError as exc:
-        raise UsageError(
-            f"{exc.path}: cannot read config ({exc.message.removesuffix('; skipped')})"
-        ) from None
+        raise ConfigError(exc.path, f"cannot read config ({exc.message.removesuffix('; skipped')})") from None
     except UnicodeDecodeError:
-        raise UsageError(f"{path}: config is not UTF-8") from None
+        raise ConfigError(path, "config is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {shorten(str(exc))}") from None
+        raise ConfigError(path, f"invalid TOML: {shorten(str(exc))}") from None
     except RecursionError:
-        raise UsageError(f"{path}: invalid TOML: nested too deeply") from None
+        raise ConfigError(path, "invalid TOML: nested too deeply") from None
     except ValueError as exc:
-        raise UsageError(f"{path}: invalid TOML: {shorten(str(exc))}") from None
+        raise ConfigError(path, f"invalid TOML: {shorten(str(exc))}") from None
 
 
-def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
-    """`--config FILE` when given, else the nearest discovered file, else defaults only."""
+def load_config(explicit: str | None = None, cwd: Path | None = None, within: Path | None = None) -> Config:
+    """`--config FILE` when given, else the nearest discovered file (walking up from `cwd`, not
+    above `within`), else defaults only."""
     if explicit is not None:
         path = resolve_path(explicit, "--config")
         if not path.is_file():
@@ -272,7 +274,7 @@ def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
                 raise UsageError(f"--config {explicit}: no [tool.pcdlint] table")
             return _from_table(path, "tool.pcdlint.", tool["pcdlint"])
         return _from_table(path, "", data)
-    found = find_config((cwd or Path.cwd()).resolve())
+    found = find_config((cwd or Path.cwd()).resolve(), within)
     if found is None:
         return Config()
     path, prefix = found
@@ -285,7 +287,7 @@ def _from_table(path: Path, prefix: str, table) -> Config:
     source = str(config.path)
 
     def fail(key: str, message: str):
-        raise UsageError(f"{path}: {(prefix + key).rstrip('.') or 'top level'}: {message}")
+        raise ConfigError(path, f"{(prefix + key).rstrip('.') or 'top level'}: {message}")
 
     if not isinstance(table, dict):
         fail("", "must be a table")

@@ -336,11 +336,14 @@ def explain(rule: str) -> None:
     click.echo(found.doc_markdown, nl=False)
 
 
-from auditor.cli.eval import eval_command  # noqa: E402  (subcommands in their own modules)
+from auditor.cli.editor import mcp_command, server_command  # noqa: E402  (subcommands in their own modules)
+from auditor.cli.eval import eval_command  # noqa: E402
 from auditor.cli.suggest import suggest  # noqa: E402
 from auditor.cli.verify import verify  # noqa: E402
 
 cli.add_command(eval_command)
+cli.add_command(mcp_command)
+cli.add_command(server_command)
 cli.add_command(suggest)
 cli.add_command(verify)
 
