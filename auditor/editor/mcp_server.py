@@ -13,8 +13,6 @@ first root). No tool writes a file, reaches the network (tokenizers load cache-o
 the workspace's code, or reads outside the roots the server was started with.
 """
 
-from __future__ import annotations
-
 import json
 import logging
 from pathlib import Path
@@ -65,7 +63,7 @@ def build_server(reader: SettingsReader, roots: list[Path]) -> MCPServer:
             raise ToolError(f"{path}: no such file or folder")
         return target.resolve()
 
-    def text_path(filename: str | None, text: str) -> tuple[Path, str]:
+    def text_path(filename: str, text: str) -> tuple[Path, str]:
         """Where inline text stands (for its kind and the config): `filename` under the first
         root, or request.json / request.yaml by its first character."""
         name = filename or ("request.json" if text.lstrip()[:1] in ("{", "[") else "request.yaml")
@@ -90,19 +88,18 @@ def build_server(reader: SettingsReader, roots: list[Path]) -> MCPServer:
         "`pcdlint check -f json`: findings with code, severity, line, message and data."
     )
     def lint(
-        path: str | None = None,
-        text: str | None = None,
-        filename: str | None = None,
+        path: str = "",
+        text: str = "",
+        filename: str = "",
         engine: str | list[str] | None = None,
         tokenizer: str | list[str] | None = None,
     ) -> dict[str, Any]:
-        if (path is None) == (text is None):
+        if bool(path) == bool(text):  # (plain `str` arguments: the SDK parses JSON in any other)
             raise ToolError("give exactly one of `path` or `text`")
         engines, tokenizers = _names(engine), _names(tokenizer)
-        if path is not None:
+        if path:
             target = named_path(path)
             return report(guarded(lambda: workspace.lint_path(target, engines, tokenizers)))
-        assert text is not None
         where, display = text_path(filename, text)
         done = guarded(lambda: workspace.lint_text(where, text, None, engines, tokenizers, display=display))
         return report(done.run)
@@ -122,15 +119,15 @@ def build_server(reader: SettingsReader, roots: list[Path]) -> MCPServer:
         "that text; each was checked by linting the edited text again. Nothing is written."
     )
     def suggest(
-        path: str | None = None,
-        text: str | None = None,
-        filename: str | None = None,
+        path: str = "",
+        text: str = "",
+        filename: str = "",
         engine: str | list[str] | None = None,
         tokenizer: str | list[str] | None = None,
     ) -> dict[str, Any]:
-        if (path is None) == (text is None):
+        if bool(path) == bool(text):  # (plain `str` arguments: the SDK parses JSON in any other)
             raise ToolError("give exactly one of `path` or `text`")
-        if path is not None:
+        if path:
             target = named_path(path)
             if not target.is_file():
                 raise ToolError(f"{path}: suggest takes one file")
@@ -141,7 +138,6 @@ def build_server(reader: SettingsReader, roots: list[Path]) -> MCPServer:
                 raise ToolError(f"{path}: {error}") from None
             where, display, body = target, path, raw
         else:
-            assert text is not None
             where, display = text_path(filename, text)
             body = text
         done = guarded(

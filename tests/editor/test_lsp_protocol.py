@@ -165,7 +165,10 @@ async def test_config_reload_and_a_bad_config(client: LanguageClient, project):
     assert any(d.code == "PCD001" for d in first.diagnostics)
     [watch] = client.registrations
     assert watch.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-    assert {w["globPattern"] for w in watch.register_options["watchers"]} == {"**/.pcdlint.toml", "**/pyproject.toml"}
+    assert {w["globPattern"] for w in watch.register_options["watchers"]} == {
+        "**/.pcdlint.toml",
+        "**/pyproject.toml",
+    }
     config = project / ".pcdlint.toml"
     config.write_text('ignore = ["first-token-collision"]\n', encoding="utf-8")
 
