@@ -225,9 +225,9 @@ class PcdlintServer(LanguageServer):
 
     def actions(
         self, uri: str, done: DocumentLint, diagnostics: list[types.Diagnostic]
-    ) -> list[types.CodeAction]:
+    ) -> list[types.CodeAction | types.Command]:
         lines = self.lines(done)
-        out: list[types.CodeAction] = []
+        out: list[types.CodeAction | types.Command] = []
         fixed: set[str] = set()
         for diagnostic in diagnostics:
             finding = self.finding_of(done, diagnostic)

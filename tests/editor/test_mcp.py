@@ -11,10 +11,10 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
-from support import run_cli  # noqa: E402
+from support import run_cli
 
 # a System One decision request: two labels equal after case folding (a warning under the System
 # One specification, an error under sglang-decisions, which refuses it)
