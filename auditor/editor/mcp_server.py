@@ -44,6 +44,13 @@ def _names(value: str | list[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else list(value)
 
 
+def one_input(path: str, text: str) -> None:
+    """`lint` and `suggest` take a path or a text. (Both are plain `str` arguments, "" when not
+    given: the SDK parses a JSON string given for an argument of any other type into a dict.)"""
+    if bool(path) == bool(text):
+        raise ToolError("give exactly one of `path` or `text`")
+
+
 def build_server(reader: SettingsReader, roots: list[Path]) -> MCPServer:
     """The server with its three tools."""
     workspace = Workspace(roots, reader)
@@ -94,8 +101,7 @@ def build_server(reader: SettingsReader, roots: list[Path]) -> MCPServer:
         engine: str | list[str] | None = None,
         tokenizer: str | list[str] | None = None,
     ) -> dict[str, Any]:
-        if bool(path) == bool(text):  # (plain `str` arguments: the SDK parses JSON in any other)
-            raise ToolError("give exactly one of `path` or `text`")
+        one_input(path, text)
         engines, tokenizers = _names(engine), _names(tokenizer)
         if path:
             target = named_path(path)
@@ -125,8 +131,7 @@ def build_server(reader: SettingsReader, roots: list[Path]) -> MCPServer:
         engine: str | list[str] | None = None,
         tokenizer: str | list[str] | None = None,
     ) -> dict[str, Any]:
-        if bool(path) == bool(text):  # (plain `str` arguments: the SDK parses JSON in any other)
-            raise ToolError("give exactly one of `path` or `text`")
+        one_input(path, text)
         if path:
             target = named_path(path)
             if not target.is_file():

@@ -321,8 +321,9 @@ def verified_fix(workspace: Workspace, done: DocumentLint, pointer: str) -> Fix 
     after = workspace.relint(done, apply(done.text, edits))
     if after.error is not None or after.site(pointer) is None or _still_found(after, pointer, fixed_codes()):
         return None
-    pairs = ", ".join(f"{m['from']} → {m['to']}" for m in chosen["mapping"][:4])
-    more = f", … ({len(chosen['mapping'])} options)" if len(chosen["mapping"]) > 4 else ""
+    renamed = [m for m in chosen["mapping"] if m["from"] != m["to"]]
+    pairs = ", ".join(f"{m['from']} → {m['to']}" for m in renamed[:4])
+    more = f", … ({len(renamed)} options)" if len(renamed) > 4 else ""
     return Fix(
         f"pcdlint: rename {site.field}'s options ({chosen['strategy']}: {pairs}{more}); verified",
         pointer,
