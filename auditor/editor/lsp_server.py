@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,16 @@ class PcdlintServer(LanguageServer):
         except UsageError as error:  # a configured tokenizer or engine that cannot be used
             self.report_usage(path, error)
             self.publish(uri, [], version)
+            return
+        except Exception as error:  # a bug: one line in the client's log, the server goes on
+            if os.environ.get("PCDLINT_DEBUG"):
+                raise
+            self.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Error,
+                    message=f"pcdlint: internal error linting {path}: {type(error).__name__}: {error}",
+                )
+            )
             return
         current = self.workspace.text_documents.get(uri)
         if current is None or current.version != version:
@@ -388,7 +399,10 @@ def build_server(reader: SettingsReader, debounce: float = DEFAULT_DEBOUNCE) -> 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(params: types.HoverParams) -> types.Hover | None:
         done = server.latest.get(params.text_document.uri)
-        return server.hover(done, params.position) if done is not None else None
+        document = server.workspace.text_documents.get(params.text_document.uri)
+        if done is None or document is None or document.source != done.text:
+            return None  # (positions of an older version would point elsewhere)
+        return server.hover(done, params.position)
 
     @server.command(OPEN_RULE_PAGE)
     async def open_rule_page(ls: PcdlintServer, url: str) -> None:
