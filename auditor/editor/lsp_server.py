@@ -13,7 +13,8 @@ document; a config that cannot be read is one diagnostic on the config file.
 
 Diagnostics carry the rule code, the rule page's URL (the one SARIF's helpUri names), the
 severity (error → Error, warning → Warning, info → Hint) and the related locations (the other
-colliding options). Code actions: the verified renaming of the field (workspace.verified_fix),
+colliding options). Code actions (the suggestions are made when the client asks for them, not
+on every edit): the verified renaming of the field (workspace.verified_fix),
 an `x-pcdlint-ignore` for the rule on the field (workspace.suppression_fix), and the rule's
 page (the client opens it: window/showDocument). Hover on a flagged range: the finding's data.
 """
@@ -240,6 +241,8 @@ class PcdlintServer(LanguageServer):
         lines = self.lines(done)
         out: list[types.CodeAction | types.Command] = []
         fixed: set[str] = set()
+        if any(d.code for d in diagnostics):  # (the suggestions, made once for the request)
+            done = self.linter.with_suggestions(done)
         for diagnostic in diagnostics:
             finding = self.finding_of(done, diagnostic)
             if finding is None:

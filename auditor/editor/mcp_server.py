@@ -107,7 +107,9 @@ def build_server(reader: SettingsReader, roots: list[Path]) -> MCPServer:
             target = named_path(path)
             return report(guarded(lambda: workspace.lint_path(target, engines, tokenizers)))
         where, display = text_path(filename, text)
-        done = guarded(lambda: workspace.lint_text(where, text, None, engines, tokenizers, display=display))
+        done = guarded(
+            lambda: workspace.lint_text(where, text, None, engines, tokenizers, display, suggestions=True)
+        )
         return report(done.run)
 
     @server.tool(
@@ -146,7 +148,9 @@ def build_server(reader: SettingsReader, roots: list[Path]) -> MCPServer:
             where, display = text_path(filename, text)
             body = text
         done = guarded(
-            lambda: workspace.lint_text(where, body, None, _names(engine), _names(tokenizer), display=display)
+            lambda: workspace.lint_text(
+                where, body, None, _names(engine), _names(tokenizer), display, suggestions=True
+            )
         )
         if done.error is not None:
             raise ToolError(str(done.error))

@@ -89,6 +89,7 @@ class DocumentLint:
     engines: list[str] | None = None
     specs: list[str] | None = None
     display: str | None = None
+    suggestions: bool = False  # whether findings carry their verified suggestions
 
     @property
     def model(self) -> FileModel | None:
@@ -180,10 +181,13 @@ class Workspace:
             self._tokenizers[key] = load_tokenizers(list(key), allow_download=False)
         return self._tokenizers[key]
 
-    def _options(self, settings: ProjectSettings, engines: list[str] | None) -> LintOptions:
-        """The settings' lint options with suggestions and finding data kept (code actions,
-        hover), never a pool of forked workers (this process is a threaded server)."""
-        options = dataclasses.replace(settings.lint_options, suggestions=True, details=True, jobs=1)
+    def _options(
+        self, settings: ProjectSettings, engines: list[str] | None, suggestions: bool = True
+    ) -> LintOptions:
+        """The settings' lint options with finding data kept (hover, the JSON report) and,
+        where asked, the verified suggestions; never a pool of forked workers (this process is
+        a threaded server)."""
+        options = dataclasses.replace(settings.lint_options, suggestions=suggestions, details=True, jobs=1)
         if engines is not None:
             options.engines = list(engines)
         options.engine_profiles()  # an unknown engine is a UsageError before any work
@@ -208,12 +212,15 @@ class Workspace:
         engines: list[str] | None = None,
         tokenizers: list[str] | None = None,
         display: str | None = None,
+        suggestions: bool = False,
     ) -> DocumentLint:
         """Lint `text` as the document `path` holds it: `pcdlint check --stdin-filename PATH -`
-        (the same dispatch by name, the same limits), with verified suggestions and finding data
-        kept for code actions and hover. `engines` / `tokenizers` replace the configured ones."""
+        (the same dispatch by name, the same limits), finding data kept for hover, and the
+        verified suggestions where asked (they cost about a fifth of an edit's lint, so the
+        language server asks for them only when a code action is: with_suggestions).
+        `engines` / `tokenizers` replace the configured ones."""
         settings = settings or self.settings_for(path)
-        options = self._options(settings, engines)
+        options = self._options(settings, engines, suggestions)
         loaded = self.tokenizers_for(settings, tokenizers)
         run = lint(
             ["-"],
@@ -224,11 +231,17 @@ class Workspace:
             max_bytes=settings.max_bytes,
             max_depth=settings.max_depth,
         )
-        return DocumentLint(path, text, run, settings, loaded, engines, tokenizers, display)
+        return DocumentLint(path, text, run, settings, loaded, engines, tokenizers, display, suggestions)
 
-    def relint(self, done: DocumentLint, text: str) -> DocumentLint:
+    def relint(self, done: DocumentLint, text: str, suggestions: bool = False) -> DocumentLint:
         """`text` (the document edited) linted as `done` was."""
-        return self.lint_text(done.path, text, done.settings, done.engines, done.specs, done.display)
+        return self.lint_text(
+            done.path, text, done.settings, done.engines, done.specs, done.display, suggestions
+        )
+
+    def with_suggestions(self, done: DocumentLint) -> DocumentLint:
+        """`done`, or the same text linted again with its verified suggestions."""
+        return done if done.suggestions else self.relint(done, done.text, suggestions=True)
 
 
 # --------------------------------------------------------------------------- fixes
@@ -298,6 +311,7 @@ def verified_fix(workspace: Workspace, done: DocumentLint, pointer: str) -> Fix 
     as `suggest --write` chooses), as text edits, offered only when the whole edited text,
     linted again with the same settings, no longer has the warnings and errors it fixes at that
     field. Letter slots are not offered here (their legend is a file: `pcdlint suggest --write`)."""
+    done = workspace.with_suggestions(done)
     site = done.site(pointer)
     if site is None or done.model is None:
         return None
