@@ -108,16 +108,15 @@ def _question_body(data: Any, site: Any) -> Any:
 
 def request_state(data: Any, site: Any) -> Any:
     """The state (System One) or input (OpenAI, SGLang) of the request a decision site belongs
-    to, read from the document's value; None where there is none."""
+    to, read from the document's value: "" where the body has none, None where there is no body."""
     try:
         body = resolve_pointer(data, site.request_pointer)
     except (KeyError, IndexError, ValueError, TypeError):
         return None
     if not isinstance(body, dict):
         return None
-    if site.request_shape == SYSTEMONE.name:
-        return body.get("state", "")  # (as the System One servers read a body without one)
-    return body.get("input")
+    # (a body without one: "", as the servers and system_one_body read it)
+    return body.get("state", "") if site.request_shape == SYSTEMONE.name else body.get("input", "")
 
 
 def site_question(data: Any, site: Any) -> DecisionQuestion:

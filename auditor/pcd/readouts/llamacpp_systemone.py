@@ -144,13 +144,14 @@ def question_shown(
     row: EngineRow, question: DecisionQuestion, chat_template: ChatTemplate | None
 ) -> QuestionShown:
     if question.text is None and "instructions" in row.required:
-        return QuestionShown(None, f"{refusal(row)}: a question needs instructions", True, refused=True)
+        return QuestionShown(None, f"{refusal(row)}: a question needs instructions", False, refused=True)
     text = text_of(question.text)
+    given = f"the instructions {quoted(text)}" if text.strip() else "blank instructions"
     systemone = chat_template.systemone if chat_template is not None else None
     if chat_template is None or not systemone:
         return QuestionShown(
             text,
-            f"{row.name} gives the instructions {quoted(text)} to the GGUF's `systemone` template, which "
+            f"{row.name} gives {given} to the GGUF's `systemone` template, which "
             "decides how they are shown (no such template here)",
             False,
         )

@@ -181,7 +181,8 @@ def question_shown(
     line = question_line(question)
     has_text = not blank(question.text)
     if not has_text and "nonblank" in row.required:
-        return QuestionShown(None, f"{refusal(row)}: the question text is blank", True, refused=True)
+        what = "missing" if question.text is None else "blank"
+        return QuestionShown(None, f"{refusal(row)}: the question text is {what}", True, refused=True)
     if (
         question.kind == "binary"
         and question.text is None
