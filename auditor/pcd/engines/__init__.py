@@ -12,7 +12,6 @@ them; a row whose module or profile is missing fails at import, loudly.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from auditor.pcd.engines.base import (
@@ -26,7 +25,7 @@ from auditor.pcd.engines.base import (
     FieldPlan,
     Loss,
 )
-from auditor.pcd.engines.table import DEFAULT_PCD_ENGINE, ENGINE_ROWS, EngineTableError
+from auditor.pcd.engines.table import DEFAULT_PCD_ENGINE, ENGINE_ROWS, EngineTableError, row_module
 
 
 def _profiles(kind: str) -> dict[str, EngineProfile]:
@@ -37,15 +36,7 @@ def _profiles(kind: str) -> dict[str, EngineProfile]:
         if row.kind != kind:
             continue
         if row.scorer not in provided:
-            name = f"{__name__}.{row.scorer}"
-            try:
-                module: Any = importlib.import_module(name)
-            except ModuleNotFoundError as error:
-                if error.name != name:
-                    raise
-                raise EngineTableError(
-                    f"engines.toml: engine {row.name!r} names scorer {row.scorer!r}: no module {name}"
-                ) from None
+            module: Any = row_module(__name__, row, "scorer")
             provided[row.scorer] = {p.name: p for p in module.profiles()}
         if row.name not in provided[row.scorer]:
             raise EngineTableError(f"engines.toml: {row.scorer}.profiles() gives no profile {row.name!r}")

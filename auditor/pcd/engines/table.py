@@ -7,9 +7,11 @@ schemes, whether it scores option names. Pure: no I/O beyond the package's own d
 
 from __future__ import annotations
 
+import importlib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 KINDS = ("pcd", "decision", "harness")  # harness: an evaluation harness's scorer of its configs' label sets
 SCORES = ("option-names", "labels")
@@ -199,6 +201,21 @@ def table_text() -> str:
 ENGINE_ROWS: dict[str, EngineRow] = load_rows(table_text())
 DEFAULT_DECISION_ENGINE: str = next(r.name for r in ENGINE_ROWS.values() if r.default and r.is_decision)
 DEFAULT_PCD_ENGINE: str = next(r.name for r in ENGINE_ROWS.values() if r.default and r.kind == "pcd")
+
+
+def row_module(package: str, row: EngineRow, column: str) -> ModuleType:
+    """The module of `package` a row's `column` names (`sglang-chat` → `sglang_chat`), imported;
+    EngineTableError where there is none."""
+    value = str(getattr(row, column))
+    name = f"{package}.{value.replace('-', '_')}"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name != name:
+            raise
+        raise EngineTableError(
+            f"engines.toml: engine {row.name!r} names {column} {value!r}, but there is no module {name}"
+        ) from None
 
 
 def decision_engines() -> list[EngineRow]:

@@ -14,12 +14,11 @@ loudly.
 
 from __future__ import annotations
 
-import importlib
 from types import MappingProxyType
 from typing import Any, cast
 
 from auditor.pcd.chat import ChatTemplateError
-from auditor.pcd.engines.table import LABEL_COLUMN, EngineRow, EngineTableError, decision_engines
+from auditor.pcd.engines.table import LABEL_COLUMN, EngineRow, EngineTableError, decision_engines, row_module
 from auditor.pcd.readouts import base
 from auditor.pcd.readouts.base import (
     CONSEQUENCES,
@@ -43,29 +42,15 @@ from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate
 
 
-def module_name(prompt: str) -> str:
-    """The module of a `prompt` value: `sglang-chat` → `auditor.pcd.readouts.sglang_chat`."""
-    return f"{__name__}.{prompt.replace('-', '_')}"
-
-
 def _load(rows: list[EngineRow]) -> dict[str, Readout]:
     """Each `prompt` value the decision rows name, with its module (in table order)."""
     out: dict[str, Readout] = {}
     for row in rows:
         if row.prompt in out:
             continue
-        name = module_name(row.prompt)
-        try:
-            module: Any = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if error.name != name:
-                raise
-            raise EngineTableError(
-                f"engines.toml: engine {row.name!r} renders with prompt {row.prompt!r}, but there is no "
-                f"module {name} (auditor/pcd/readouts/{name.rsplit('.', 1)[1]}.py)"
-            ) from None
+        module: Any = row_module(__name__, row, "prompt")
         if getattr(module, "PROMPT", None) != row.prompt:
-            raise EngineTableError(f"{name}.PROMPT must be {row.prompt!r}")
+            raise EngineTableError(f"{module.__name__}.PROMPT must be {row.prompt!r}")
         out[row.prompt] = cast(Readout, module)
     return out
 
@@ -187,7 +172,6 @@ __all__ = [
     "describe_failures",
     "label_context",
     "labels_for",
-    "module_name",
     "question_labels",
     "question_shown",
     "readout",

@@ -255,6 +255,22 @@ def scheme_labels(
     return scheme.labels(n, tokenizer, context)
 
 
+def scheme_reader(
+    own: Mapping[str, Scheme],
+) -> Callable[[EngineRow, DecisionQuestion, LoadedTokenizer | None, ChatTemplate | None], list[str]]:
+    """A family's `labels` where the row's scheme alone gives them (no prompt text to read codes after)."""
+
+    def labels(
+        row: EngineRow,
+        question: DecisionQuestion,
+        tokenizer: LoadedTokenizer | None,
+        chat_template: ChatTemplate | None,
+    ) -> list[str]:
+        return scheme_labels(own, row.labels_for(question.kind), question.count, tokenizer)
+
+    return labels
+
+
 class Readout(Protocol):
     """What a family module provides (module-level names; `auditor.pcd.readouts` reads them).
 

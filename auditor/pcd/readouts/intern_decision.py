@@ -26,7 +26,7 @@ from auditor.pcd.readouts.base import (
     alone_checks,
     quoted,
     report_for,
-    scheme_labels,
+    scheme_reader,
 )
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate
@@ -49,13 +49,7 @@ SCHEMES = {
 NOT_RENDERED = "the checkpoint's trained prompt (not rendered here); symbols checked alone"
 
 
-def labels(
-    row: EngineRow,
-    question: DecisionQuestion,
-    tokenizer: LoadedTokenizer | None,
-    chat_template: ChatTemplate | None,
-) -> list[str]:
-    return scheme_labels(SCHEMES, row.labels_for(question.kind), question.count, tokenizer)
+labels = scheme_reader(SCHEMES)
 
 
 def render(

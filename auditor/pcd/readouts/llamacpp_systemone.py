@@ -30,6 +30,7 @@ from auditor.pcd.readouts.base import (
     quoted,
     report_for,
     scheme_labels,
+    scheme_reader,
     skipped,
     text_of,
 )
@@ -78,13 +79,7 @@ SCHEMES = {
 }
 
 
-def labels(
-    row: EngineRow,
-    question: DecisionQuestion,
-    tokenizer: LoadedTokenizer | None,
-    chat_template: ChatTemplate | None,
-) -> list[str]:
-    return scheme_labels(SCHEMES, row.labels_for(question.kind), question.count, tokenizer)
+labels = scheme_reader(SCHEMES)
 
 
 def _variables(row: EngineRow, question: DecisionQuestion, codes: list[str]) -> dict:
