@@ -16,7 +16,8 @@ The engine cannot read a label that is two tokens or shares a token with another
 the request (400); llama.cpp's openjev and Intern-Decision refuse to serve the model at all;
 llama.cpp's lev, llm2jev and SGLang's two-letter codes skip the code, so every later option gets
 another label than a client expects and fewer options fit, and llm2jev refuses to start with
-fewer labels than its option limit (255). Which labels fail depends on the tokenizer and template, not the request.
+fewer labels than its option limit (255). Which labels fail depends on the tokenizer and
+template, not the request.
 
 ## Example
 ```json
