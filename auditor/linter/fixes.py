@@ -304,7 +304,7 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
-def fix_entries(run: LintRun, tokenizers: list) -> list[dict]:
+def design_entries(run: LintRun, tokenizers: list) -> list[dict]:
     """One `pcdlint suggest` entry per design finding of the run (`fix`: what the edit does and
     whether the patched request re-lints clean)."""
     entries = []

@@ -1,8 +1,8 @@
 """The one PCD scoring model, shared by the linter's rules and the decoder's prompt builder.
 
 JSON text of an option, the field suffix, the hoisted prefix, the scored split, the canonical
-cut, letter slots, the engine profiles (`auditor.pcd.engines`) and the cost model. Pure
-computation over a tokenizer: no I/O.
+cut, letter slots, the engine profiles (`auditor.pcd.engines`), the decision engines' renderers
+(`auditor.pcd.readouts`) and the cost model. Pure computation over a tokenizer: no I/O.
 """
 
 from auditor.pcd.buckets import collision_groups, first_token_buckets
@@ -34,11 +34,21 @@ from auditor.pcd.engines import (
     get_engine,
 )
 from auditor.pcd.engines.aliases import alias_engines, moving_alias, sdk_default
-from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failures, request_state
-from auditor.pcd.requests import (
+from auditor.pcd.readouts import (
     LETTERS,
+    LabelReport,
+    QuestionShown,
+    check_labels,
+    decision_question,
+    describe_failures,
+    question_labels,
+    question_shown,
+    request_state,
+    site_question,
+    two_letter_options,
+)
+from auditor.pcd.requests import (
     bad_characters,
-    count_limit,
     distinct_names,
     field_problems,
     name_key,
@@ -46,7 +56,6 @@ from auditor.pcd.requests import (
     renaming,
     split_passes,
     stringified,
-    two_letter_labels,
 )
 from auditor.pcd.scoring import (
     PREFILL_END,
@@ -81,6 +90,7 @@ __all__ = [
     "FieldPlan",
     "LabelReport",
     "Loss",
+    "QuestionShown",
     "ScoredOption",
     "SiteTokens",
     "SlotTable",
@@ -94,7 +104,6 @@ __all__ = [
     "check_labels",
     "collision_groups",
     "content_words",
-    "count_limit",
     "decision_question",
     "declares_exhaustive",
     "describe_failures",
@@ -115,6 +124,8 @@ __all__ = [
     "numbered",
     "option_windows",
     "over_window",
+    "question_labels",
+    "question_shown",
     "refusal",
     "renaming",
     "rendered_state",
@@ -123,8 +134,9 @@ __all__ = [
     "request_state",
     "scored_ids",
     "sdk_default",
+    "site_question",
     "split_passes",
     "stringified",
-    "two_letter_labels",
+    "two_letter_options",
     "window_sites",
 ]

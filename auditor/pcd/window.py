@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from auditor.pcd.engines.table import EngineRow
-from auditor.pcd.labels import _flat, _text
+from auditor.pcd.readouts.base import text_of
+from auditor.pcd.readouts.llm2jev import render_value
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.window import model_window
 
@@ -53,7 +54,7 @@ def rendered_state(row: EngineRow, state: Any) -> str:
     """The state as the engine writes it into the prompt: llm2jev flattens objects into
     `key: value` lines; SGLang, llama.cpp and the hosted engines take a string as it is and an
     object as compact JSON."""
-    return _flat(state) if row.prompt == "llm2jev" else _text(state)
+    return render_value(state) if row.prompt == "llm2jev" else text_of(state)
 
 
 def over_window(row: EngineRow) -> str:
