@@ -136,7 +136,14 @@ def format_text(entries: list[dict], label_sets: int = 0) -> str:
     for e in entries:
         if "fix" in e:  # a decision request's design fix (auditor.linter.fixes)
             lines.append(f"{e['path']}:{e['line']}: {e['field']} [{e['engine']}] {', '.join(e['codes'])}")
-            verdict = "re-lints clean" if e["fix"]["verified"] else "does not re-lint clean: not applied"
+            left = e["fix"].get("remaining") or []
+            verdict = (
+                "does not re-lint clean: not applied"
+                if not e["fix"]["verified"]
+                else f"re-lints; still {', '.join(left)}"
+                if left
+                else "re-lints clean"
+            )
             lines.append(f"  fix: {e['fix']['description']} ({verdict})")
             continue
         lines.append(f"{e['path']}:{e['line']}: {e['field']} [{e['tokenizer']}] {', '.join(e['codes'])}")

@@ -118,9 +118,11 @@ def _problems(model: FileModel, site_pointer: str, engine: str | None, tokenizer
     return found
 
 
-def verified(model: FileModel, fix: DesignFix, tokenizers: list) -> bool:
-    """Whether the patched request no longer has the finding and the question it touches
-    gains no warning or error."""
+def verified(model: FileModel, fix: DesignFix, tokenizers: list) -> tuple[bool, list[str]]:
+    """Whether the fix holds: the patched request's question has no finding of the fixed rule at
+    the finding's severity or above, and gains no warning or error of another rule; with what
+    is left there (`PCD200 warning`: writing a question's id as its text removes the error and
+    leaves a question of two words)."""
     engine = fix.finding.engine
     where = fix.finding.site_pointer
     before = _problems(model, where, engine, tokenizers)
@@ -128,12 +130,14 @@ def verified(model: FileModel, fix: DesignFix, tokenizers: list) -> bool:
     text = json.dumps(value, ensure_ascii=False, indent=2)
     after_model = analyse(parse_document(text.encode("utf-8"), ".json", model.path))
     after = _problems(after_model, where, engine, tokenizers)
-    if fix.finding.code in after:
-        return False
-    return all(
-        code in before and severity_rank(level) <= severity_rank(before[code])
-        for code, level in after.items()
+    code = fix.finding.code
+    if code in after and severity_rank(after[code]) >= severity_rank(fix.finding.severity):
+        return False, []
+    holds = all(
+        c == code or (c in before and severity_rank(level) <= severity_rank(before[c]))
+        for c, level in after.items()
     )
+    return holds, [f"{c} {level}" for c, level in sorted(after.items()) if c == code]
 
 
 # --------------------------------------------------------------------------- text edits
@@ -312,6 +316,7 @@ def design_entries(run: LintRun, tokenizers: list) -> list[dict]:
         for fix in design_fixes(result.model, result.findings):
             if fix.finding.severity == "info":
                 continue
+            holds, left = verified(result.model, fix, tokenizers)
             entries.append(
                 {
                     "path": fix.finding.path,
@@ -323,7 +328,7 @@ def design_entries(run: LintRun, tokenizers: list) -> list[dict]:
                     or (run.decision_engines[0].name if run.decision_engines else None),
                     "codes": [fix.finding.code],
                     "suggestions": [],
-                    "fix": {**fix.fix, "verified": verified(result.model, fix, tokenizers)},
+                    "fix": {**fix.fix, "verified": holds, "remaining": left},
                 }
             )
     return entries

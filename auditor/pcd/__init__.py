@@ -17,10 +17,13 @@ from auditor.pcd.design import (
     declares_exhaustive,
     double_negation,
     fallback_index,
+    id_statement,
     joined_judgements,
     numbered,
     repeats_name,
     request_body,
+    text_key,
+    word_count,
 )
 from auditor.pcd.engines import (
     DEFAULT_ENGINE,
@@ -115,6 +118,7 @@ __all__ = [
     "field_problems",
     "first_token_buckets",
     "get_engine",
+    "id_statement",
     "joined_judgements",
     "json_text",
     "letter_slots",
@@ -137,6 +141,8 @@ __all__ = [
     "site_question",
     "split_passes",
     "stringified",
+    "text_key",
     "two_letter_options",
     "window_sites",
+    "word_count",
 ]

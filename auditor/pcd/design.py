@@ -471,3 +471,38 @@ def request_body(data: Any, site: Any) -> dict | None:
     except (KeyError, IndexError, ValueError, TypeError):
         return None
     return body if isinstance(body, dict) else None
+
+
+def text_key(shape: str) -> str:
+    """The key a question of this request shape holds its text under (`instructions`, SGLang's
+    `question`)."""
+    from auditor.schema.decisions import SHAPES
+
+    found = SHAPES.get(shape)
+    return found.text_key if found is not None else "instructions"
+
+
+def word_count(text: Any) -> int:
+    """The words of a question's text: space-separated words, and for text in a script written
+    without spaces (Chinese, Japanese) one word per two characters."""
+    if not isinstance(text, str):
+        text = fold(text)
+    count = 0
+    for word in text.split():
+        cjk = sum(1 for c in word if ord(c) > 0x2E80 and c.isalpha())
+        count += max(1, (cjk + 1) // 2) if cjk else 1
+    return count
+
+
+_ID_WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])")
+
+
+def id_statement(name: str) -> str | None:
+    """A question id read as the statement it names (`refund_requested` → `Refund requested.`),
+    or None where it is one word or no plain identifier (too little to be a question)."""
+    if not re.fullmatch(r"[A-Za-z][A-Za-z_\-]*", name or ""):
+        return None
+    words = [w.lower() for w in _ID_WORD.findall(name.replace("_", " ").replace("-", " "))]
+    if len(words) < 2:
+        return None
+    return " ".join(words).capitalize() + "."

@@ -43,7 +43,9 @@ def systemone(criteria, kind: str = "choice", **body) -> dict:
     return {
         "state": "I've been charged twice this month.",
         **body,
-        "questions": {"q": {"type": kind, "instructions": "Which one?", "criteria": criteria}},
+        "questions": {
+            "q": {"type": kind, "instructions": "Which category fits this ticket?", "criteria": criteria}
+        },
     }
 
 
@@ -55,7 +57,7 @@ def openai(values: list) -> dict:
             {
                 "type": "choice",
                 "name": "team",
-                "instructions": "Which team?",
+                "instructions": "Which team should handle this?",
                 "choices": [{"value": v} for v in values],
             }
         ],

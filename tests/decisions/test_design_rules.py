@@ -239,3 +239,40 @@ def test_every_design_rule_page_says_how_to_fix_and_silence_it_and_its_source():
         for title in ("How to fix it", "How to silence it", "Source", "Measured precision"):
             assert rule.sections.get(title), (code, title)
             assert f"## {title}" in rule_page(rule), (code, title)
+
+
+def test_question_not_asked_has_a_case_for_every_engine_family():
+    """Every renderer family of the engine table (its `prompt` column) has a PCD200 case whose
+    expected message is that family's sentence: a new family (a new readout) needs one."""
+    import yaml
+
+    from auditor.pcd.engines.table import ENGINE_ROWS, decision_engines
+
+    cases = yaml.safe_load(
+        (Path(__file__).resolve().parents[2] / "fixtures" / "rules" / "PCD200.yaml").read_text()
+    )
+    covered = {
+        ENGINE_ROWS[case.get("engine", "systemone")].prompt
+        for case in cases["cases"]
+        if case["expect"] and any("message" in e for e in case["expect"])
+    }
+    assert {row.prompt for row in decision_engines()} <= covered
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_suggest_writes_a_missing_statement_from_the_id(tmp_path, suffix):
+    text = (
+        '{"state": "x", "questions": {"refund_requested": {"type": "noul"}}}'
+        if suffix == ".json"
+        else "state: x\nquestions:\n  refund_requested:\n    type: noul\n"
+    )
+    (tmp_path / f"r{suffix}").write_text(text)
+    done = run_cli("suggest", f"r{suffix}", "--engine", "llm2jev", "--in-place", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # the error is gone; two words are still a short question (a warning of the same rule)
+    assert (
+        "fix: write the question's instructions: 'Refund requested.' (re-lints; still PCD200 warning)"
+        in done.stdout
+    )
+    written = parse_document((tmp_path / f"r{suffix}").read_bytes(), suffix, "r").data
+    assert written["questions"]["refund_requested"] == {"instructions": "Refund requested.", "type": "noul"}

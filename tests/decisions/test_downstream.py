@@ -16,7 +16,7 @@ BODY = {
         {
             "id": "team",
             "type": "choice",
-            "question": "Which team?",
+            "question": "Which team should handle this?",  # (PCD200: one or two words are too few)
             "options": [{"name": "Billing"}, {"name": "billing "}, {"name": "sales"}],
         },
         {"id": "urgent", "type": "yes_no", "question": "Needs an answer today?", "weight": 1},
