@@ -9,28 +9,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from auditor.pcd.engines.table import EngineRow
+from auditor.pcd.readouts import readout
 from auditor.pcd.readouts.base import text_of
-from auditor.pcd.readouts.llm2jev import render_value
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.window import model_window
 
-# what an engine does with a prompt past its window, by the engine table's `prompt` column
-OVER_WINDOW = {
-    "sglang-chat": "{engine} refuses the request (400: 'a prompt that does not fit the model's context length')",
-    "intern-decision": "{engine} refuses the prompt (SGLang refuses a decision prompt longer than the model's "
-    "context or than --chunked-prefill-size)",
-    "llm2jev": "its backend (SGLang or vLLM) refuses the prompt with 400, which {engine} answers with 422",
-    "llamacpp-systemone": "llama.cpp cannot fit the prompt in its context (n_ctx, at most the model's window)",
-}
 GENERIC = "the engine refuses the prompt or cuts it"
 
 
 @dataclass(frozen=True)
 class Window:
     tokens: int
-    origin: (
-        str  # "engine table (source)" | "config.json max_position_embeddings" | "GGUF llama.context_length"
-    )
+    origin: str  # where it was read: the engine table, config.json, a GGUF's header, the option
 
 
 def engine_window(
@@ -44,19 +34,19 @@ def engine_window(
         return Window(configured, "the configured context-tokens")
     if row.context_tokens:
         return Window(row.context_tokens, f"the engine table ({row.context_source})")
-    if tokenizer is None or (row.prompt == "closed" and not row.default):
+    if tokenizer is None or (getattr(readout(row), "HOSTED", False) and not row.default):
         return None
     found = model_window(tokenizer)
     return Window(found.tokens, found.origin) if found else None
 
 
 def rendered_state(row: EngineRow, state: Any) -> str:
-    """The state as the engine writes it into the prompt: llm2jev flattens objects into
-    `key: value` lines; SGLang, llama.cpp and the hosted engines take a string as it is and an
-    object as compact JSON."""
-    return render_value(state) if row.prompt == "llm2jev" else text_of(state)
+    """The state as the engine writes it into the prompt: its family's `state_text` where it has
+    one (llm2jev flattens objects into `key: value` lines), else a string as it is and an object
+    as compact JSON (SGLang, llama.cpp, the hosted engines)."""
+    return getattr(readout(row), "state_text", text_of)(state)
 
 
 def over_window(row: EngineRow) -> str:
-    """What the engine does with a prompt past its window."""
-    return OVER_WINDOW.get(row.prompt, GENERIC).format(engine=row.name)
+    """What the engine does with a prompt past its window (its family's `OVER_WINDOW`)."""
+    return str(getattr(readout(row), "OVER_WINDOW", GENERIC)).format(engine=row.name)

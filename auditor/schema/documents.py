@@ -447,7 +447,7 @@ def json_duplicates(text: str, positions: JsonPositions | None = None) -> list[D
             key,
             tuple(tuple.__new__(Span, (*at(start), *at(end))) for start, end in spans),
         )
-        for pointer, key, spans in run_deep(repeated_keys, text)
+        for pointer, key, spans in repeated_keys(text)  # (parsed where the depth is handled)
     ]
 
 
