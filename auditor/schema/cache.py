@@ -27,6 +27,7 @@ from typing import Any
 from auditor.cachedir import cache_dir, read_checked, write_checked
 from auditor.errors import InputFileError
 from auditor.schema.documents import (
+    CODE_SUFFIXES,
     YAML_SUFFIXES,
     Document,
     Span,
@@ -45,7 +46,7 @@ CACHE_FORMAT = "pcdlint-analysis"
 # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice; 4 stored the
 # file's text and, for JSON, its parsed value (5: the text comes from the file's own bytes and
 # JSON is parsed again only when read; spans are one flat list of numbers)
-CACHE_VERSION = 7  # 6: decision sites and notes; 7: open fields
+CACHE_VERSION = 8  # 6: decision sites and notes; 7: open fields; 8: code files, run-time parts
 
 
 @lru_cache(maxsize=1)
@@ -150,7 +151,8 @@ def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: i
     model = load_entry(entry, key, display, raw)
     if model is None:
         model = analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
-        store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES)
+        # (a code file's value is no parse of its text: kept, as a YAML file's is)
+        store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES | CODE_SUFFIXES)
     model.content_key = key
     return model
 
@@ -181,6 +183,7 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
             **({"data": doc.data} if keep_data else {}),
             "value_spans": pack_spans(doc.value_spans),
             "key_spans": pack_spans(doc.key_spans),
+            **({"runtime": doc.runtime} if doc.runtime else {}),
         },
         "format": model.format,
         "sites": [
@@ -226,6 +229,7 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     d = data["document"]
     value_spans = _spans(d["value_spans"])
     document = Document.packed(display, d.get("data", ...), text, value_spans, _spans(d["key_spans"]))
+    document.runtime = {str(p): str(t) for p, t in d.get("runtime", {}).items()}
     sites = []
     for s in data["sites"]:
         options, pointers = list(s["options"]), s["option_pointers"]
@@ -294,7 +298,7 @@ def _decision_fields(stored: Any) -> dict:
         return {}
     if not isinstance(stored, dict) or set(stored) != set(DECISION_FIELDS):
         raise ValueError("site")
-    return stored
+    return {**stored, "runtime": tuple(str(part) for part in stored["runtime"])}
 
 
 def load_entry(entry: Path, key: str, display: str, raw: bytes) -> FileModel | None:

@@ -53,6 +53,9 @@ class Site(Deferred):
     request_source: str = ""
     question_index: int = 0
     request_questions: int = 0
+    # the parts of a question built at run time in the code it was read from ("options",
+    # "text", "name"): the rules that need one skip the site (auditor.schema.code_requests)
+    runtime: tuple[str, ...] = ()
 
     @property
     def is_decision(self) -> bool:
@@ -116,6 +119,7 @@ DECISION_FIELDS = (
     "request_source",
     "question_index",
     "request_questions",
+    "runtime",
 )
 
 
