@@ -34,7 +34,16 @@ LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers", "engine")
 # rule is the alphabet every rule's letter checks and fix suggestions use, unless set there too.
 SHARED_RULE_OPTIONS = ("letters",)
 LIMIT_KEYS = ("max-file-bytes", "max-depth")  # input limits (auditor.schema.documents)
-KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", *LIMIT_KEYS, "rules")
+KEYS = (
+    *LIST_KEYS,
+    "fail-on",
+    "format",
+    "allow-unrecognized",
+    "per-file-ignores",
+    *LIMIT_KEYS,
+    "exclude",
+    "rules",
+)
 DEFAULTS: dict[str, object] = {
     "select": None,  # the default rule set: every rule whose @rule(default=...) is True
     "extend-select": [],
@@ -49,6 +58,9 @@ DEFAULTS: dict[str, object] = {
     "per-file-ignores": {},
     "max-file-bytes": 20_000_000,
     "max-depth": 1_000,
+    # globs of paths a directory walk passes over, besides the default excludes
+    # (auditor.schema.inputs.DEFAULT_EXCLUDES: node_modules, .venv, build, ...)
+    "exclude": [],
 }
 
 
@@ -152,6 +164,7 @@ class Config:
             ignore=list(self.value("ignore")),
             per_file_ignores=self.per_file_ignores(),
             engines=list(self.value("engine")),
+            exclude=list(self.value("exclude")),
         )
         for code, values in self.rule_settings.items():
             for key, setting in values.items():
@@ -305,6 +318,11 @@ def _from_table(path: Path, prefix: str, table) -> Config:
                 fail(key, f"must be true or false, not {value!r}")
         elif key == "per-file-ignores":
             value = _per_file_ignores(value, lambda m, key=key: fail(key, m))
+        elif key == "exclude":
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                fail(key, "must be a list of glob patterns (strings)")
         elif key in LIMIT_KEYS:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 fail(key, f"must be a positive integer, not {value!r}")

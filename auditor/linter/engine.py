@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.errors import InputFileError, UsageError
@@ -63,6 +64,8 @@ class LintOptions:
     # `--chat-template FILE`: the template decision engines render questions in (None: each
     # tokenizer's own, where it ships one; auditor.tokenizers.templates)
     chat_template: ChatTemplate | None = None
+    # config key `exclude`: globs a directory walk passes over (besides its default excludes)
+    exclude: list[str] = field(default_factory=list)
 
     def engine_names(self) -> list[str]:
         """The named engines, each checked against the engine table (a usage error if unknown)."""
@@ -143,6 +146,7 @@ class FileResult:
         return {
             "path": self.model.path,
             "format": self.model.format,
+            "dialect": self.model.dialect,
             "sites": [s.to_dict() for s in self.model.sites],
             "remote_refs": self.model.remote_refs,
             "schemas": [
@@ -211,8 +215,21 @@ class LintRun:
 
     @property
     def unrecognized(self) -> list[FileResult]:
-        """Files read but holding no schema and no preset: never passed over silently."""
-        return [r for r in self.files if not r.model.recognized]
+        """Files read but holding no schema and no preset: never passed over silently (a code
+        file met by a directory walk is counted instead: `quiet_code`)."""
+        return [r for r in self.files if not r.model.recognized and not self._walked_code(r)]
+
+    @property
+    def quiet_code(self) -> list[FileResult]:
+        """Code files a directory walk met that hold no decision request (a repository has many:
+        counted in the summary, not listed)."""
+        return [r for r in self.files if not r.model.recognized and self._walked_code(r)]
+
+    @staticmethod
+    def _walked_code(result: FileResult) -> bool:
+        from auditor.schema.documents import CODE_SUFFIXES
+
+        return not result.named and Path(result.model.path).suffix.lower() in CODE_SUFFIXES
 
     def unrecognized_error(self, allowed: bool) -> str | None:
         """Never pass silently: a named file with no schema, or nothing lintable at all (exit 2)."""
@@ -227,11 +244,11 @@ class LintRun:
             return None
         if not self.files:
             where = ", ".join(self.empty_dirs) or "the given paths"
-            return f"no lintable file: no *.json, *.yaml or *.yml file in {where}"
+            return f"no lintable file: no *.json, *.yaml, *.yml or code file in {where}"
         if not allowed and all(not r.model.recognized for r in self.files):
             return (
-                f"no lintable file: none of the {len(self.files)} file(s) holds a schema "
-                "(pass --allow-unrecognized to accept that)"
+                f"no lintable file: none of the {len(self.files)} file(s) holds a schema or "
+                "decision request (pass --allow-unrecognized to accept that)"
             )
         return None
 
@@ -302,7 +319,9 @@ def lint(
     from auditor.schema.inputs import expand_inputs
 
     skipped: list[InputFileError] = []
-    inputs, empty_dirs = expand_inputs(paths, stdin_filename, stdin, skipped, max_bytes)
+    inputs, empty_dirs = expand_inputs(
+        paths, stdin_filename, stdin, skipped, max_bytes, options.exclude if options else ()
+    )
 
     def models(items: Iterable[Input]) -> Iterator[Loaded]:
         for item in items:
@@ -700,6 +719,8 @@ def lint_model(
             scored = site.name_scored(bool(namers))
             tokens = result.site_tokens(site, tokenizer, cache) if scored else None
             for rule, ctx in pairs:
+                if site.runtime and set(site.runtime) & set(rule.needs):
+                    continue  # (a part it reads was built at run time: the file's note says so)
                 if rule.applies_to == "labels":  # (its subject is the question itself)
                     if not rule.needs_tokenizer and index:
                         continue  # (once per question, naming no tokenizer)

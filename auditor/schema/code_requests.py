@@ -110,8 +110,10 @@ def constructed(kind: str, args: list[Value], kwargs: dict[str, Value], span: Sp
     given = dict(zip(("instructions", "criteria"), args))
     given.update({k: v for k, v in kwargs.items() if k in ("instructions", "criteria")})
     for key in ("instructions", "criteria"):
-        if key in given and not (isinstance(given[key], Lit) and given[key].value is None and key == "criteria"):
-            entries.append((key, given[key].span, given[key]))
+        argument = given.get(key)
+        if argument is None or (key == "criteria" and isinstance(argument, Lit) and argument.value is None):
+            continue  # (`criteria=None`: the SDK sends none)
+        entries.append((key, argument.span, argument))
     return Obj(entries, span, constructor=name)
 
 
@@ -178,7 +180,7 @@ def _is_question_map(value: Value) -> bool:
         if not (
             isinstance(probe, dict)
             and probe.get("type") in SYSTEMONE.types
-            and ({"instructions", "criteria"} & probe.keys() or isinstance(item, Obj) and item.constructor)
+            and ({"instructions", "criteria"} & probe.keys() or (isinstance(item, Obj) and item.constructor))
         ):
             return False
         found += 1
@@ -312,14 +314,14 @@ def placeholder(text: str) -> str:
 def build_document(display: str, text: str, reading: Reading, context: bool) -> Document:
     """The document of a code file: its requests, a list of bodies, positioned at the code."""
     builder = _Builder()
-    data = []
+    data: list[object] = []
     for body in find_bodies(reading, context):
         part = _Builder()
         part.emitted = builder.emitted
         written = part.data(body.value, f"/{len(data)}")
         held = body.questions
         if isinstance(written, dict) and written.get("questions") in ({}, []):
-            if isinstance(held, Obj) and held.entries or isinstance(held, Arr) and held.items:
+            if (isinstance(held, Obj) and held.entries) or (isinstance(held, Arr) and held.items):
                 continue  # (its every question was another request's: reported there)
         builder.values.update(part.values)
         builder.keys.update(part.keys)
@@ -376,4 +378,3 @@ _OPTION_KEYS = {"criteria", "choices", "options", "levels", "candidates", "label
 def prefilter(raw: bytes) -> bool:
     """Whether a walked code file is worth parsing (it names questions or a decision API)."""
     return PREFILTER.search(raw) is not None
-

@@ -235,9 +235,7 @@ def _question_types(questions, type_key: str = "type", default: str = "") -> lis
     values = questions.values() if isinstance(questions, dict) else questions
     if not isinstance(values, (list, type({}.values()))):
         return None
-    types = [
-        (q.get(type_key) if type_key else default) if isinstance(q, dict) else None for q in values
-    ]
+    types = [(q.get(type_key) if type_key else default) if isinstance(q, dict) else None for q in values]
     return types if types and all(isinstance(t, str) and t for t in types) else None  # type: ignore[return-value]
 
 
@@ -469,8 +467,12 @@ def _list_questions(shape: RequestShape, body: dict, pointer: str) -> Iterator[Q
                     pointers.append(f"{at}/{key}/{i}")
                     details.append(item)
         low, high = shape.levels
-        if kind == "score" and not options and low and isinstance(spec.get(low), int) and isinstance(
-            spec.get(high), int
+        if (
+            kind == "score"
+            and not options
+            and low
+            and isinstance(spec.get(low), int)
+            and isinstance(spec.get(high), int)
         ):
             if 0 <= spec[high] - spec[low] <= 100:
                 options = [str(level) for level in range(spec[low], spec[high] + 1)]

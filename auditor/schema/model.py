@@ -65,6 +65,8 @@ class Site(Deferred):
         """Whether the option-name rules and the cost model read this site: a schema's field
         always; a decision request's question where an engine named scores option names and it
         has two options or more (a choice whose criteria are no map has none)."""
+        if self.runtime:  # (options or names built at run time: none to score)
+            return False
         return self.question_kind is None or (names_decisions and len(self.options) >= 2)
 
     def __getstate__(self) -> dict:
@@ -167,6 +169,16 @@ class FileModel:
     @property
     def recognized(self) -> bool:
         return self.format != "unknown"
+
+    @property
+    def dialect(self) -> str:
+        """What the file is written in: its decision requests' shapes and dialects
+        (auditor.schema.decisions.SHAPES), or its schemas' dialects ("json-schema",
+        "openapi-3.0", ...), joined by "+"; "" for a file with neither."""
+        names = [s.request_shape for s in self.sites if s.request_shape] or [s.dialect for s in self.schemas]
+        if not names and self.format == "pcd-preset":
+            names = ["pcd-preset"]
+        return "+".join(dict.fromkeys(names))
 
 
 def suppressions_of(node: object) -> frozenset[str]:

@@ -255,8 +255,11 @@ def read_python_requests(text: str):  # -> code_requests.Reading
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
-        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
-        return Reading(notes=[f"not read: not Python this pcdlint can parse{where}: {getattr(exc, 'msg', exc)}"])
+        line = getattr(exc, "lineno", None)
+        where = f" (line {line})" if line else ""
+        return Reading(
+            notes=[f"not read: not Python this pcdlint can parse{where}: {getattr(exc, 'msg', exc)}"]
+        )
     except RecursionError:
         return Reading(notes=["not read: nested too deeply to parse"])
     return _RequestReader(tree, text).read()
@@ -290,9 +293,9 @@ class _Scope:
                 returns = [n for n in _own_nodes(child) if isinstance(n, ast.Return) and n.value is not None]
                 self.functions[child.name] = (child, returns[0].value if len(returns) == 1 else None)
                 self.bindings[child.name] = None
-            elif isinstance(child, ast.Subscript) and isinstance(child.ctx, (ast.Store, ast.Del)):
-                self._mutate(child.value)
-            elif isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Store):
+            elif (isinstance(child, ast.Subscript) and isinstance(child.ctx, (ast.Store, ast.Del))) or (
+                isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Store)
+            ):
                 self._mutate(child.value)
             elif (
                 isinstance(child, ast.Call)
@@ -302,11 +305,11 @@ class _Scope:
                 self._mutate(child.func.value)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             arguments = node.args
-            for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
-                self.bindings[arg.arg] = None
-            for arg in (arguments.vararg, arguments.kwarg):
-                if arg is not None:
-                    self.bindings[arg.arg] = None
+            for parameter in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+                self.bindings[parameter.arg] = None
+            for rest in (arguments.vararg, arguments.kwarg):
+                if rest is not None:
+                    self.bindings[rest.arg] = None
 
     def _bind(self, target: ast.AST, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
@@ -412,7 +415,11 @@ class _RequestReader:
             return Lit("".join(str(v.value) for v in node.values), span)  # type: ignore[attr-defined]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.value(node.left, scope, depth), self.value(node.right, scope, depth)
-            if isinstance(left, Lit) and isinstance(right, Lit) and {type(left.value), type(right.value)} == {str}:
+            if (
+                isinstance(left, Lit)
+                and isinstance(right, Lit)
+                and {type(left.value), type(right.value)} == {str}
+            ):
                 return Lit(left.value + right.value, span)  # type: ignore[operator]
         if isinstance(node, ast.Dict):
             entries, rest = [], []
@@ -428,11 +435,24 @@ class _RequestReader:
                 written = self.value(key, scope, depth)
                 name = written.value if isinstance(written, Lit) and isinstance(written.value, str) else None
                 entries.append(
-                    (name if name is not None else Dyn(self.source(key), self.span(key)), self.span(key), self.value(item, scope, depth))
+                    (
+                        name if name is not None else Dyn(self.source(key), self.span(key)),
+                        self.span(key),
+                        self.value(item, scope, depth),
+                    )
                 )
             return Obj(entries, span, rest)
         if isinstance(node, ast.DictComp):  # one entry per item: its key built at run time
-            return Obj([(Dyn(self.source(node.key), self.span(node.key)), self.span(node.key), self.value(node.value, scope, depth))], span)
+            return Obj(
+                [
+                    (
+                        Dyn(self.source(node.key), self.span(node.key)),
+                        self.span(node.key),
+                        self.value(node.value, scope, depth),
+                    )
+                ],
+                span,
+            )
         if isinstance(node, (ast.List, ast.Tuple)):
             items, rest = [], []
             for element in node.elts:
@@ -452,9 +472,9 @@ class _RequestReader:
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
             held = self.value(node.value, scope, depth)
             if isinstance(held, Obj):
-                for key, _, item in held.entries:
-                    if key == node.slice.value:
-                        return item
+                for written, _, entry in held.entries:
+                    if written == node.slice.value:
+                        return entry
             if isinstance(held, Arr) and isinstance(node.slice.value, int) and not held.rest:
                 if -len(held.items) <= node.slice.value < len(held.items):
                     return held.items[node.slice.value]
@@ -503,4 +523,3 @@ def _dotted(node: ast.AST) -> str:
     if isinstance(node, ast.Call):
         return _dotted(node.func)
     return ""
-

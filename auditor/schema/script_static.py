@@ -36,7 +36,13 @@ _WRAPPERS = {
     "type_assertion",
     "await_expression",
 }
-_FUNCTIONS = {"function_declaration", "function_expression", "arrow_function", "method_definition", "function"}
+_FUNCTIONS = {
+    "function_declaration",
+    "function_expression",
+    "arrow_function",
+    "method_definition",
+    "function",
+}
 _MUTATORS = {"push", "unshift", "splice", "set", "add", "delete", "assign", "pop", "shift", "clear"}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 EXTRA_HINT = "pip install tree-sitter tree-sitter-javascript tree-sitter-typescript"
@@ -53,7 +59,9 @@ def _parser(grammar: str) -> Any:
     import tree_sitter_typescript
 
     language = (
-        tree_sitter_typescript.language_tsx() if grammar == "tsx" else tree_sitter_typescript.language_typescript()
+        tree_sitter_typescript.language_tsx()
+        if grammar == "tsx"
+        else tree_sitter_typescript.language_typescript()
     )
     return Parser(Language(language))
 
@@ -65,7 +73,9 @@ def read_script_requests(text: str, suffix: str):  # -> code_requests.Reading
     try:
         parser = _parser(_GRAMMARS.get(suffix, "typescript"))
     except ImportError:
-        return Reading(notes=[f"not read: reading {suffix} files needs tree-sitter's grammars ({EXTRA_HINT})"])
+        return Reading(
+            notes=[f"not read: reading {suffix} files needs tree-sitter's grammars ({EXTRA_HINT})"]
+        )
     tree = parser.parse(text.encode("utf-8"))
     if tree.root_node.has_error:
         where = _first_error(tree.root_node)
@@ -97,7 +107,11 @@ class _Scope:
                 name, value = child.child_by_field_name("name"), child.child_by_field_name("value")
                 if name is not None and name.type == "identifier":
                     self._bind(name.text.decode(), value)
-                    if value is not None and value.type in ("arrow_function", "function_expression", "function"):
+                    if value is not None and value.type in (
+                        "arrow_function",
+                        "function_expression",
+                        "function",
+                    ):
                         self.functions[name.text.decode()] = (value, _returned(value))
             elif kind == "function_declaration":
                 name = child.child_by_field_name("name")
@@ -213,7 +227,7 @@ class _ScriptReader:
                 reading.calls.append(Call(callee, args, {}, self.span(node)))
             for child in reversed(node.children):
                 stack.append((child, self.scope_of(child, scope) if child.type in _FUNCTIONS else scope))
-        reading.literals.sort(key=lambda v: (v.span.line, v.span.column))  # type: ignore[attr-defined]
+        reading.literals.sort(key=lambda v: (v.span.line, v.span.column))
         return reading
 
     # ---- values
@@ -250,7 +264,12 @@ class _ScriptReader:
         if kind == "number":
             written = node.text.decode().replace("_", "")
             try:
-                return Lit(int(written, 0) if written.isdigit() or written[:2] in ("0x", "0o", "0b") else float(written), span)
+                return Lit(
+                    int(written, 0)
+                    if written.isdigit() or written[:2] in ("0x", "0o", "0b")
+                    else float(written),
+                    span,
+                )
             except ValueError:
                 return Dyn(written, span)
         if kind in ("true", "false"):
@@ -260,7 +279,11 @@ class _ScriptReader:
         if kind == "binary_expression" and node.child_by_field_name("operator").type == "+":
             left = self.value(node.child_by_field_name("left"), scope, depth)
             right = self.value(node.child_by_field_name("right"), scope, depth)
-            if isinstance(left, Lit) and isinstance(right, Lit) and {type(left.value), type(right.value)} == {str}:
+            if (
+                isinstance(left, Lit)
+                and isinstance(right, Lit)
+                and {type(left.value), type(right.value)} == {str}
+            ):
                 return Lit(left.value + right.value, span)  # type: ignore[operator]
         if kind == "object":
             entries: list = []
@@ -268,7 +291,13 @@ class _ScriptReader:
             for child in node.named_children:
                 if child.type == "pair":
                     key_node, item = child.child_by_field_name("key"), child.child_by_field_name("value")
-                    entries.append((self._key(key_node, scope, depth), self.span(key_node), self.value(item, scope, depth)))
+                    entries.append(
+                        (
+                            self._key(key_node, scope, depth),
+                            self.span(key_node),
+                            self.value(item, scope, depth),
+                        )
+                    )
                 elif child.type == "shorthand_property_identifier":
                     name = child.text.decode()
                     entries.append((name, self.span(child), self._name(name, child, scope, depth)))
@@ -300,7 +329,9 @@ class _ScriptReader:
         if kind in ("call_expression", "new_expression"):
             function = node.child_by_field_name("function") or node.child_by_field_name("constructor")
             arguments = node.child_by_field_name("arguments")
-            argument_nodes = [a for a in (arguments.named_children if arguments is not None else []) if a.type != "comment"]
+            argument_nodes = [
+                a for a in (arguments.named_children if arguments is not None else []) if a.type != "comment"
+            ]
             callee = function.text.decode() if function is not None else ""
             last = callee.rsplit(".", 1)[-1]
             spread = any(a.type == "spread_element" for a in argument_nodes)

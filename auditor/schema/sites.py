@@ -8,6 +8,7 @@ reach it.
 
 from __future__ import annotations
 
+from auditor.schema.code_requests import runtime_parts
 from auditor.schema.crawl_presets import crawl_presets
 from auditor.schema.crawl_schema import (
     DEFINITION_KEYWORDS,
@@ -17,7 +18,6 @@ from auditor.schema.crawl_schema import (
     SUBSCHEMA_KEYWORDS,
     JsonSchemaCrawler,
 )
-from auditor.schema.code_requests import runtime_parts
 from auditor.schema.decisions import (
     SHAPES,
     LocatedRequest,
@@ -132,7 +132,9 @@ def crawl_requests(document: Document, model: FileModel, requests: list[LocatedR
             parts = runtime_parts(runtime, question.pointer, shape.text_key) if runtime else ()
             span = document.key_span(question.pointer) if question.keyed else document.span(question.pointer)
             if parts:
-                built = " and ".join({"options": "options", "text": "instructions", "name": "name"}[p] for p in parts)
+                built = " and ".join(
+                    {"options": "options", "text": "instructions", "name": "name"}[p] for p in parts
+                )
                 model.notes.append(
                     f"{span.line}:{span.column}: question {question.name!r}: {built} built at run time: not checked"
                 )
@@ -172,8 +174,12 @@ def _runtime_questions(document: Document, request: LocatedRequest, where: str) 
         parent, _, last = pointer.rpartition("/")
         if parent == container and last != "...":
             span = document.span(pointer)
-            notes.append(f"{span.line}:{span.column}: {where}a question built at run time ({text}): not checked")
+            notes.append(
+                f"{span.line}:{span.column}: {where}a question built at run time ({text}): not checked"
+            )
         elif pointer == f"{container}/...":
             span = document.span(container)
-            notes.append(f"{span.line}:{span.column}: {where}questions added at run time ({text}): not checked")
+            notes.append(
+                f"{span.line}:{span.column}: {where}questions added at run time ({text}): not checked"
+            )
     return notes
