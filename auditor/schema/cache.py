@@ -26,13 +26,13 @@ from typing import Any
 
 from auditor.cachedir import cache_dir, read_checked, write_checked
 from auditor.errors import InputFileError
+from auditor.schema.code_requests import read_document
 from auditor.schema.documents import (
     CODE_SUFFIXES,
     YAML_SUFFIXES,
     Document,
     Span,
     pack_spans,
-    parse_document,
     read_source,
     run_deep,
     unpack_spans,
@@ -146,11 +146,11 @@ def _read_entry(path: Path, raw: bytes, display: str, max_depth: int | None) -> 
 
 def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: int | None) -> FileModel:
     if not use_cache:
-        return analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
+        return analyse_with_label_sets(read_document(raw, path.suffix, display, max_depth))
     entry, key = _entry(path, raw, max_depth)
     model = load_entry(entry, key, display, raw)
     if model is None:
-        model = analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
+        model = analyse_with_label_sets(read_document(raw, path.suffix, display, max_depth))
         # (a code file's value is no parse of its text: kept, as a YAML file's is)
         store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES | CODE_SUFFIXES)
     model.content_key = key

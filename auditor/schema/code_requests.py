@@ -26,22 +26,13 @@ several calls is reported once, at the literal.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from auditor.errors import InputFileError
+from auditor.schema.code_values import Arr, Dyn, Lit, Obj, Reading, Value
 from auditor.schema.decisions import SHAPES, SYSTEMONE, request_shape
-from auditor.schema.documents import Document, Span, escape_token
+from auditor.schema.documents import Document, Span, escape_token, parse_document
 
-# The SDK constructors: name → the question type they build (their arguments: instructions,
-# criteria, positionally or by keyword)
-CONSTRUCTORS = {
-    "Choice": "choice",
-    "Score": "score",
-    "Noul": "noul",
-    "choice": "choice",
-    "score": "score",
-    "noul": "noul",
-}
-NOUL_CRITERIA = "NoulCriteria"  # typesafe-sdk's `NoulCriteria(true=…, false=…)`
 # Calls that take (state, questions) positionally (the Laya router, project wrappers)
 POSITIONAL_CALLS = {"predict", "predict_batch", "system_one", "systemOne", "decide", "ask", "ask_jev"}
 # A file that names a decision API: where a bare list or map of typed questions is a request
@@ -51,74 +42,7 @@ CONTEXT = re.compile(
 )
 # The cheap test a walked code file passes before it is parsed at all
 PREFILTER = re.compile(rb"questions|system_?one|systemOne|typesafe|decisions", re.IGNORECASE)
-MAX_FOLLOW = 6  # names and returns followed from one literal (a cycle stops sooner)
 RUNTIME_TEXT = 60  # characters of a run-time expression kept in its placeholder
-
-
-@dataclass(eq=False)
-class Lit:
-    value: object
-    span: Span
-
-
-@dataclass(eq=False)
-class Dyn:
-    """A part built at run time: its source text."""
-
-    text: str
-    span: Span
-
-
-@dataclass(eq=False)
-class Obj:
-    entries: list[tuple[str | Dyn, Span, Value]]  # (key, key span, value); a Dyn key: computed
-    span: Span
-    rest: list[Dyn] = field(default_factory=list)  # spreads of something unknown
-    constructor: str = ""  # the SDK constructor that built it
-
-
-@dataclass(eq=False)
-class Arr:
-    items: list[Value]
-    span: Span
-    rest: list[Dyn] = field(default_factory=list)
-
-
-Value = Lit | Dyn | Obj | Arr
-
-
-@dataclass(eq=False)
-class Call:
-    callee: str  # as written, dotted: "client.decisions.create"
-    args: list[Value]
-    kwargs: dict[str, Value]
-    span: Span
-
-
-@dataclass
-class Reading:
-    """What a language reader found: every dict/list literal, every call, and notes."""
-
-    literals: list[Value] = field(default_factory=list)
-    calls: list[Call] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-def constructed(kind: str, args: list[Value], kwargs: dict[str, Value], span: Span, name: str) -> Obj:
-    """The question object an SDK constructor builds: `{"type", "instructions", "criteria"}`."""
-    entries: list[tuple[str | Dyn, Span, Value]] = [("type", span, Lit(kind, span))]
-    given = dict(zip(("instructions", "criteria"), args))
-    given.update({k: v for k, v in kwargs.items() if k in ("instructions", "criteria")})
-    for key in ("instructions", "criteria"):
-        argument = given.get(key)
-        if argument is None or (key == "criteria" and isinstance(argument, Lit) and argument.value is None):
-            continue  # (`criteria=None`: the SDK sends none)
-        entries.append((key, argument.span, argument))
-    return Obj(entries, span, constructor=name)
-
-
-def noul_criteria(kwargs: dict[str, Value], span: Span) -> Obj:
-    return Obj([(k, v.span, v) for k, v in kwargs.items() if k in ("true", "false")], span)
 
 
 # --------------------------------------------------------------------------- finding requests
@@ -333,6 +257,20 @@ def build_document(display: str, text: str, reading: Reading, context: bool) -> 
     document.runtime = builder.runtime
     document.notes = list(reading.notes)
     return document
+
+
+def read_document(raw: bytes, suffix: str, display: str, max_depth: int | None = None) -> Document:
+    """The one file-kind dispatch: a code file's requests (read_code), or a JSON/YAML document
+    (auditor.schema.documents.parse_document), by suffix."""
+    from auditor.schema.documents import CODE_SUFFIXES
+
+    if suffix.lower() not in CODE_SUFFIXES:
+        return parse_document(raw, suffix, display, max_depth)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(display, f"not UTF-8 text (byte {exc.start})") from None
+    return read_code(text, suffix.lower(), display)
 
 
 def read_code(text: str, suffix: str, display: str) -> Document:

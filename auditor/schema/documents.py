@@ -299,10 +299,6 @@ def parse_document(raw: bytes, suffix: str, display: str, max_depth: int | None 
     except UnicodeDecodeError as exc:
         raise InputFileError(display, f"not UTF-8 text (byte {exc.start})") from None
     limit = MAX_DEPTH if max_depth is None else min(max_depth, MAX_DEPTH_CAP)
-    if suffix.lower() in CODE_SUFFIXES:
-        from auditor.schema.code_requests import read_code
-
-        return read_code(text, suffix.lower(), display)
     try:
         if suffix.lower() in YAML_SUFFIXES:
             document = _load_yaml(text, display, limit)

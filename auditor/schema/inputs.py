@@ -28,8 +28,8 @@ from pathlib import Path
 from auditor.errors import InputFileError, UsageError
 from auditor.paths import resolve_path, shorten
 from auditor.schema.cache import analyse_file, cached_analysis
-from auditor.schema.code_requests import prefilter
-from auditor.schema.documents import CODE_SUFFIXES, LINTABLE_SUFFIXES, parse_document, read_source
+from auditor.schema.code_requests import prefilter, read_document
+from auditor.schema.documents import CODE_SUFFIXES, LINTABLE_SUFFIXES, read_source
 from auditor.schema.evalconfigs import analyse_with_label_sets
 from auditor.schema.python_source import is_python_ref, load_python_input
 from auditor.schema.sites import FileModel, analyse
@@ -66,11 +66,11 @@ class Input:
             if max_bytes is not None and len(self.raw) > max_bytes:
                 raise InputFileError(self.display, f"larger than max-file-bytes ({max_bytes} bytes)")
             return analyse_with_label_sets(
-                parse_document(self.raw, _suffix_for(self.display, self.raw), self.display, max_depth)
+                read_document(self.raw, _suffix_for(self.display, self.raw), self.display, max_depth)
             )
         assert self.path is not None
         if self.code and not prefilter(read_source(self.path, self.display, max_bytes)):
-            return FileModel(parse_document(b"", self.path.suffix, self.display), "unknown")
+            return FileModel(read_document(b"", self.path.suffix, self.display), "unknown")
         return analyse_file(self.path, self.display, use_cache, max_bytes, max_depth)
 
     def size(self) -> int:
@@ -91,7 +91,7 @@ class Input:
 
 def _suffix_for(display: str, raw: bytes) -> str:
     suffix = Path(display).suffix.lower()
-    if suffix in LINTABLE_SUFFIXES:
+    if suffix in LINTABLE_SUFFIXES or suffix in CODE_SUFFIXES:
         return suffix
     head = raw.lstrip()[:1]
     return ".json" if head in (b"{", b"[") or not head else ".yaml"

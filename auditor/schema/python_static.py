@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 from auditor.errors import InputFileError
+from auditor.schema.code_values import Reading
 from auditor.schema.documents import Document, Span, escape_token, parse_document
 
 SCALARS = {
@@ -247,10 +248,10 @@ _MUTATORS = {
 }
 
 
-def read_python_requests(text: str):  # -> code_requests.Reading
+def read_python_requests(text: str) -> Reading:
     """The literals and calls of a Python module's source (auditor.schema.code_requests). A
     module that does not parse (syntax newer than this Python, or broken) is a note."""
-    from auditor.schema.code_requests import Reading
+    from auditor.schema.code_values import Reading
 
     try:
         tree = ast.parse(text)
@@ -362,14 +363,14 @@ class _RequestReader:
         return self.scopes[id(node)]
 
     def read(self):
-        from auditor.schema.code_requests import Reading
+        from auditor.schema.code_values import Reading
 
         reading = Reading()
         self._visit(self.tree, _Scope(self.tree, None), reading)
         return reading
 
     def _visit(self, node: ast.AST, scope: _Scope, reading) -> None:
-        from auditor.schema.code_requests import Call
+        from auditor.schema.code_values import Call
 
         for child in ast.iter_child_nodes(node):
             inner = scope
@@ -396,7 +397,7 @@ class _RequestReader:
         return cached
 
     def _value(self, node: ast.AST, scope: _Scope, depth: int):
-        from auditor.schema.code_requests import (
+        from auditor.schema.code_values import (
             CONSTRUCTORS,
             MAX_FOLLOW,
             NOUL_CRITERIA,

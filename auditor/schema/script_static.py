@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from auditor.schema.code_values import Reading
 from auditor.schema.documents import Span
 
 # suffix → grammar: TypeScript's reads plain JavaScript too, except JSX (.jsx/.tsx: its TSX)
@@ -66,9 +67,9 @@ def _parser(grammar: str) -> Any:
     return Parser(Language(language))
 
 
-def read_script_requests(text: str, suffix: str):  # -> code_requests.Reading
+def read_script_requests(text: str, suffix: str) -> Reading:
     """The literals and calls of a script (auditor.schema.code_requests)."""
-    from auditor.schema.code_requests import Reading
+    from auditor.schema.code_values import Reading
 
     try:
         parser = _parser(_GRAMMARS.get(suffix, "typescript"))
@@ -207,7 +208,7 @@ class _ScriptReader:
         return self.scopes[key]
 
     def read(self, root: Any):
-        from auditor.schema.code_requests import Call, Reading
+        from auditor.schema.code_values import Call, Reading
 
         reading = Reading()
         stack = [(root, self.scope_of(root, None))]
@@ -241,7 +242,7 @@ class _ScriptReader:
         return cached
 
     def _value(self, node: Any, scope: _Scope, depth: int):
-        from auditor.schema.code_requests import (
+        from auditor.schema.code_values import (
             CONSTRUCTORS,
             MAX_FOLLOW,
             Arr,
@@ -348,7 +349,7 @@ class _ScriptReader:
         return Dyn(node.text.decode(), span)
 
     def _name(self, name: str, node: Any, scope: _Scope, depth: int):
-        from auditor.schema.code_requests import MAX_FOLLOW, Dyn
+        from auditor.schema.code_values import MAX_FOLLOW, Dyn
 
         found = scope.lookup(name) if depth < MAX_FOLLOW else None
         if found is not None and found[0] == "value" and found[1] is not None:
@@ -356,7 +357,7 @@ class _ScriptReader:
         return Dyn(name, self.span(node))
 
     def _key(self, node: Any, scope: _Scope, depth: int):
-        from auditor.schema.code_requests import Dyn, Lit
+        from auditor.schema.code_values import Dyn, Lit
 
         if node.type in ("property_identifier", "identifier", "private_property_identifier"):
             return node.text.decode()
