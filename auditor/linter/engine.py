@@ -216,20 +216,20 @@ class LintRun:
     @property
     def unrecognized(self) -> list[FileResult]:
         """Files read but holding no schema and no preset: never passed over silently (a code
-        file met by a directory walk is counted instead: `quiet_code`)."""
-        return [r for r in self.files if not r.model.recognized and not self._walked_code(r)]
+        file is counted instead: `quiet_code`)."""
+        return [r for r in self.files if not r.model.recognized and not self._code(r)]
 
     @property
     def quiet_code(self) -> list[FileResult]:
-        """Code files a directory walk met that hold no decision request (a repository has many:
-        counted in the summary, not listed)."""
-        return [r for r in self.files if not r.model.recognized and self._walked_code(r)]
+        """Code files holding no decision request (a repository has many, and the pre-commit
+        hook names each changed one): counted in the summary, never an error."""
+        return [r for r in self.files if not r.model.recognized and self._code(r)]
 
     @staticmethod
-    def _walked_code(result: FileResult) -> bool:
+    def _code(result: FileResult) -> bool:
         from auditor.schema.documents import CODE_SUFFIXES
 
-        return not result.named and Path(result.model.path).suffix.lower() in CODE_SUFFIXES
+        return Path(result.model.path).suffix.lower() in CODE_SUFFIXES
 
     def unrecognized_error(self, allowed: bool) -> str | None:
         """Never pass silently: a named file with no schema, or nothing lintable at all (exit 2)."""
@@ -245,7 +245,7 @@ class LintRun:
         if not self.files:
             where = ", ".join(self.empty_dirs) or "the given paths"
             return f"no lintable file: no *.json, *.yaml, *.yml or code file in {where}"
-        if not allowed and all(not r.model.recognized for r in self.files):
+        if not allowed and self.unrecognized and all(not r.model.recognized for r in self.files):
             return (
                 f"no lintable file: none of the {len(self.files)} file(s) holds a schema or "
                 "decision request (pass --allow-unrecognized to accept that)"

@@ -439,6 +439,8 @@ def _list_questions(shape: RequestShape, body: dict, pointer: str) -> Iterator[Q
         name = named if isinstance(named, str) and named else f"#{index}"
         if shape.container == "single":
             name = "question"
+        elif shape.container == "row":
+            name = f"row {pointer.rsplit('/', 1)[-1] or 0}"
         options: list = []
         pointers: list[str] = []
         details: list = []
