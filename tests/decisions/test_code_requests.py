@@ -98,9 +98,21 @@ def test_a_survey_form_without_a_decision_api_is_no_request():
                 ("breaking", "binary", ["true", "false"]),
             ],
         ),
-        ("single_question.json", "single-question", [("question", "choice", ["billing", "technical", "other"])]),
-        ("input_instruction.json", "input-instruction", [("topic", "choice", ["delivery", "billing", "other"])]),
-        ("rows.json", "state-question-rows", [("row 0", "choice", ["yes", "no"]), ("row 1", "choice", ["yes", "no"])]),
+        (
+            "single_question.json",
+            "single-question",
+            [("question", "choice", ["billing", "technical", "other"])],
+        ),
+        (
+            "input_instruction.json",
+            "input-instruction",
+            [("topic", "choice", ["delivery", "billing", "other"])],
+        ),
+        (
+            "rows.json",
+            "state-question-rows",
+            [("row 0", "choice", ["yes", "no"]), ("row 1", "choice", ["yes", "no"])],
+        ),
     ],
 )
 def test_each_dialect_is_recognised_and_named(name, dialect, questions, tmp_path):
