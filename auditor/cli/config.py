@@ -42,6 +42,7 @@ KEYS = (
     "per-file-ignores",
     *LIMIT_KEYS,
     "exclude",
+    "prose-choices",
     "rules",
 )
 DEFAULTS: dict[str, object] = {
@@ -61,6 +62,9 @@ DEFAULTS: dict[str, object] = {
     # globs of paths a directory walk passes over, besides the default excludes
     # (auditor.schema.inputs.DEFAULT_EXCLUDES: node_modules, .venv, build, ...)
     "exclude": [],
+    # lint the choice sets written in descriptions ("one of: a, b", `[Enum]: [...]`): off by
+    # default until measured precise on real files (auditor.schema.prose)
+    "prose-choices": False,
 }
 
 
@@ -165,6 +169,7 @@ class Config:
             per_file_ignores=self.per_file_ignores(),
             engines=list(self.value("engine")),
             exclude=list(self.value("exclude")),
+            prose_choices=bool(self.value("prose-choices")),
         )
         for code, values in self.rule_settings.items():
             for key, setting in values.items():
@@ -313,7 +318,7 @@ def _from_table(path: Path, prefix: str, table) -> Config:
 
             if value not in formatters():
                 fail(key, f"unknown format {value!r} (choose from {', '.join(formatters())})")
-        elif key == "allow-unrecognized":
+        elif key in ("allow-unrecognized", "prose-choices"):
             if not isinstance(value, bool):
                 fail(key, f"must be true or false, not {value!r}")
         elif key == "per-file-ignores":

@@ -66,6 +66,9 @@ class LintOptions:
     chat_template: ChatTemplate | None = None
     # config key `exclude`: globs a directory walk passes over (besides its default excludes)
     exclude: list[str] = field(default_factory=list)
+    # config key `prose-choices`: lint the choice sets written in descriptions (sites of kind
+    # "prose", auditor.schema.prose); off until measured precise on real files
+    prose_choices: bool = False
 
     def engine_names(self) -> list[str]:
         """The named engines, each checked against the engine table (a usage error if unknown)."""
@@ -425,6 +428,7 @@ def _merged_findings(
             run.errors.append(model)
             continue
         findings, costs = next(linted)
+        model = visible_sites(model, options or LintOptions())
         run.files.append(FileResult(model, findings=findings, named=named, costs=costs))
     for _, suppressed in parts:
         run.suppressed.extend(suppressed)
@@ -465,7 +469,7 @@ def lint_models(
             if isinstance(model, InputFileError):
                 run.errors.append(model)
                 continue
-            run.files.append(FileResult(model, named=named))
+            run.files.append(FileResult(visible_sites(model, options), named=named))
         # the ids each file's lint read last time (auditor.tokenizers.encodings), into the memo
         encodings = RunEncodings([r.model.content_key for r in run.files], tokenizers, options.reading_key())
         for tokenizer in tokenizers:
@@ -478,6 +482,14 @@ def lint_models(
         encodings.store()
         run.cost = run_cost(run)
     return run
+
+
+def visible_sites(model: FileModel, options: LintOptions) -> FileModel:
+    """The model with the sites the run lints: those of kind `prose` (choice sets read from a
+    description) only with `prose-choices`."""
+    if not options.prose_choices and any(site.kind == "prose" for site in model.sites):
+        model.sites = [site for site in model.sites if site.kind != "prose"]
+    return model
 
 
 @contextmanager

@@ -183,6 +183,8 @@ class _Builder:
         self.keys: dict[str, Span] = {}
         self.runtime: dict[str, str] = {}
         self.emitted: set[int] = set()  # questions written already (a literal two requests share)
+        # keys one literal writes twice: (pointer of the kept member, key, every key's span)
+        self.duplicates: list[tuple[str, str, tuple[Span, ...]]] = []
 
     def data(self, value: Value, pointer: str, questions_level: bool = False) -> object:
         self.values[pointer] = value.span
@@ -204,6 +206,7 @@ class _Builder:
                         self.runtime[f"{pointer}/-"] = _source(v)
             return [self.data(v, f"{pointer}/{i}") for i, v in enumerate(items)]
         out: dict = {}
+        written: dict[str, list[Span]] = {}
         for key, key_span, item in value.entries:
             name = f"[{key.text}]" if isinstance(key, Dyn) else key
             at = f"{pointer}/{escape_token(name)}"
@@ -216,10 +219,14 @@ class _Builder:
                 self.emitted.add(id(item))
             if isinstance(key, Dyn):
                 self.runtime[f"{at}/#name"] = key.text
+            written.setdefault(name, []).append(key_span)
             self.keys[at] = key_span
-            out[name] = self.data(item, at, name == "questions")
+            out[name] = self.data(item, at, name == "questions")  # (the last one kept, as at run time)
         for rest in value.rest:
             self.runtime[f"{pointer}/..."] = rest.text
+        for name, spans in written.items():
+            if len(spans) > 1 and not any(isinstance(k, Dyn) for k, _, _ in value.entries if k == name):
+                self.duplicates.append((f"{pointer}/{escape_token(name)}", name, tuple(spans)))
         return out
 
 
@@ -250,13 +257,25 @@ def build_document(display: str, text: str, reading: Reading, context: bool) -> 
         builder.values.update(part.values)
         builder.keys.update(part.keys)
         builder.runtime.update(part.runtime)
+        builder.duplicates.extend(part.duplicates)
         data.append(written)
     lines = text.count("\n") + 1
     builder.values[""] = Span(1, 1, lines + 1, 1)
     document = Document(display, data, text, builder.values, builder.keys)
     document.runtime = builder.runtime
     document.notes = list(reading.notes)
+    _record_duplicates(document, builder.duplicates)
     return document
+
+
+def _record_duplicates(document: Document, duplicates: list[tuple[str, str, tuple[Span, ...]]]) -> None:
+    """Keys a literal writes twice, through the documents' duplicate-key hook (issue 44:
+    `Document.duplicates`, read by the duplicate-key rule) where this pcdlint has it."""
+    try:
+        from auditor.schema.documents import DuplicateKey  # type: ignore[attr-defined]
+    except ImportError:  # (the hook lands with issue 44)
+        return
+    document.duplicates.extend(DuplicateKey(p, k, spans) for p, k, spans in duplicates)
 
 
 def read_document(raw: bytes, suffix: str, display: str, max_depth: int | None = None) -> Document:

@@ -79,6 +79,17 @@ class _Reader:
                 self.aliases[node.name.id] = node.value  # type: ignore[attr-defined]
         self.defs: dict[str, dict] = {}
         self.spans: dict[str, Span] = {}
+        # a field's docstring: the string literal right below its `name: annotation` line
+        self.docstrings: dict[int, str] = {}
+        for cls in self.classes.values():
+            for stmt, after in zip(cls.body, cls.body[1:]):
+                if (
+                    isinstance(stmt, ast.AnnAssign)
+                    and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)
+                ):
+                    self.docstrings[id(stmt)] = after.value.value.strip()
 
     def root(self, name: str) -> dict:
         node = self.classes[name]
@@ -108,6 +119,9 @@ class _Reader:
             at = f"{pointer}/properties/{escape_token(field)}"
             self.spans[at] = _span(stmt.target)
             properties[field] = self._annotation(stmt.annotation, at, set())
+            docstring = self.docstrings.get(id(stmt))
+            if docstring and isinstance(properties[field], dict) and "description" not in properties[field]:
+                properties[field]["description"] = docstring  # (a field's docstring, as Pydantic reads it)
             if stmt.value is None:
                 required.append(field)
         schema = {"properties": properties, "title": node.name, "type": "object"}

@@ -201,3 +201,57 @@ def test_real_code_files_sites_found_over_expected():
         extra += [(name, g) for g in got]
     assert found / wanted >= 0.95, (found, wanted)
     assert not extra
+
+
+# --------------------------------------------------------------------------- prose choice sets
+
+
+def test_choice_sets_in_prose_are_linted_only_when_asked(tmp_path):
+    """A tool parameter described as `[Enum]: [...]`: a site of kind `prose` at the
+    description, linted by the token rules (the real first-token collision of the issue), its
+    findings shown only with `prose-choices = true`."""
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "set_seat_heat",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "seat": {
+                        "type": "string",
+                        "description": 'Which seat. [Enum]: ["driver", "passenger", "rear_left", "rear_right"]',
+                    },
+                    "note": {"type": "string", "description": "Use a | b notation when needed."},
+                },
+            },
+        },
+    }
+    (tmp_path / "tool.json").write_text(json.dumps(tool, indent=1), encoding="utf-8")
+    quiet = run_cli("check", "tool.json", cwd=tmp_path)
+    assert quiet.returncode == 0 and "PCD001" not in quiet.stdout
+    (tmp_path / ".pcdlint.toml").write_text("prose-choices = true\n", encoding="utf-8")
+    loud = run_cli("check", "tool.json", cwd=tmp_path)
+    assert loud.returncode == 1
+    assert "seat (values read from its description) [qwen2.5] PCD001 error" in loud.stdout
+    assert "'rear_left', 'rear_right' share 'rear'" in loud.stdout
+    assert "note" not in loud.stdout.split("1 finding")[0]
+
+
+@pytest.mark.parametrize(
+    "text,values",
+    [
+        ('[Enum]: ["driver", "passenger"]', ["driver", "passenger"]),
+        (
+            "Possible values are No resolution provided, Resolved by request, Resolved by caller.",
+            ["No resolution provided", "Resolved by request", "Resolved by caller"],
+        ),
+        ("pass | fail", ["pass", "fail"]),
+        ("Return one of: low, medium, high.", ["low", "medium", "high"]),
+        ("A free-text comment.", None),
+        ("Use a | b notation when needed.", None),
+    ],
+)
+def test_prose_patterns(text, values):
+    from auditor.schema.prose import prose_choices
+
+    assert prose_choices(text) == values
