@@ -5,6 +5,7 @@ calls it met; the SDK constructors it builds question objects for."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from auditor.schema.documents import Span
 
@@ -86,3 +87,25 @@ def constructed(kind: str, args: list[Value], kwargs: dict[str, Value], span: Sp
 
 def noul_criteria(kwargs: dict[str, Value], span: Span) -> Obj:
     return Obj([(k, v.span, v) for k, v in kwargs.items() if k in ("true", "false")], span)
+
+
+class Scope:
+    """A module's or function's names, as a code reader binds them: a name's one value (a
+    syntax node), or None where it is bound more than once, changed in place, a parameter or an
+    import; and its functions that return one expression. Looked up from the inside out."""
+
+    def __init__(self, parent: Scope | None):
+        self.parent = parent
+        self.bindings: dict[str, Any] = {}
+        self.functions: dict[str, tuple[Any, Any]] = {}  # name → (definition, returned expression)
+
+    def lookup(self, name: str) -> tuple[str, Any, Scope] | None:
+        """("function" | "value", the returned expression or the bound value, the scope)."""
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.functions:
+                return "function", scope.functions[name][1], scope
+            if name in scope.bindings:
+                return "value", scope.bindings[name], scope
+            scope = scope.parent
+        return None

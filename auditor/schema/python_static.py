@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from auditor.errors import InputFileError
-from auditor.schema.code_values import Reading
+from auditor.schema.code_values import Reading, Scope
 from auditor.schema.documents import Document, Span, escape_token, parse_document
 
 SCALARS = {
@@ -280,12 +280,11 @@ def read_python_requests(text: str) -> Reading:
     return _RequestReader(tree, text).read()
 
 
-class _Scope:
-    """The names bound in one module or function body: each name's one binding, or None where
-    it is bound more than once, changed in place, or a parameter."""
+class _Scope(Scope):
+    """The names bound in one module or function body (code_values.Scope)."""
 
-    def __init__(self, node: ast.AST, parent: _Scope | None):
-        self.parent, self.bindings, self.functions = parent, {}, {}  # type: ignore[var-annotated]
+    def __init__(self, node: ast.AST, parent: Scope | None):
+        super().__init__(parent)
         body = list(_own_nodes(node))
         for child in body:
             if isinstance(child, ast.Assign):
@@ -343,16 +342,6 @@ class _Scope:
         if isinstance(node, ast.Name):
             self.bindings[node.id] = None
 
-    def lookup(self, name: str) -> tuple[str, ast.expr | None, _Scope] | None:
-        scope: _Scope | None = self
-        while scope is not None:
-            if name in scope.functions:
-                return "function", scope.functions[name][1], scope
-            if name in scope.bindings:
-                return "value", scope.bindings[name], scope
-            scope = scope.parent
-        return None
-
 
 def _own_nodes(node: ast.AST):
     """The nodes of a body, not those of functions, lambdas or classes defined inside it."""
@@ -371,7 +360,7 @@ class _RequestReader:
         self.values: dict[tuple[int, int], object] = {}
         self.scopes: dict[int, _Scope] = {}  # a function's or class's scope, by its node
 
-    def scope_of(self, node: ast.AST, parent: _Scope) -> _Scope:
+    def scope_of(self, node: ast.AST, parent: Scope) -> _Scope:
         if id(node) not in self.scopes:
             self.scopes[id(node)] = _Scope(node, parent)
         return self.scopes[id(node)]
@@ -383,7 +372,7 @@ class _RequestReader:
         self._visit(self.tree, _Scope(self.tree, None), reading)
         return reading
 
-    def _visit(self, node: ast.AST, scope: _Scope, reading) -> None:
+    def _visit(self, node: ast.AST, scope: Scope, reading) -> None:
         from auditor.schema.code_values import Call
 
         for child in ast.iter_child_nodes(node):
@@ -402,7 +391,7 @@ class _RequestReader:
 
     # ---- values
 
-    def value(self, node: ast.AST, scope: _Scope, depth: int):
+    def value(self, node: ast.AST, scope: Scope, depth: int):
         key = (id(node), id(scope))
         cached = self.values.get(key)
         if cached is None:
@@ -410,7 +399,7 @@ class _RequestReader:
             self.values[key] = cached
         return cached
 
-    def _value(self, node: ast.AST, scope: _Scope, depth: int):
+    def _value(self, node: ast.AST, scope: Scope, depth: int):
         from auditor.schema.code_values import (
             CONSTRUCTORS,
             MAX_FOLLOW,

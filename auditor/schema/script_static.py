@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from auditor.schema.code_values import Reading
+from auditor.schema.code_values import Reading, Scope
 from auditor.schema.documents import Span
 
 # suffix → grammar: TypeScript's reads plain JavaScript too, except JSX (.jsx/.tsx: its TSX)
@@ -94,14 +94,11 @@ def _first_error(node: Any) -> int:
     return node.start_point[0] + 1
 
 
-class _Scope:
-    """One function's or the module's bindings: a name's one value, or None (a parameter, an
-    import, a name bound twice or changed in place)."""
+class _Scope(Scope):
+    """One function's or the module's bindings (code_values.Scope)."""
 
-    def __init__(self, node: Any, parent: _Scope | None):
-        self.parent = parent
-        self.bindings: dict[str, Any] = {}
-        self.functions: dict[str, tuple[Any, Any]] = {}
+    def __init__(self, node: Any, parent: Scope | None):
+        super().__init__(parent)
         for child in _own_nodes(node):
             kind = child.type
             if kind == "variable_declarator":
@@ -150,16 +147,6 @@ class _Scope:
         if node is not None and node.type == "identifier":
             self.bindings[node.text.decode()] = None
 
-    def lookup(self, name: str) -> tuple[str, Any, _Scope] | None:
-        scope: _Scope | None = self
-        while scope is not None:
-            if name in scope.functions:
-                return "function", scope.functions[name][1], scope
-            if name in scope.bindings:
-                return "value", scope.bindings[name], scope
-            scope = scope.parent
-        return None
-
 
 def _identifiers(node: Any) -> list[str]:
     out, stack = [], [node]
@@ -201,7 +188,7 @@ class _ScriptReader:
         self.values: dict[tuple[int, int], object] = {}
         self.scopes: dict[int, _Scope] = {}
 
-    def scope_of(self, node: Any, parent: _Scope | None) -> _Scope:
+    def scope_of(self, node: Any, parent: Scope | None) -> _Scope:
         key = node.id
         if key not in self.scopes:
             self.scopes[key] = _Scope(node, parent)
@@ -233,7 +220,7 @@ class _ScriptReader:
 
     # ---- values
 
-    def value(self, node: Any, scope: _Scope, depth: int):
+    def value(self, node: Any, scope: Scope, depth: int):
         key = (node.id, id(scope))
         cached = self.values.get(key)
         if cached is None:
@@ -241,7 +228,7 @@ class _ScriptReader:
             self.values[key] = cached
         return cached
 
-    def _value(self, node: Any, scope: _Scope, depth: int):
+    def _value(self, node: Any, scope: Scope, depth: int):
         from auditor.schema.code_values import (
             CONSTRUCTORS,
             MAX_FOLLOW,
@@ -348,7 +335,7 @@ class _ScriptReader:
                     return self.value(found[1], self.scope_of(defined, found[2]), depth + 1)
         return Dyn(node.text.decode(), span)
 
-    def _name(self, name: str, node: Any, scope: _Scope, depth: int):
+    def _name(self, name: str, node: Any, scope: Scope, depth: int):
         from auditor.schema.code_values import MAX_FOLLOW, Dyn
 
         found = scope.lookup(name) if depth < MAX_FOLLOW else None
@@ -356,7 +343,7 @@ class _ScriptReader:
             return self.value(found[1], found[2], depth + 1)
         return Dyn(name, self.span(node))
 
-    def _key(self, node: Any, scope: _Scope, depth: int):
+    def _key(self, node: Any, scope: Scope, depth: int):
         from auditor.schema.code_values import Dyn, Lit
 
         if node.type in ("property_identifier", "identifier", "private_property_identifier"):
