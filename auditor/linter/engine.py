@@ -485,10 +485,11 @@ def lint_models(
 
 
 def visible_sites(model: FileModel, options: LintOptions) -> FileModel:
-    """The model with the sites the run lints: those of kind `prose` (choice sets read from a
-    description) only with `prose-choices`."""
-    if not options.prose_choices and any(site.kind == "prose" for site in model.sites):
-        model.sites = [site for site in model.sites if site.kind != "prose"]
+    """The model with the sites the run lints: the choice sets read from descriptions (kind
+    `prose`, FileModel.prose_sites) joined to its sites only with `prose-choices`."""
+    if options.prose_choices and model.prose_sites:
+        present = {id(site) for site in model.sites}
+        model.sites = model.sites + [site for site in model.prose_sites if id(site) not in present]
     return model
 
 

@@ -207,7 +207,7 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
                 "array_depth": s.array_depth,
                 **({"decision": s.decision_state()} if s.question_kind is not None else {}),
             }
-            for s in model.sites
+            for s in [*model.sites, *model.prose_sites]
         ],
         "notes": model.notes,
         "schemas": [dataclasses.asdict(located) for located in model.schemas],
@@ -262,10 +262,10 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     suppressions = {str(p): frozenset(str(c) for c in codes) for p, codes in data["suppressions"].items()}
     schemas = [LocatedSchema(**{k: str(v) for k, v in located.items()}) for located in data["schemas"]]
     open_fields = [OpenField(str(p), str(f), list(o), str(b)) for p, f, o, b in data["open_fields"]]
-    return FileModel(
+    model = FileModel(
         document,
         str(data["format"]),
-        sites,
+        [site for site in sites if site.kind != "prose"],
         problems,
         [str(r) for r in data["remote_refs"]],
         suppressions,
@@ -273,6 +273,8 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
         [str(n) for n in data.get("notes", [])],
         open_fields,
     )
+    model.prose_sites = [site for site in sites if site.kind == "prose"]
+    return model
 
 
 def _option_spans(document: Document, packed: list, pointers: list[str]) -> list[Span]:

@@ -303,7 +303,7 @@ class JsonSchemaCrawler:
         document = self.document
         site.defer("span", partial(document.key_span if pointer else document.span, pointer))
         site.defer("option_spans", partial(document.spans, pointers))
-        self.model.sites.append(site)
+        (self.model.prose_sites if kind == "prose" else self.model.sites).append(site)
 
     @staticmethod
     def _prose_options(node: dict, pointer: str) -> Options | None:

@@ -214,7 +214,6 @@ DIALECTS: tuple[RequestShape, ...] = (
 SHAPES: dict[str, RequestShape] = {
     s.name: s for s in (SYSTEMONE, OPENAI_DECISIONS, SGLANG_DECISIONS, *DIALECTS)
 }
-WIRE_SHAPES = ("systemone", "openai-decisions", "sglang-decisions")
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,9 @@ class FileModel:
     schemas: list[LocatedSchema] = field(default_factory=list)  # the schemas the locator found
     notes: list[str] = field(default_factory=list)  # said once beside the findings (text output)
     open_fields: list[OpenField] = field(default_factory=list)
+    # choice sets read from descriptions (kind "prose", auditor.schema.prose): linted only with
+    # the config key `prose-choices` (the engine adds them to `sites` then)
+    prose_sites: list[Site] = field(default_factory=list)
     source: str | None = None  # the input as named where it is no path (`pkg.module:Name`)
     # its analysis cache key (bytes, parsing code), where the caches are used: the encoding
     # cache's entries are kept under it too (auditor.tokenizers.encodings)

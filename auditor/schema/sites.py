@@ -80,7 +80,7 @@ def _keep_needed_spans(model: FileModel) -> None:
     """Drop positions no finding can point at (big enums make the map huge; it is cached)."""
     document = model.document
     wanted: set[str] = set()
-    for site in model.sites:
+    for site in [*model.sites, *model.prose_sites]:
         wanted.add(site.pointer)
         wanted.update(site.option_pointers)
         if site.question_kind is not None:  # a field finding may point at any of its fields
@@ -100,7 +100,7 @@ def _keep_needed_spans(model: FileModel) -> None:
     # The way to every pointer is scanned at once (each container once), then each site's spans
     # are found, in the order the crawl met them, then the rest (found already: an enum's options)
     document.prefetch(wanted)
-    for site in model.sites:
+    for site in [*model.sites, *model.prose_sites]:
         site.make_deferred()
     document.settle_spans(sorted(p for p in wanted if p not in document.value_spans))
     if not document.value_spans.keys() <= wanted:
