@@ -38,6 +38,8 @@ STDIN = "-"
 STDIN_DISPLAY = "<stdin>"
 # folders a directory walk never enters (dependencies, builds, virtual environments, caches)
 DEFAULT_EXCLUDES = ("node_modules", ".venv", "venv", "build", "dist", "site-packages", "__pycache__")
+# code files a walk never reads: minified bundles and type declarations (no request literals)
+DEFAULT_EXCLUDED_FILES = ("*.min.js", "*.min.mjs", "*.min.cjs", "*.d.ts", "*.d.mts", "*.d.cts")
 
 
 @dataclass
@@ -169,6 +171,8 @@ def _walk(path: Path, notices: list | None = None, exclude: tuple[str, ...] = ()
             if suffix not in LINTABLE_SUFFIXES and suffix not in CODE_SUFFIXES:
                 continue
             child = Path(root) / name
+            if any(fnmatch.fnmatchcase(name, p) for p in DEFAULT_EXCLUDED_FILES):
+                continue
             if exclude and _excluded(child, path, exclude):
                 continue
             skipped = _skip_reason(child, top)
