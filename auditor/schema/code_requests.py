@@ -115,7 +115,6 @@ def _is_question_map(value: Value) -> bool:
 class _Body:
     value: Obj
     questions: Value | None  # (the identity two finds of one request share)
-    label: str
 
 
 def find_bodies(reading: Reading, context: bool) -> list[_Body]:
@@ -123,13 +122,13 @@ def find_bodies(reading: Reading, context: bool) -> list[_Body]:
     bodies: list[_Body] = []
     seen: set[int] = set()
 
-    def add(body: Obj, label: str) -> None:
+    def add(body: Obj) -> None:
         questions = _questions_of(body)
         key = id(questions) if questions is not None else id(body)
         if key in seen or id(body) in seen:
             return
         seen.update({key, id(body)})
-        bodies.append(_Body(body, questions, label))
+        bodies.append(_Body(body, questions))
 
     for call in reading.calls:  # the richest form first: a call's state and model with its questions
         last = call.callee.rsplit(".", 1)[-1]
@@ -137,28 +136,28 @@ def find_bodies(reading: Reading, context: bool) -> list[_Body]:
             fields = {k: v for k, v in call.kwargs.items() if k in _BODY_FIELDS}
             body = Obj([(k, v.span, v) for k, v in fields.items()], call.span)
             if request_shape(_probe(body)) is not None:
-                add(body, call.callee)
+                add(body)
         elif last in POSITIONAL_CALLS and len(call.args) >= 2 and _is_question_map(call.args[1]):
             body = Obj(
                 [("state", call.args[0].span, call.args[0]), ("questions", call.args[1].span, call.args[1])],
                 call.span,
             )
-            add(body, call.callee)
+            add(body)
     for literal in reading.literals:
         if isinstance(literal, Obj) and request_shape(_probe(literal)) is not None:
             if not _questions_look_typed(literal):
                 continue
             if SHAPES[request_shape(_probe(literal)) or ""].container != "map" and not context:
                 continue  # (a list of typed questions is a survey form as often as a request)
-            add(literal, "")
+            add(literal)
     for literal in reading.literals:
         if context and _is_question_map(literal):
-            add(Obj([("questions", literal.span, literal)], literal.span), "")
+            add(Obj([("questions", literal.span, literal)], literal.span))
         elif context and isinstance(literal, Arr) and literal.items:
             synthetic = Obj([("questions", literal.span, literal)], literal.span)
             shape = request_shape(_probe(synthetic))
             if shape is not None and SHAPES[shape].container == "list":
-                add(synthetic, "")
+                add(synthetic)
     return sorted(bodies, key=lambda b: (b.value.span.line, b.value.span.column))
 
 
