@@ -255,3 +255,23 @@ def test_prose_patterns(text, values):
     from auditor.schema.prose import prose_choices
 
     assert prose_choices(text) == values
+
+
+# --------------------------------------------------------------------------- the editor
+
+
+def test_the_language_servers_workspace_lints_code_through_the_same_dispatch(tmp_path):
+    """Issue 46's workspace reuses check's dispatch: a .py/.ts document's requests are linted
+    as it is edited (read, never run)."""
+    from auditor.cli.editor import ConfigReader
+    from auditor.editor.workspace import Workspace
+
+    (tmp_path / ".pcdlint.toml").write_text("", encoding="utf-8")
+    workspace = Workspace([tmp_path], ConfigReader())
+    for name, line in (("triage.py", 9), ("triage.ts", 11)):  # (the repeated name's line)
+        path = tmp_path / name
+        assert workspace.lintable(path)
+        done = workspace.lint_text(path, (CODE / name).read_text(encoding="utf-8"))
+        assert [(f.code, f.site_pointer.rsplit("/", 1)[-1]) for f in done.findings] == [("PCD101", "team")]
+        assert done.findings[0].line == line
+    assert not (tmp_path / "IMPORTED.txt").exists()
