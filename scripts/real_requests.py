@@ -50,10 +50,12 @@ def current(paths: list[Path], engines: dict[str, str]) -> dict[Key, str]:
 
 
 def request_files(extra: Path | None = None) -> list[Path]:
-    suffixes = {".json", ".yaml", ".yml"}
-    files = [p for p in sorted(DATA.iterdir()) if p.suffix in suffixes]
+    """The copied request files (those sources.toml lists that are here), and every file of
+    `extra` (local copies of the listed-only ones, or a folder of code files)."""
+    listed = {f["file"] for f in tomllib.loads((DATA / "sources.toml").read_text(encoding="utf-8"))["file"]}
+    files = [p for p in sorted(DATA.iterdir()) if p.name in listed]
     if extra is not None:
-        files += [p for p in sorted(extra.iterdir()) if p.suffix in suffixes]
+        files += [p for p in sorted(extra.iterdir()) if p.is_file() and not p.name.startswith(".")]
     return files
 
 
