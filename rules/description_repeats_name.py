@@ -40,9 +40,9 @@ typesafe-sdk 0.7.5 `_schemas/models.py` (criteria: "choice names and description
 applies"); SGLang `decision_models.mdx` (`A: billing - <description>`).
 
 ## Measured precision
-On the real requests of `tests/data/decision-requests/`: 0 of 0 findings right: the 3
-expected are in files pcdlint does not read yet (bodies with an `image` and no `state`), so it
-stays opt-in until it is measured.
+On the real requests of `tests/data/decision-requests/`: 0 of 3 findings right. It finds what
+it looks for (3 of 3 expected: `red: Red`, `circle: A circle`, `cat: A cat`), but none of those
+authors would write more: the names say it all. Opt-in.
 """
 
 from __future__ import annotations
@@ -65,7 +65,10 @@ from auditor.pcd import repeats_name
 def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     if site.question_kind != "choice":
         return
-    repeated = [i for i, (o, d) in enumerate(zip(site.options, site.option_details)) if repeats_name(o, d)]
+    pairs = list(zip(site.options, site.option_details))
+    if all(d == o for o, d in pairs):
+        return  # (an option list of bare values carries each value as its own detail)
+    repeated = [i for i, (o, d) in enumerate(pairs) if repeats_name(o, d)]
     if not repeated:
         return
     names = ", ".join(repr(site.options[i]) for i in repeated[:5]) + (", …" if len(repeated) > 5 else "")

@@ -302,7 +302,7 @@ def declares_exhaustive(texts: Iterable[Any]) -> bool:
 # cause): every input has a best one, so it needs no way out.
 RELATIVE = re.compile(
     r"\b(?:best|most\s+(?:likely|appropriate|suitable|relevant|probable|plausible)|closest|prefer(?:red)?"
-    r"|next\s+(?:action|step|move)|do\s+next|rank)\b"
+    r"|next\s+(?:action|step|move)|do\s+next|should\s+(?:we|i|you|they|it|the\s+\w+)\s+do|rank)\b"
     r"|\b(?:najlepsz\w*|następn\w*|mejor|meilleur\w*|beste\w*|migliore)\b|最好|最佳|最適|次に",
     re.IGNORECASE,
 )
@@ -396,7 +396,7 @@ def blank(value: Any) -> bool:
 # ---------------------------------------------------------------- wordings (opt-in rules)
 
 COUNTING = re.compile(
-    r"\bhow\s+(?:many|much|often|long|old)\b"
+    r"\bhow\s+(?:many|often|long|old)\b"
     r"|\b(?:count|number)\s+of\b|\bcount\s+(?:the|how)\b"
     r"|\b(?:sum|total|add\s+up|average|calculate|compute|percentage)\b"
     r"|\d+(?:[.,]\d+)?\s*[-+×x*/÷]\s*\d+(?:[.,]\d+)?"
