@@ -9,8 +9,9 @@ it also reports a score level written twice in its list (a warning).
 
 ## Why is this bad?
 A JSON parser keeps the last value of a repeated key and says nothing: Python's `json`,
-JavaScript's `JSON.parse` and serde_json all do, and PyYAML does the same for YAML (ruamel.yaml
-refuses the file). The first question or option is silently dropped before the request is
+JavaScript's `JSON.parse` and serde_json all do, PyYAML does the same for YAML (ruamel.yaml
+refuses the file), and so do a Python dict and a JavaScript object literal that build a request
+in code (the code readers feed the same record). The first question or option is silently dropped before the request is
 sent: the team reads two questions in its file, the engine answers one, and which one depends
 on the order the keys were written in. Every engine is affected the same way, because the
 request is parsed before any engine sees it. A repeated level is not dropped: the engine
@@ -79,8 +80,8 @@ def check(model: FileModel, ctx: RuleContext) -> Iterator[Finding]:
         what = _what(duplicate.pointer, model)
         dropped = len(duplicate.spans) - 1
         finding = ctx.finding(
-            f"{what} is written {len(duplicate.spans)} times (lines {_lines(duplicate.spans)}): a JSON "
-            f"parser keeps the last and silently drops the {'first' if dropped == 1 else f'first {dropped}'}",
+            f"{what} is written {len(duplicate.spans)} times (lines {_lines(duplicate.spans)}): only the last "
+            f"is kept, the {'first is' if dropped == 1 else f'first {dropped} are'} silently dropped",
             pointer=duplicate.pointer,
             data={
                 "key": duplicate.key,
