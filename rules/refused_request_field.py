@@ -40,6 +40,9 @@ WHY = {
     "required": "is required",
     "blank": "is blank",
     "repeated": "repeats an earlier question's id",
+    "empty": "is empty",
+    "shape": "has the wrong shape",
+    "thinking": "is true: the route reads the label as the reply's first token, so thinking must be off",
 }
 
 
@@ -58,6 +61,7 @@ def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     for problem in field_problems(row, site, ctx.file.document.data):
         missing = problem.why == "required"
         what = f"{problem.field!r} {WHY[problem.why]}" + (" and missing" if missing else "")
+        what += f" (the route takes {problem.expected})" if problem.expected else ""
         yield ctx.finding(
             f"{what} under {row.name}; {refusal(row)}",
             pointer=problem.pointer,

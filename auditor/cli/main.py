@@ -319,10 +319,14 @@ def explain(rule: str) -> None:
     click.echo(found.doc_markdown, nl=False)
 
 
-from auditor.cli.eval import eval_command  # noqa: E402  (subcommands in their own modules)
+from auditor.cli.conform import conform  # noqa: E402  (subcommands in their own modules)
+from auditor.cli.engines import engines_command  # noqa: E402
+from auditor.cli.eval import eval_command  # noqa: E402
 from auditor.cli.suggest import suggest  # noqa: E402
 from auditor.cli.verify import verify  # noqa: E402
 
+cli.add_command(conform)
+cli.add_command(engines_command)
 cli.add_command(eval_command)
 cli.add_command(suggest)
 cli.add_command(verify)

@@ -152,7 +152,7 @@ class FileResult:
         }
 
 
-CHAT_PROMPTS = ("sglang-chat", "llm2jev")  # engine table `prompt`s rendered in a chat template
+CHAT_PROMPTS = ("sglang-chat", "llm2jev", "vllm")  # engine table `prompt`s rendered in a chat template
 
 
 @dataclass

