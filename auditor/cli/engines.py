@@ -31,7 +31,11 @@ def engines_command(kind: str | None, output_format: str) -> None:
         if row.is_decision:
             parts = [
                 f"{noun} {limit.phrase()}"
-                for noun, limit in (("options", row.options), ("levels", row.levels), ("questions", row.questions))
+                for noun, limit in (
+                    ("options", row.options),
+                    ("levels", row.levels),
+                    ("questions", row.questions),
+                )
                 if limit is not None
             ]
             limits = f"    {'; '.join(parts)}; names refused: {names_refused(row)}\n"

@@ -125,7 +125,9 @@ def parse_servers(text: str, source: str) -> list[ServerSpec]:
         row = ENGINE_ROWS.get((engine_name or "").strip().lower())
         if row is None or not row.is_decision:
             choices = ", ".join(r.name for r in ENGINE_ROWS.values() if r.is_decision)
-            raise DecoderError(f"{where}: engine {engine_name!r} is no decision engine (choose from {choices})")
+            raise DecoderError(
+                f"{where}: engine {engine_name!r} is no decision engine (choose from {choices})"
+            )
         if "systemone" not in row.shapes:
             raise DecoderError(
                 f"{where}: engine {row.name} takes {', '.join(row.shapes)} bodies; conform sends "
@@ -242,9 +244,7 @@ def ask(
     ``client_for(server)`` makes the server's one HTTP client (closed here when done)."""
     clients = {server.name: client_for(server) for server in servers}
     try:
-        backends = {
-            s.name: SystemOneBackend(clients[s.name], s.base_url, s.route, s.model) for s in servers
-        }
+        backends = {s.name: SystemOneBackend(clients[s.name], s.base_url, s.route, s.model) for s in servers}
 
         def one(pair: tuple[int, int]) -> Outcome:
             request, server = requests[pair[0]], servers[pair[1]]
@@ -319,9 +319,7 @@ def question_differences(outcomes: list[Outcome]) -> list[QuestionDifference]:
         return []
     out = []
     for first in answered[0].answers:
-        by_server = {
-            o.server: next((a for a in o.answers if a.name == first.name), None) for o in answered
-        }
+        by_server = {o.server: next((a for a in o.answers if a.name == first.name), None) for o in answered}
         got = {s: a for s, a in by_server.items() if a is not None}
         difference = QuestionDifference(
             first.name,

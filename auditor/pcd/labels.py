@@ -461,7 +461,9 @@ def _vllm_content(row: EngineRow, question: DecisionQuestion, labels: Sequence[s
             details = [question.description(i) for i in range(len(question.options))]
         for label, name, detail in zip(labels, names, details):
             shown = _vllm_text(detail)
-            lines.append(f"{label}: {_vllm_text(name)} - {shown}" if shown else f"{label}: {_vllm_text(name)}")
+            lines.append(
+                f"{label}: {_vllm_text(name)} - {shown}" if shown else f"{label}: {_vllm_text(name)}"
+            )
         lines.append(VLLM_REPLY["choice" if openai or question.kind == "choice" else "score"])
     state_text = state if isinstance(state, str) else json.dumps(state, ensure_ascii=False)
     return f"{state_text}\n\n" + "\n".join(lines)

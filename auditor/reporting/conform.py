@@ -9,7 +9,11 @@ from typing import Any
 from auditor.decoder.conform import ConformRequest, Outcome, ServerSpec, body_for, question_differences
 from auditor.reporting.decisions import compare_static_live, static_verdict
 
-SHAPE_NAMES = {"systemone": "System One", "openai-decisions": "OpenAI Decisions", "sglang-decisions": "SGLang"}
+SHAPE_NAMES = {
+    "systemone": "System One",
+    "openai-decisions": "OpenAI Decisions",
+    "sglang-decisions": "SGLang",
+}
 
 
 class _Refusal:
@@ -54,8 +58,7 @@ def conform_report(
         _body, sent = body_for(request)
         key = str(Path(request.path))
         servers_out = [
-            _server_entry(s, o, findings.get(key, []), request.pointer)
-            for s, o in zip(servers, row)
+            _server_entry(s, o, findings.get(key, []), request.pointer) for s, o in zip(servers, row)
         ]
         answered = [o.server for o in row if o.status == "answered"]
         refused = [o.server for o in row if o.status == "refused"]
@@ -119,7 +122,10 @@ def _request_text(entry: dict) -> str:
     lines = [f"== {where} ({SHAPE_NAMES.get(entry['shape'], entry['shape'])}, sent {entry['sent']})"]
     disagreeing = [s for s in entry["servers"] if s["static_vs_live"]]
     for server in disagreeing:  # what changes a decision first
-        lines += [f"  DISAGREE {server['server']} ({server['engine']}): {d['message']}" for d in server["static_vs_live"]]
+        lines += [
+            f"  DISAGREE {server['server']} ({server['engine']}): {d['message']}"
+            for d in server["static_vs_live"]
+        ]
     if entry["servers_differ"]:
         lines.append(
             f"  servers differ: answered by {', '.join(entry['answered_by'])}; "
@@ -137,7 +143,11 @@ def _request_text(entry: dict) -> str:
         static = server["static"]
         verdict = static["predicted"]
         codes = sorted({f["code"] for f in static["findings"]})
-        agree = "" if status == "failed" else ("; pcdlint disagrees" if server["static_vs_live"] else "; pcdlint agrees")
+        agree = (
+            ""
+            if status == "failed"
+            else ("; pcdlint disagrees" if server["static_vs_live"] else "; pcdlint agrees")
+        )
         lines.append(
             f"  {server['server']} ({server['engine']}): {what} "
             f"[pcdlint predicts {verdict}{': ' + ', '.join(codes) if codes else ''}{agree}]"

@@ -78,6 +78,8 @@ EXPECTED = {  # engine: (choice of 3, score of 5, noul), as each engine scores t
     "openai-decisions": ([], [], []),
     "fireworks": ([], [], []),
     "perplexity": ([], [], []),
+    "gemini-decisions": ([], [], []),
+    "cloudflare-clef": ([], [], []),
 }
 
 

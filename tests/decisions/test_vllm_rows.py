@@ -51,7 +51,10 @@ def test_vllm_rows_are_what_the_source_says():
 
 
 def _choice(n: int) -> dict:
-    return {"state": "Pick one.", "questions": {"pick": {"type": "choice", "criteria": {f"o{i}": None for i in range(n)}}}}
+    return {
+        "state": "Pick one.",
+        "questions": {"pick": {"type": "choice", "criteria": {f"o{i}": None for i in range(n)}}},
+    }
 
 
 def test_check_names_26_and_the_status_vllm_answers(tmp_path):
@@ -59,7 +62,10 @@ def test_check_names_26_and_the_status_vllm_answers(tmp_path):
     path.write_text(json.dumps(_choice(27)))
     result = run_cli("check", "--engine", "vllm-systemone", str(path))
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "27 options: vllm-systemone takes 1 to 26 options per choice question" in result.stdout + result.stderr
+    assert (
+        "27 options: vllm-systemone takes 1 to 26 options per choice question"
+        in result.stdout + result.stderr
+    )
     assert "vllm-systemone refuses the request (400)" in result.stdout + result.stderr
 
 
@@ -97,10 +103,16 @@ def test_engines_lists_every_row_with_its_version_and_live_test():
 # ---------------------------------------------------------------- the prompt vLLM renders
 
 TEAM = DecisionQuestion(
-    "choice", ("billing", "technical"), ("Payment or subscription issues", None), "Which team?", "Charged twice."
+    "choice",
+    ("billing", "technical"),
+    ("Payment or subscription issues", None),
+    "Which team?",
+    "Charged twice.",
 )
 MOOD = DecisionQuestion("score", ("calm", "angry"), (), "How upset?", {"ticket": 7})
-URGENT = DecisionQuestion("binary", ("true", "false"), ("needs an answer today", None), "Urgent?", "Charged twice.")
+URGENT = DecisionQuestion(
+    "binary", ("true", "false"), ("needs an answer today", None), "Urgent?", "Charged twice."
+)
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +139,9 @@ def test_vllm_decisions_shows_every_question_as_a_choice_of_letters(qwen36):
     assert 'A: "billing" - Payment or subscription issues\nB: "technical"\n' in choice.text
     predicate = render_prompt(DECISIONS, URGENT, tokenizer, template)
     assert predicate.labels == ("A", "B")
-    assert "Question: Urgent?\nA: false\nB: true\nAnswer with the letter of one option only." in predicate.text
+    assert (
+        "Question: Urgent?\nA: false\nB: true\nAnswer with the letter of one option only." in predicate.text
+    )
 
 
 def test_vllm_checks_every_label_set_at_start_up(qwen36):

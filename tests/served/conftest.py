@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from faultproxy import FaultProxy
+
 from support import REPO
 
 HERE = Path(__file__).resolve().parent
@@ -131,7 +132,9 @@ def _wait_healthy(url: str, process_alive, log: Path, what: str) -> None:
         except OSError:
             pass
         if time.monotonic() > deadline:
-            pytest.fail(f"{what} did not come up in {STARTUP_SECONDS} s: {log.read_text(errors='replace')[-1500:]}")
+            pytest.fail(
+                f"{what} did not come up in {STARTUP_SECONDS} s: {log.read_text(errors='replace')[-1500:]}"
+            )
         time.sleep(1)
 
 

@@ -60,13 +60,25 @@ ROWS = [
     ("questions-65", _questions(65), "refuse"),
     ("levels-repeated", _one({"type": "score", "criteria": ["low", "high", "low"]}), "refuse"),
     ("levels-repeated-as-text", _one({"type": "score", "criteria": [1, "1"]}), "refuse"),
-    ("names-case-folded", _one({"type": "choice", "criteria": {"Billing": None, "billing ": None}}), "accept"),
+    (
+        "names-case-folded",
+        _one({"type": "choice", "criteria": {"Billing": None, "billing ": None}}),
+        "accept",
+    ),
     ("choice-criteria-list", _one({"type": "choice", "criteria": ["billing", "technical"]}), "refuse"),
     ("choice-criteria-empty", _one({"type": "choice", "criteria": {}}), "refuse"),
     ("score-criteria-object", _one({"type": "score", "criteria": {"low": 0, "high": 1}}), "refuse"),
     ("noul-criteria-list", _one({"type": "noul", "criteria": ["yes"]}), "refuse"),
-    ("noul-criteria-other-key", _one({"type": "noul", "criteria": {"true": "urgent", "maybe": "?"}}), "refuse"),
-    ("noul-criteria-true-false", _one({"type": "noul", "criteria": {"true": "urgent", "false": "not"}}), "accept"),
+    (
+        "noul-criteria-other-key",
+        _one({"type": "noul", "criteria": {"true": "urgent", "maybe": "?"}}),
+        "refuse",
+    ),
+    (
+        "noul-criteria-true-false",
+        _one({"type": "noul", "criteria": {"true": "urgent", "false": "not"}}),
+        "accept",
+    ),
     ("unknown-top-level-field", _one({"type": "noul"}, temperature=0.5), "accept"),
     ("unknown-question-field", _one({"type": "noul", "weight": 2}), "refuse"),
     ("question-id-empty", {"state": "x", "questions": {"": {"type": "noul"}}}, "refuse"),
@@ -94,7 +106,9 @@ def table(served_vllm, tmp_path_factory):
     )
     runner = CliRunner(env={"PCDLINT_TEST_VLLM_KEY": served_vllm.api_key})
     result = runner.invoke(
-        cli, ["conform", "--servers", str(servers), "--timeout", "600", "-f", "json", *paths], catch_exceptions=False
+        cli,
+        ["conform", "--servers", str(servers), "--timeout", "600", "-f", "json", *paths],
+        catch_exceptions=False,
     )
     assert result.exit_code in (0, 1), result.output
     assert served_vllm.api_key not in result.output
