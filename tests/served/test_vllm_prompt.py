@@ -23,8 +23,14 @@ STATE = "My card was charged twice for order 1182 and nobody answers my emails."
 QUESTIONS = [
     (
         "choice-described",
-        {"type": "choice", "instructions": "Which team?", "criteria": {"billing": "Payments and refunds", "technical": None}},
-        DecisionQuestion("choice", ("billing", "technical"), ("Payments and refunds", None), "Which team?", STATE),
+        {
+            "type": "choice",
+            "instructions": "Which team?",
+            "criteria": {"billing": "Payments and refunds", "technical": None},
+        },
+        DecisionQuestion(
+            "choice", ("billing", "technical"), ("Payments and refunds", None), "Which team?", STATE
+        ),
     ),
     (
         "choice-no-instructions",
