@@ -69,6 +69,11 @@ ROWS = [
     ("question-id-empty", {"state": "x", "questions": {"": {"type": "noul"}}}, "refuse"),
     ("thinking-on", _one({"type": "noul"}, chat_template_kwargs={"enable_thinking": True}), "refuse"),
     ("thinking-off", _one({"type": "noul"}, chat_template_kwargs={"enable_thinking": False}), "accept"),
+    (
+        "box-question",
+        {"state": "x", "questions": {"where": {"type": "box"}, "q": {"type": "noul"}}},
+        "refuse",
+    ),
     ("state-missing", {"questions": {"q": {"type": "noul"}}}, "refuse"),
     ("state-null", {"state": None, "questions": {"q": {"type": "noul"}}}, "accept"),
 ]

@@ -78,6 +78,9 @@ class EngineRow:
     name_rules: bool = False
     exact_duplicates: tuple[str, ...] = ()
     criteria_shapes: bool = False
+    question_types: tuple[
+        str, ...
+    ] = ()  # the types its route takes, as a body writes them (empty: unchecked)
     unknown_fields: str = "ignored"
     extra_fields: tuple[str, ...] = ()
     refused_fields: tuple[str, ...] = ()
@@ -207,7 +210,14 @@ def _row(raw: dict) -> EngineRow:
     known["read_on"] = _read_on(raw)
     for column in ("options", "levels", "questions"):
         known[column] = _limit(raw, column)
-    for column in ("shapes", "refused_fields", "required", "exact_duplicates", "extra_fields"):
+    for column in (
+        "shapes",
+        "refused_fields",
+        "required",
+        "exact_duplicates",
+        "extra_fields",
+        "question_types",
+    ):
         known[column] = tuple(raw.get(column, ()))
     return EngineRow(**known, extra={k: v for k, v in raw.items() if k not in _FIELDS})
 
