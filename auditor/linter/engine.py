@@ -24,6 +24,7 @@ from auditor.pcd.cost import result_costs, run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, default_decision_row
 from auditor.pcd.letters import letter_probe_texts
+from auditor.pcd.readouts import renders_in_chat_template
 from auditor.pcd.runcache import RunCache
 from auditor.pcd.tokens import SiteTokens
 from auditor.schema.evalconfigs import label_set_scoring
@@ -152,9 +153,6 @@ class FileResult:
         }
 
 
-CHAT_PROMPTS = ("sglang-chat", "llm2jev", "vllm")  # engine table `prompt`s rendered in a chat template
-
-
 @dataclass
 class LintRun:
     tokenizers: list[LoadedTokenizer]
@@ -195,7 +193,7 @@ class LintRun:
     def _template_notes(self) -> list[str]:
         """Once per tokenizer: decision labels checked with no chat template (none shipped with
         the tokenizer, no --chat-template), where an engine renders questions in one."""
-        chat = [r.name for r in self.decision_engines if r.prompt in CHAT_PROMPTS]
+        chat = [r.name for r in self.decision_engines if renders_in_chat_template(r)]
         if (
             not chat
             or self.chat_template is not None

@@ -122,7 +122,7 @@ def engine_pages() -> Iterator[tuple[str, str]]:
     ]
     for name, row in ENGINE_ROWS.items():
         default = " (default for schemas)" if name == DEFAULT_ENGINE else ""
-        default = " (default for decision requests)" if row.default else default
+        default = " (default for decision requests)" if row.default and row.is_decision else default
         live = "yes" if row.live_test else "no"
         rows.append(
             f"| [{name}]({name}.md){default} | {row.kind} | {row.version}, {row.read_on} | {live} | {row.summary} |"

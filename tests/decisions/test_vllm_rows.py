@@ -9,7 +9,7 @@ import json
 import pytest
 
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineTableError, load_rows, table_text
-from auditor.pcd.labels import DecisionQuestion, check_labels, render_prompt
+from auditor.pcd.readouts import DecisionQuestion, check_labels, render_prompt
 from auditor.tokenizers import load_tokenizer
 from auditor.tokenizers.templates import builtin_chat_template
 from support import REPO, run_cli

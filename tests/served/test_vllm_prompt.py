@@ -10,7 +10,7 @@ import pytest
 
 from auditor.decoder.http import HttpClient
 from auditor.pcd.engines.table import ENGINE_ROWS
-from auditor.pcd.labels import DecisionQuestion, render_prompt
+from auditor.pcd.readouts import DecisionQuestion, render_prompt
 from auditor.tokenizers import load_tokenizer
 from auditor.tokenizers.templates import builtin_chat_template
 
