@@ -153,3 +153,14 @@ def test_vllm_checks_every_label_set_at_start_up(qwen36):
     mistral = check_labels(SYSTEMONE, TEAM, load_tokenizer("mistral-v3"), builtin_chat_template("mistral-v3"))
     assert [c.label for c in mistral.failures] == list("0123456789")
     assert "501" in mistral.consequence
+
+
+def test_what_vllm_shows_of_the_question_text():
+    from auditor.pcd.readouts import question_shown
+
+    shown = question_shown(SYSTEMONE, TEAM)
+    assert shown.rendered and shown.text == "Which team?" and "Question: Which team?" in shown.sentence
+    bare = question_shown(SYSTEMONE, DecisionQuestion("choice", ("a", "b")))
+    assert bare.text is None and not bare.refused and "leaves the `Question:` line out" in bare.sentence
+    refused = question_shown(DECISIONS, DecisionQuestion("choice", ("a", "b")))
+    assert refused.refused and "vllm-decisions refuses the request (400)" in refused.sentence

@@ -358,6 +358,14 @@ NO_TEMPLATE = (
 )
 
 
+def user_turn(message: str, shown: Sequence[str], chat_template: ChatTemplate | None) -> RenderedPrompt:
+    """A question shown as one user message in the chat template (thinking off), its labels
+    read after the generation prompt; without a template, the message and a newline."""
+    text = chat(chat_template, [{"role": "user", "content": message}]) if chat_template else message + "\n"
+    origin = chat_template.origin if chat_template is not None else None
+    return RenderedPrompt(text, tuple(shown), tuple(shown), origin, "" if chat_template else NO_TEMPLATE)
+
+
 # ---------------------------------------------------------------- token tests
 
 

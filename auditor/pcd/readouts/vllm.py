@@ -29,7 +29,6 @@ from typing import Any
 
 from auditor.pcd.engines.table import EngineRow
 from auditor.pcd.readouts.base import (
-    NO_TEMPLATE,
     UPPER,
     DecisionQuestion,
     LabelCheck,
@@ -43,6 +42,7 @@ from auditor.pcd.readouts.base import (
     quoted,
     report_for,
     scheme_reader,
+    user_turn,
 )
 from auditor.pcd.requests import refusal
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -114,10 +114,7 @@ def render(
     chat_template: ChatTemplate | None,
 ) -> RenderedPrompt:
     shown = labels(row, question, tokenizer, chat_template)
-    message = content(row, question, shown)
-    text = chat(chat_template, [{"role": "user", "content": message}]) if chat_template else message + "\n"
-    origin = chat_template.origin if chat_template is not None else None
-    return RenderedPrompt(text, tuple(shown), tuple(shown), origin, "" if chat_template else NO_TEMPLATE)
+    return user_turn(content(row, question, shown), shown, chat_template)
 
 
 def startup_checks(tokenizer: LoadedTokenizer, chat_template: ChatTemplate | None) -> list[LabelCheck]:
