@@ -42,6 +42,8 @@ KEYS = (
     "allow-unrecognized",
     "per-file-ignores",
     *LIMIT_KEYS,
+    "exclude",
+    "prose-choices",
     "rules",
 )
 DEFAULTS: dict[str, object] = {
@@ -59,6 +61,12 @@ DEFAULTS: dict[str, object] = {
     "per-file-ignores": {},
     "max-file-bytes": 20_000_000,
     "max-depth": 1_000,
+    # globs of paths a directory walk passes over, besides the default excludes
+    # (auditor.schema.inputs.DEFAULT_EXCLUDES: node_modules, .venv, build, ...)
+    "exclude": [],
+    # lint the choice sets written in descriptions ("one of: a, b", `[Enum]: [...]`): off by
+    # default until measured precise on real files (auditor.schema.prose)
+    "prose-choices": False,
 }
 
 
@@ -164,6 +172,8 @@ class Config:
             ignore=list(self.value("ignore")),
             per_file_ignores=self.per_file_ignores(),
             engines=list(self.value("engine")),
+            exclude=list(self.value("exclude")),
+            prose_choices=bool(self.value("prose-choices")),
         )
         for code, values in self.rule_settings.items():
             for key, setting in values.items():
@@ -320,11 +330,16 @@ def _from_table(path: Path, prefix: str, table) -> Config:
 
             if value not in formatters():
                 fail(key, f"unknown format {value!r} (choose from {', '.join(formatters())})")
-        elif key == "allow-unrecognized":
+        elif key in ("allow-unrecognized", "prose-choices"):
             if not isinstance(value, bool):
                 fail(key, f"must be true or false, not {value!r}")
         elif key == "per-file-ignores":
             value = _per_file_ignores(value, lambda m, key=key: fail(key, m))
+        elif key == "exclude":
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                fail(key, "must be a list of glob patterns (strings)")
         elif key in LIMIT_KEYS:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 fail(key, f"must be a positive integer, not {value!r}")

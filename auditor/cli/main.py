@@ -270,7 +270,9 @@ def _run_check(options: CheckOptions) -> tuple[LintRun, str | None]:
     report = render_output(
         output_format,
         run,
-        quiet=options.quiet or failed,
+        # (text: the summary still ends the output, with the files in error, and no verdict)
+        quiet=options.quiet or (failed and output_format != "text"),
+        failed=failed,
         color=color,
         show_info=options.show_info,
         cost=options.show_cost,

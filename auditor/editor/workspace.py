@@ -23,6 +23,7 @@ from auditor.linter.context import Finding
 from auditor.linter.engine import LintOptions, LintRun, lint
 from auditor.linter.suggest import choose, fix_entries, fixed_codes, option_edits
 from auditor.schema.documents import (
+    CODE_SUFFIXES,
     LINTABLE_SUFFIXES,
     YAML_SUFFIXES,
     escape_token,
@@ -130,7 +131,8 @@ class Workspace:
 
     def lintable(self, path: Path) -> bool:
         """A document `check` reads by its name (the kinds its dispatch knows), under a root."""
-        return path.suffix.lower() in LINTABLE_SUFFIXES and self.root_of(path) is not None
+        suffix = path.suffix.lower()
+        return (suffix in LINTABLE_SUFFIXES or suffix in CODE_SUFFIXES) and self.root_of(path) is not None
 
     def forget_settings(self) -> None:
         """Read every config again at the next lint (a watched config file changed)."""

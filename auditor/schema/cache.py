@@ -26,12 +26,13 @@ from typing import Any
 
 from auditor.cachedir import cache_dir, read_checked, write_checked
 from auditor.errors import InputFileError
+from auditor.schema.code_requests import read_document
 from auditor.schema.documents import (
+    CODE_SUFFIXES,
     YAML_SUFFIXES,
     Document,
     Span,
     pack_spans,
-    parse_document,
     read_source,
     run_deep,
     unpack_spans,
@@ -45,7 +46,7 @@ CACHE_FORMAT = "pcdlint-analysis"
 # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice; 4 stored the
 # file's text and, for JSON, its parsed value (5: the text comes from the file's own bytes and
 # JSON is parsed again only when read; spans are one flat list of numbers)
-CACHE_VERSION = 7  # 6: decision sites and notes; 7: open fields
+CACHE_VERSION = 8  # 6: decision sites and notes; 7: open fields; 8: code files, run-time parts
 
 
 @lru_cache(maxsize=1)
@@ -145,12 +146,13 @@ def _read_entry(path: Path, raw: bytes, display: str, max_depth: int | None) -> 
 
 def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: int | None) -> FileModel:
     if not use_cache:
-        return analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
+        return analyse_with_label_sets(read_document(raw, path.suffix, display, max_depth))
     entry, key = _entry(path, raw, max_depth)
     model = load_entry(entry, key, display, raw)
     if model is None:
-        model = analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth))
-        store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES)
+        model = analyse_with_label_sets(read_document(raw, path.suffix, display, max_depth))
+        # (a code file's value is no parse of its text: kept, as a YAML file's is)
+        store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES | CODE_SUFFIXES)
     model.content_key = key
     return model
 
@@ -181,6 +183,7 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
             **({"data": doc.data} if keep_data else {}),
             "value_spans": pack_spans(doc.value_spans),
             "key_spans": pack_spans(doc.key_spans),
+            **({"runtime": doc.runtime} if doc.runtime else {}),
         },
         "format": model.format,
         "sites": [
@@ -204,7 +207,7 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
                 "array_depth": s.array_depth,
                 **({"decision": s.decision_state()} if s.question_kind is not None else {}),
             }
-            for s in model.sites
+            for s in [*model.sites, *model.prose_sites]
         ],
         "notes": model.notes,
         "schemas": [dataclasses.asdict(located) for located in model.schemas],
@@ -226,6 +229,7 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     d = data["document"]
     value_spans = _spans(d["value_spans"])
     document = Document.packed(display, d.get("data", ...), text, value_spans, _spans(d["key_spans"]))
+    document.runtime = {str(p): str(t) for p, t in d.get("runtime", {}).items()}
     sites = []
     for s in data["sites"]:
         options, pointers = list(s["options"]), s["option_pointers"]
@@ -258,10 +262,10 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     suppressions = {str(p): frozenset(str(c) for c in codes) for p, codes in data["suppressions"].items()}
     schemas = [LocatedSchema(**{k: str(v) for k, v in located.items()}) for located in data["schemas"]]
     open_fields = [OpenField(str(p), str(f), list(o), str(b)) for p, f, o, b in data["open_fields"]]
-    return FileModel(
+    model = FileModel(
         document,
         str(data["format"]),
-        sites,
+        [site for site in sites if site.kind != "prose"],
         problems,
         [str(r) for r in data["remote_refs"]],
         suppressions,
@@ -269,6 +273,8 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
         [str(n) for n in data.get("notes", [])],
         open_fields,
     )
+    model.prose_sites = [site for site in sites if site.kind == "prose"]
+    return model
 
 
 def _option_spans(document: Document, packed: list, pointers: list[str]) -> list[Span]:
@@ -294,7 +300,7 @@ def _decision_fields(stored: Any) -> dict:
         return {}
     if not isinstance(stored, dict) or set(stored) != set(DECISION_FIELDS):
         raise ValueError("site")
-    return stored
+    return {**stored, "runtime": tuple(str(part) for part in stored["runtime"])}
 
 
 def load_entry(entry: Path, key: str, display: str, raw: bytes) -> FileModel | None:
