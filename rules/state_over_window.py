@@ -5,16 +5,16 @@ Counts the tokens of each request's `state` (System One) or `input` (OpenAI Deci
 SGLang), as the engine writes it into its prompt (llm2jev flattens an object into `key: value`
 lines; the others take a string as it is and an object as compact JSON), with the tokenizer
 named by `-t`, and compares the count with the engine's window: the engine table's
-`context_tokens` where a source documents one, else the served model's own, read from the
-model directory (`config.json` `max_position_embeddings`) or GGUF (`<arch>.context_length`)
-that `-t` names. With no window known (a built-in tokenizer names no model; a hosted engine
+`context_tokens` where a source documents one (Cloudflare Clef: a state of up to 65,536
+tokens), else the served model's own, read from the model directory (`config.json`
+`max_position_embeddings`) or GGUF (`<arch>.context_length`) that `-t` names. With no window known (a built-in tokenizer names no model; a hosted engine
 whose window is undocumented), nothing is reported.
 
 ## Why is this bad?
 Every engine renders the state first and the question, its options and the answer position
 after it, so a state past the window leaves no room for the question: SGLang refuses the
-request (400), llm2jev's backend refuses the prompt and llm2jev answers 422, llama.cpp cannot
-fit it in its context. An engine that cut the prompt instead would score a state with no
+request (400), and so does vLLM, llm2jev's backend refuses the prompt and llm2jev answers 422,
+llama.cpp cannot fit it in its context. An engine that cut the prompt instead would score a state with no
 question. The state is counted once per question (each question is its own prompt).
 
 ## Example

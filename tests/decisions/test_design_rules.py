@@ -276,3 +276,20 @@ def test_suggest_writes_a_missing_statement_from_the_id(tmp_path, suffix):
     )
     written = parse_document((tmp_path / f"r{suffix}").read_bytes(), suffix, "r").data
     assert written["questions"]["refund_requested"] == {"instructions": "Refund requested.", "type": "noul"}
+
+
+def test_a_documented_engine_window(tmp_path):
+    """cloudflare-clef documents a state of up to 65,536 tokens (engine table `context_tokens`)."""
+    from auditor.pcd.engines.table import ENGINE_ROWS
+
+    row = ENGINE_ROWS["cloudflare-clef"]
+    assert row.context_tokens == 65536 and "65,536" in row.context_source
+    words = "refund " * 70_000  # one token a word under qwen2.5
+    path = tmp_path / "long.json"
+    path.write_text(
+        json.dumps({"state": words, "questions": {"r": {"type": "noul", "instructions": "Refund asked?"}}})
+    )
+    done = run_cli("check", str(path), "--engine", "cloudflare-clef", "-f", "json")
+    [finding] = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "PCD207"]
+    assert finding["data"]["window"] == 65536 and finding["data"]["tokens"] >= 70_000
+    assert "the engine table (docs.memberjunction.org" in finding["message"]
