@@ -52,9 +52,11 @@ for the hosted engines, the System One API (typesafe-sdk 0.7.5: `instructions`, 
 prompt) and the cobusgreyling/Jev notes ("Question IDs are not sent to the model").
 
 ## Measured precision
-No finding on the request files of `tests/data/decision-requests/`, and none expected: every
-question there has three words or more. The questions built in code (the reach issue's files)
-are where empty and one-word instructions are common; see JUDGEMENTS.md.
+On the real requests of `tests/data/decision-requests/` and the reach issue's code files: 0 of
+3 findings right. The request files gave none (every question there has three words or more);
+the three in code were a client test's placeholder (`instructions: 'i'`), a mock library's
+example (`choice(null, …)`) and a parser test, none of which sends its request, so no author
+would change them. It stays opt-in until real requests show it right.
 """
 
 from __future__ import annotations
@@ -80,6 +82,11 @@ def _blank(value: object) -> bool:
     needs_tokenizer=False,
     example_engine="sglang-systemone",
     fixes=True,
+    default=False,
+    opt_in_reason=(
+        "0 of 3 findings right on the collected real requests: all three were in tests and mock "
+        "examples, whose requests are never sent (select it with `extend-select`)"
+    ),
 )
 def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     row = ctx.engine_row
