@@ -35,9 +35,10 @@ guess, and the guess moves with the model version.
 
 ## How to fix it
 Write the question in the question's own text (`instructions`; SGLang's `question`): a full
-question or, for a yes/no question, the statement to judge. `pcdlint suggest` writes a yes/no
-question's id as its statement (`refund_requested` → `Refund requested.`) where the id has two
-words or more; edit it into the question you mean.
+question or, for a yes/no question, the statement to judge. The finding's `data.fix` writes a
+yes/no question's id as its statement (`refund_requested` → `Refund requested.`) where the id
+has two words or more (`pcdlint suggest` offers only the default rules' fixes; this one comes
+from `auditor.linter.fixes.design_entries`); edit it into the question you mean.
 
 ## How to silence it
 A request cannot hold `x-pcdlint-ignore` (the engine would be sent it): a per-file-ignores

@@ -32,8 +32,10 @@ LIST_MEMBERS = {"openai-decisions": ("choices", "value"), "sglang-decisions": ("
 
 
 def fix_codes() -> frozenset[str]:
-    """The rules whose findings carry a design fix (`fixes=True`)."""
-    return codes_where(lambda r: r.fixes)
+    """The rules of the default set whose findings carry a design fix (`fixes=True`): those
+    `pcdlint suggest` offers. An opt-in rule's fix (PCD200's) comes from `design_entries` on a
+    run that selected the rule."""
+    return codes_where(lambda r: r.fixes and r.default)
 
 
 @dataclass(frozen=True)
@@ -97,15 +99,19 @@ def patched(data: Any, fix: DesignFix) -> Any:
     return out
 
 
-def _problems(model: FileModel, site_pointer: str, engine: str | None, tokenizers: list) -> dict[str, str]:
-    """code → worst severity of the default rules' findings on one question (or its request)."""
+def _problems(
+    model: FileModel, site_pointer: str, engine: str | None, tokenizers: list, code: str
+) -> dict[str, str]:
+    """code → worst severity of the findings of the default rules and of the fixed rule `code`
+    (an opt-in rule a caller selected) on one question (or its request)."""
     from auditor.linter.engine import LintOptions, lint_model
     from auditor.linter.registry import default_codes
 
-    options = LintOptions(select=default_codes(), suggestions=False)
+    codes = sorted(set(default_codes()) | {code})
+    options = LintOptions(select=codes, suggestions=False)
     if engine:
         options.engines = [engine]
-    rules = [r for r in load_rules().values() if r.code in set(default_codes())]
+    rules = [r for r in load_rules().values() if r.code in set(codes)]
     found: dict[str, str] = {}
     for f in lint_model(model, tokenizers, rules, options).findings:
         if (
@@ -125,12 +131,12 @@ def verified(model: FileModel, fix: DesignFix, tokenizers: list) -> tuple[bool, 
     leaves a question of two words)."""
     engine = fix.finding.engine
     where = fix.finding.site_pointer
-    before = _problems(model, where, engine, tokenizers)
+    code = fix.finding.code
+    before = _problems(model, where, engine, tokenizers, code)
     value = patched(model.document.data, fix)
     text = json.dumps(value, ensure_ascii=False, indent=2)
     after_model = analyse(parse_document(text.encode("utf-8"), ".json", model.path))
-    after = _problems(after_model, where, engine, tokenizers)
-    code = fix.finding.code
+    after = _problems(after_model, where, engine, tokenizers, code)
     if code in after and severity_rank(after[code]) >= severity_rank(fix.finding.severity):
         return False, []
     holds = all(

@@ -260,21 +260,31 @@ def test_question_not_asked_has_a_case_for_every_engine_family():
 
 
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])
-def test_suggest_writes_a_missing_statement_from_the_id(tmp_path, suffix):
+def test_a_missing_statement_is_written_from_the_id_when_pcd200_is_selected(tmp_path, suffix):
+    """PCD200 is opt-in, so `pcdlint suggest` leaves it alone; a run that selects it gets its fix,
+    verified against the default rules plus PCD200 and written into the file's own format."""
+    from auditor.cli.suggest import write_fixed
+    from auditor.linter.engine import LintOptions, lint
+    from auditor.linter.fixes import design_entries
+    from auditor.tokenizers.loader import DEFAULT_TOKENIZER, load_tokenizers
+
     text = (
         '{"state": "x", "questions": {"refund_requested": {"type": "noul"}}}'
         if suffix == ".json"
         else "state: x\nquestions:\n  refund_requested:\n    type: noul\n"
     )
-    (tmp_path / f"r{suffix}").write_text(text)
-    done = run_cli("suggest", f"r{suffix}", "--engine", "llm2jev", "--in-place", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+    path = tmp_path / f"r{suffix}"
+    path.write_text(text)
+    offered = run_cli("suggest", path.name, "--engine", "llm2jev", cwd=tmp_path)
+    assert "PCD200" not in offered.stdout
+    tokenizers = load_tokenizers([DEFAULT_TOKENIZER])
+    run = lint([str(path)], tokenizers, LintOptions(select=["PCD200"], engines=["llm2jev"]))
+    [entry] = design_entries(run, tokenizers)
     # the error is gone; two words are still a short question (a warning of the same rule)
-    assert (
-        "fix: write the question's instructions: 'Refund requested.' (re-lints; still PCD200 warning)"
-        in done.stdout
-    )
-    written = parse_document((tmp_path / f"r{suffix}").read_bytes(), suffix, "r").data
+    assert entry["fix"]["text"] == "Refund requested."
+    assert (entry["fix"]["verified"], entry["fix"]["remaining"]) == (True, ["PCD200 warning"])
+    write_fixed(run, [entry], str(path), True)
+    written = parse_document(path.read_bytes(), suffix, "r").data
     assert written["questions"]["refund_requested"] == {"instructions": "Refund requested.", "type": "noul"}
 
 
