@@ -26,6 +26,7 @@ from auditor.paths import resolve_path, shorten
 from auditor.schema.cache import analyse_file, cached_analysis
 from auditor.schema.documents import LINTABLE_SUFFIXES, parse_document
 from auditor.schema.evalconfigs import analyse_with_label_sets
+from auditor.schema.includes import IncludeReader
 from auditor.schema.python_source import is_python_ref, load_python_input
 from auditor.schema.sites import FileModel, analyse
 
@@ -41,6 +42,9 @@ class Input:
     raw: bytes | None = None  # stdin's bytes
     python: str | None = None  # "pkg.module:Name"
     refused: str | None = None  # why it is not read (a bad path, a symlink leaving the tree)
+    # the folder named on the command line that holds it (a named file: its folder): an lm-eval
+    # task's includes stay in its project, this folder where no marker says where that is
+    top: str | None = None
 
     def load(
         self, use_cache: bool = True, max_bytes: int | None = None, max_depth: int | None = None
@@ -58,10 +62,11 @@ class Input:
             if max_bytes is not None and len(self.raw) > max_bytes:
                 raise InputFileError(self.display, f"larger than max-file-bytes ({max_bytes} bytes)")
             return analyse_with_label_sets(
-                parse_document(self.raw, _suffix_for(self.display, self.raw), self.display, max_depth)
+                parse_document(self.raw, _suffix_for(self.display, self.raw), self.display, max_depth),
+                IncludeReader(self.display, os.getcwd(), max_depth),
             )
         assert self.path is not None
-        return analyse_file(self.path, self.display, use_cache, max_bytes, max_depth)
+        return analyse_file(self.path, self.display, use_cache, max_bytes, max_depth, self.top)
 
     def size(self) -> int:
         """Bytes to parse (an estimate of the work; 1 for what has no size)."""
@@ -76,7 +81,7 @@ class Input:
         """What `load` reads from the analysis cache, or None where it would analyse (or fail)."""
         if self.path is None or self.refused is not None:
             return None
-        return cached_analysis(self.path, self.display, max_bytes, max_depth)
+        return cached_analysis(self.path, self.display, max_bytes, max_depth, self.top)
 
 
 def _suffix_for(display: str, raw: bytes) -> str:
@@ -116,11 +121,13 @@ def expand_inputs(
             found = _walk(path, notices)
             if not found:
                 empty.append(given)
+            for item in found:
+                item.top = str(path)
             out.extend(found)
         elif is_python_ref(given):
             out.append(Input(given, True, python=given))
         else:
-            out.append(Input(given, True, path=path))
+            out.append(Input(given, True, path=path, top=str(path.parent)))
     return out, empty
 
 

@@ -155,6 +155,9 @@ class FileModel:
     # its analysis cache key (bytes, parsing code), where the caches are used: the encoding
     # cache's entries are kept under it too (auditor.tokenizers.encodings)
     content_key: str = ""
+    # what its analysis read besides the file: each lm-eval include as the names that reach it
+    # and its fingerprint (auditor.schema.includes); the analysis cache checks them on a hit
+    include_reads: list = field(default_factory=list)
 
     @property
     def path(self) -> str:
