@@ -116,7 +116,12 @@ def test_pruning_drops_old_cache_entries_only(tmp_path):
     assert len(entries) == 2 and tables
 
     def prune() -> None:
-        subprocess.run(["bash", str(REPO / "action" / "prune-cache.sh")], check=True, timeout=60, env=env)
+        subprocess.run(
+            ["bash", str(REPO / "action" / "prune-cache.sh")],
+            check=True,
+            timeout=60,
+            env={**env, "PCDLINT_PYTHON": sys.executable},
+        )
 
     prune()
     assert all(p.is_file() for p in entries + tables)

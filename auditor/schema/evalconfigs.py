@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from auditor.paths import shorten
 from auditor.schema.documents import Document, Span, escape_token
 from auditor.schema.includes import IncludeReader, include_names
+from auditor.schema.model import refuse_long_texts
 from auditor.schema.sites import FileModel, Site, analyse
 
 KIND_PREFIX = "eval-label-set:"  # a label set's site kind: this, then its scoring as JSON
@@ -428,8 +429,10 @@ def analyse_with_label_sets(document: Document, includes: IncludeReader | None =
     sites = label_set_sites(document, config) if config is not None else []
     model = analyse(document)
     model.include_reads = includes.reads
+    refuse_long_texts(model)
     if config is None:
         return model
+    refuse_long_texts(model)  # (the label sets' too)
     model.format = config.format if model.format == "unknown" else f"{model.format}+{config.format}"
     model.sites.extend(sites)
     model.notes.extend(config.notes)
