@@ -148,7 +148,7 @@ def _estimate(meter: _Meter, name: str, value: Any, args: tuple, kwargs: dict) -
             meter.size(sum(map(_length, value)) + len(value) * _length(args[0] if args else ""), "a join")
         elif name == "tojson":
             indent = kwargs.get("indent", args[1] if len(args) > 1 else None)  # (_tojson's order)
-            if _number(indent):
+            if isinstance(indent, int) and _number(indent):
                 meter.size(indent * len(json.dumps(value, default=str)), "a JSON text")
         return
     if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
