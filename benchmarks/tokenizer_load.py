@@ -34,10 +34,9 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from tokenizers import Tokenizer
 
-    from auditor.tokenizers import load_tokenizer
-    from auditor.tokenizers.builtins import BUILTINS
     from auditor.cachedir import read_checked
-    from auditor.tokenizers import cache
+    from auditor.tokenizers import cache, load_tokenizer
+    from auditor.tokenizers.builtins import BUILTINS
     from auditor.tokenizers.cache import cache_entry
 
     names = sys.argv[1:] or list(BUILTINS)
@@ -47,6 +46,7 @@ def main() -> None:
         if not builtin.installed():
             print(f"{name:<15} skipped: {builtin.package} not installed")
             continue
+
         def build(name: str = name) -> None:
             """The `tokenizers` build (a tiktoken-native built-in defers it), not from this
             process's memo of parsed files."""
@@ -61,7 +61,7 @@ def main() -> None:
         warm = best_of(3, build)
         source = builtin.paths()[0]
         if builtin.build is None:
-            plain = best_of(3, lambda: Tokenizer.from_file(str(source)))
+            plain = best_of(3, lambda source=source: Tokenizer.from_file(str(source)))
         else:  # (a checked entry: its payload is the tokenizer.json)
             checked = read_checked(cache_entry(source, builtin.kind or name), {})
             assert checked is not None, f"{name}: no cached conversion"

@@ -203,102 +203,71 @@ def _request(tmp: Path, state: str = "ticket") -> Path:
     return write(tmp / "request.json", request)
 
 
-def template_unknown_user(tmp):
+def _template_row(
+    tmp: Path, given: object, message: str, process: bool = False, text: str | None = None
+) -> Case:
+    """`check --chat-template GIVEN` on a clean schema: exit 2, one line holding `message`;
+    `text`: GIVEN is a file of the temporary folder written with it (its bytes must not change)."""
     schema = write(tmp / "s.json", CLEAN)
+    inputs = [schema] if text is None else [schema, write(tmp / str(given), text)]
     return Case(
-        ["check", "--chat-template", "~nouser49/t.jinja", schema],
+        ["check", "--chat-template", inputs[-1] if text else given, schema],
         2,
+        message,
+        inputs,
+        process=process,
+    )
+
+
+def template_unknown_user(tmp):
+    return _template_row(
+        tmp,
+        "~nouser49/t.jinja",
         "--chat-template ~nouser49/t.jinja: no home directory known for user 'nouser49'",
-        [schema],
     )
 
 
 def template_name_too_long(tmp):
-    schema = write(tmp / "s.json", CLEAN)
-    return Case(
-        ["check", "--chat-template", "t" * 300 + ".jinja", schema],
-        2,
-        "file name too long (a component of 306 bytes; the limit is 255)",
-        [schema],
+    return _template_row(
+        tmp, "t" * 300 + ".jinja", "file name too long (a component of 306 bytes; the limit is 255)"
     )
 
 
 def template_config_nested_deep(tmp):
-    schema = write(tmp / "s.json", CLEAN)
-    config = write(tmp / "tokenizer_config.json", '{"a":' * 10_000 + "1" + "}" * 10_000)
-    return Case(
-        ["check", "--chat-template", config, schema],
-        2,
-        "tokenizer_config.json: not a readable JSON file (nested deeper than the limit of 1,000 levels)",
-        [schema, config],
-        process=True,
-    )
+    message = "tokenizer_config.json: not a readable JSON file (nested deeper than the limit of 1,000 levels)"
+    deep = '{"a":' * 10_000 + "1" + "}" * 10_000
+    return _template_row(tmp, "tokenizer_config.json", message, process=True, text=deep)
 
 
 def template_config_huge_integer(tmp):
-    schema = write(tmp / "s.json", CLEAN)
-    config = write(tmp / "chat_template.json", '{"chat_template": "x", "n": ' + "9" * 5000 + "}")
-    return Case(
-        ["check", "--chat-template", config, schema],
-        2,
-        "chat_template.json: not a readable JSON file",
-        [schema],
-    )
+    text = '{"chat_template": "x", "n": ' + "9" * 5000 + "}"
+    return _template_row(tmp, "chat_template.json", "chat_template.json: not a readable JSON file", text=text)
 
 
 def template_fifo(tmp):
-    schema = write(tmp / "s.json", CLEAN)
     os.mkfifo(tmp / "t.jinja")
-    return Case(
-        ["check", "--chat-template", tmp / "t.jinja", schema],
-        2,
-        "t.jinja: not a regular file (a FIFO)",
-        [schema],
-        process=True,
-    )
+    return _template_row(tmp, tmp / "t.jinja", "t.jinja: not a regular file (a FIFO)", process=True)
 
 
 def template_gguf_fifo(tmp):
-    schema = write(tmp / "s.json", CLEAN)
     os.mkfifo(tmp / "t.gguf")
-    return Case(
-        ["check", "--chat-template", tmp / "t.gguf", schema],
-        2,
-        "t.gguf: not a readable GGUF file (not a regular file (a FIFO))",
-        [schema],
-        process=True,
-    )
+    message = "t.gguf: not a readable GGUF file (not a regular file (a FIFO))"
+    return _template_row(tmp, tmp / "t.gguf", message, process=True)
 
 
 def template_nested_loops(tmp):
     """range(10**5) inside range(10**5) (a hang past 60 s before): the step budget."""
-    schema = write(tmp / "s.json", CLEAN)
-    loop = write(
-        tmp / "loop.jinja", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    message = (
+        "loop.jinja: the chat template ran past its render budget: it ran more than 2,000,000 template steps"
     )
-    return Case(
-        ["check", "--chat-template", loop, schema],
-        2,
-        "--chat-template",
-        [schema, loop],
-        lambda r, t: (
-            "ran past its render budget: it ran more than 2,000,000 template steps" in r.stderr.decode()
-        ),
-        process=True,
-    )
+    return _template_row(tmp, "loop.jinja", message, process=True, text=loop)
 
 
 def template_huge_string(tmp):
     """`'x' * 3000000000` (a MemoryError after 2.9 GB before): refused before it is made."""
-    schema = write(tmp / "s.json", CLEAN)
-    big = write(tmp / "big.jinja", "{{ 'x' * 3000000000 }}" + TEMPLATE)
-    return Case(
-        ["check", "--chat-template", big, schema],
-        2,
-        "a repeated value would be 3,000,000,000 characters, over the limit of",
-        [schema, big],
-        process=True,
-    )
+    message = "a repeated value would be 3,000,000,000 characters, over the limit of"
+    return _template_row(tmp, "big.jinja", message, process=True, text="{{ 'x' * 3000000000 }}" + TEMPLATE)
 
 
 def template_budget_met_by_a_real_state(tmp):

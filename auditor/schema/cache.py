@@ -47,7 +47,7 @@ CACHE_FORMAT = "pcdlint-analysis"
 # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice; 4 stored the
 # file's text and, for JSON, its parsed value (5: the text comes from the file's own bytes and
 # JSON is parsed again only when read; spans are one flat list of numbers)
-CACHE_VERSION = 7  # 6: decision sites and notes; 7: open fields
+CACHE_VERSION = 8  # 6: decision sites and notes; 7: open fields; 8: the includes read (issue 49)
 
 
 @lru_cache(maxsize=1)

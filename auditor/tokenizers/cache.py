@@ -118,6 +118,16 @@ def read_conversion(source: Path, kind: str, variant: str = "") -> Tokenizer | N
     return tokenizer
 
 
+def export_conversion(entry: Path, target: Path) -> Path:
+    """Write the tokenizer.json a conversion entry holds to `target` (a plain file, for what
+    reads one with `Tokenizer.from_file`: the benchmarks' floors); `target`."""
+    checked = read_checked(entry, {"format": CONVERTED_FORMAT})
+    if checked is None:
+        raise TokenizerError(f"{entry}: not a converted-tokenizer entry")
+    atomic_write(target, checked[1])
+    return target
+
+
 def cached_conversion(
     source: Path, kind: str, convert: Callable[[], Tokenizer], variant: str = ""
 ) -> Tokenizer:
