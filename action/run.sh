@@ -16,6 +16,7 @@ set -uo pipefail
 paths_input="${PCDLINT_PATHS:-.}"
 tokenizers_input="${PCDLINT_TOKENIZERS:-qwen2.5}"
 fail_on="${PCDLINT_FAIL_ON:-error}"
+max_warnings="${PCDLINT_MAX_WARNINGS:-}"
 sarif_file="${PCDLINT_SARIF_FILE:-pcdlint.sarif}"
 python="${PCDLINT_PYTHON:-python}"
 summary="${GITHUB_STEP_SUMMARY:-/dev/null}"
@@ -50,6 +51,11 @@ args=(check --format github --output-sarif "$sarif_file" --fail-on "$fail_on")
 for tokenizer in "${tokenizers[@]}"; do
   args+=(--tokenizer "$tokenizer")
 done
+limit=()
+if [ -n "$max_warnings" ]; then
+  limit=(--max-warnings "$max_warnings")
+  args+=("${limit[@]}")
+fi
 
 pcdlint "${args[@]}" -- "${paths[@]}"
 code=$?
@@ -61,5 +67,5 @@ if { [ "$code" -eq 0 ] || [ "$code" -eq 1 ]; } && [ -f "$sarif_file" ]; then
   report=("$sarif_file")
 fi
 "$python" -I -m auditor.reporting.action_summary --exit-code "$code" --fail-on "$fail_on" \
-  -- "${report[@]}" >> "$summary"
+  "${limit[@]}" -- "${report[@]}" >> "$summary"
 exit "$code"

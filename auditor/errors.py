@@ -20,3 +20,12 @@ class InputFileError(UsageError):
 
 class TokenizerError(UsageError):
     """A tokenizer spec that cannot be resolved offline, or a file that is not a tokenizer."""
+
+
+class ConfigError(UsageError):
+    """A config file that cannot be read, parsed or understood; `path` names the file (the
+    language server shows the message as a diagnostic on it)."""
+
+    def __init__(self, path: object, message: str):
+        self.path, self.message = str(path), message
+        super().__init__(f"{path}: {message}")

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.linter import Finding, RuleContext, Site, rule
-from auditor.pcd import count_limit, refusal, split_passes
+from auditor.pcd import refusal, split_passes
 
 NOUNS = {"choice": "options", "score": "levels"}
 
@@ -53,7 +53,7 @@ def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     assert row is not None
     kind = site.question_kind
     assert kind is not None  # (applies to decision questions only)
-    limit = count_limit(row, kind)
+    limit = row.limit_for(kind)
     n = len(site.options)
     if limit is not None and not limit.admits(n):
         noun = NOUNS[kind]

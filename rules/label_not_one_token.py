@@ -16,7 +16,8 @@ The engine cannot read a label that is two tokens or shares a token with another
 the request (400); llama.cpp's openjev and Intern-Decision refuse to serve the model at all;
 llama.cpp's lev, llm2jev and SGLang's two-letter codes skip the code, so every later option gets
 another label than a client expects and fewer options fit, and llm2jev refuses to start with
-fewer than 255 labels. Which labels fail depends on the tokenizer and template, not the request.
+fewer labels than its option limit (255). Which labels fail depends on the tokenizer and
+template, not the request.
 
 ## Example
 ```json
@@ -42,13 +43,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.linter import Finding, RuleContext, Site, rule
-from auditor.pcd import (
-    ChatTemplateError,
-    check_labels,
-    decision_question,
-    describe_failures,
-    request_state,
-)
+from auditor.pcd import ChatTemplateError, check_labels, describe_failures, site_question
 
 SHOWN = 4  # failing labels named in the message; data lists all
 
@@ -66,8 +61,9 @@ def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     if row is None or row.label_check == "none" or ctx.tokenizer is None or not site.options:
         return
     try:
-        question = decision_question(site, request_state(ctx.file.document.data, site))
-        report = check_labels(row, question, ctx.tokenizer, ctx.chat_template)
+        report = check_labels(
+            row, site_question(ctx.file.document.data, site), ctx.tokenizer, ctx.chat_template
+        )
     except ChatTemplateError as error:
         yield ctx.finding(
             f"{error} — {row.name} cannot render this question",

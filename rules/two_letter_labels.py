@@ -3,7 +3,10 @@
 ## What it does
 Finds choice questions whose engine labels options past 26 with two letters (`AA`, `AB`, …):
 SGLang `/v1/systemone` relabels every option of such a choice, llama.cpp's lev and llm2jev the
-options past 26. The labels come from the engine table's label scheme for choices.
+options past 26. The labels are the ones the engine really uses with the tokenizer (and chat
+template) named: the engine's rendering family keeps only the codes that are one token where it
+reads them, so a skipped code is never named and the message gives the first and last
+two-letter label in use. Without a tokenizer every code of the scheme counts as kept.
 
 ## Why is this bad?
 Two-letter labels include common words (`AM`, `IT`, `NO`) and have unequal priors, so the
@@ -34,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.linter import Finding, RuleContext, Site, rule
-from auditor.pcd import LETTERS, two_letter_labels
+from auditor.pcd import LETTERS, ChatTemplateError, question_labels, site_question, two_letter_options
 
 
 @rule(
@@ -43,30 +46,36 @@ from auditor.pcd import LETTERS, two_letter_labels
     severity="warning",
     per_engine=True,
     applies_to="labels",
-    needs_tokenizer=False,
     example_engine="sglang-systemone",
 )
 def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     row = ctx.engine_row
     assert row is not None
-    if site.question_kind != "choice":
+    if site.question_kind != "choice" or len(site.options) <= LETTERS:
         return
-    scheme = row.labels_for("choice")
-    relabelled = two_letter_labels(scheme, len(site.options))
+    try:
+        question = site_question(ctx.file.document.data, site)
+        labels = question_labels(row, question, ctx.tokenizer, ctx.chat_template)
+    except ChatTemplateError:
+        return  # (PCD106 says the template cannot render the question)
+    relabelled = two_letter_options(labels)
     if not relabelled:
         return
     n = len(site.options)
-    which = "every option gets" if len(relabelled) == n else f"options {relabelled[0] + 1} to {n} get"
+    first, last = relabelled[0], relabelled[-1]
+    which = "every option gets" if len(relabelled) == n else f"options {first + 1} to {last + 1} get"
+    codes = [labels[i].strip() for i in relabelled]
     order = "; it reads the choice in two orders to cancel their priors" if row.order_probe else ""
     yield ctx.finding(
-        f"{n} options: under {row.name} {which} two-letter labels (past {LETTERS} letters), whose "
-        f"priors differ, so answers depend on option order{order}",
-        option=relabelled[0],
+        f"{n} options: under {row.name} {which} two-letter labels ({codes[0]} … {codes[-1]}, past "
+        f"{LETTERS} letters), whose priors differ, so answers depend on option order{order}",
+        option=first,
         data={
             "engine": row.name,
-            "scheme": scheme,
+            "scheme": row.labels_for("choice"),
             "options": n,
             "two_letter": len(relabelled),
-            "first": relabelled[0],
+            "first": first,
+            "labels": codes,
         },
     )

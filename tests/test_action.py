@@ -71,6 +71,7 @@ def test_lint_step_passes_every_input_through_env():
         "PCDLINT_PATHS": "paths",
         "PCDLINT_TOKENIZERS": "tokenizers",
         "PCDLINT_FAIL_ON": "fail-on",
+        "PCDLINT_MAX_WARNINGS": "max-warnings",
         "PCDLINT_SARIF_FILE": "sarif-file",
     }.items():
         assert env[name] == f"${{{{ inputs.{value} }}}}"
@@ -227,6 +228,23 @@ def test_step_passes_on_clean_files(tmp_path):
     assert "::error" not in done.stdout
     assert _outputs(outputs)["exit-code"] == ["0"]
     assert "**0 findings** — passed" in summary
+
+
+WARNINGS = '{"type": "object", "properties": {"a": {"enum": ["Yes", "yes", "No"]}}}\n'
+
+
+@needs_sarif
+@pytest.mark.parametrize(("limit", "code"), [("", 0), ("1", 0), ("0", 1)])
+def test_step_max_warnings(tmp_path, limit, code):
+    done, summary, outputs = _run_step(
+        tmp_path, {"warn.json": WARNINGS}, PCDLINT_PATHS="warn.json", PCDLINT_MAX_WARNINGS=limit
+    )
+    assert done.returncode == code, done.stderr
+    assert _outputs(outputs)["exit-code"] == [str(code)]
+    if code:
+        assert "failed (1 warning, more than max-warnings 0)" in summary, summary
+    else:
+        assert "— passed" in summary
 
 
 @needs_sarif

@@ -112,7 +112,7 @@ def test_empty_directory_and_only_non_schemas_exit_2(tmp_path):
     assert result.returncode == EXIT_USAGE
     assert (
         result.stderr.strip()
-        == f"pcdlint: error: no lintable file: no *.json, *.yaml or *.yml file in {empty}"
+        == f"pcdlint: error: no lintable file: no *.json, *.yaml, *.yml or code file in {empty}"
     )
     other = tmp_path / "other"
     other.mkdir()
@@ -130,7 +130,9 @@ def test_a_py_file_in_a_directory_walk_is_never_imported(tmp_path):
     (tmp_path / "clean.json").write_text(json.dumps(CLEAN), encoding="utf-8")
     result = pcdlint("check", "-f", "json", tmp_path, cwd=tmp_path)
     assert result.returncode == EXIT_CLEAN, result.stderr
-    assert [f["path"] for f in json.loads(result.stdout)["files"]] == [str(tmp_path / "clean.json")]
+    files = {f["path"]: f for f in json.loads(result.stdout)["files"]}
+    assert set(files) == {str(tmp_path / "clean.json"), str(tmp_path / "models.py")}
+    assert files[str(tmp_path / "models.py")]["format"] == "unknown"  # read as text, no request
     assert not marker.exists()
 
 

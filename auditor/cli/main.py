@@ -76,7 +76,7 @@ def cli() -> None:
     "--format",
     "output_format",
     default=None,
-    help="Output format: text, json, csv, sarif, html, github. Default: text "
+    help="Output format: text, json, csv, sarif, html, github, junit. Default: text "
     "(github when GITHUB_ACTIONS=true).",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
@@ -91,6 +91,14 @@ def cli() -> None:
     default="error",
     show_default=True,
     help="Lowest severity that makes the exit code 1.",
+)
+@click.option(
+    "--max-warnings",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Exit 1 when more than N warning findings remain after suppressions and the baseline "
+    "(errors still fail by --fail-on). Config: max-warnings.",
 )
 @click.option("--exit-zero", is_flag=True, help="Report findings but exit 0 (2 still means bad input).")
 @click.option(
@@ -176,6 +184,14 @@ def check(**params: Any) -> NoReturn:
     worst = run.max_severity()
     if worst is not None and severity_rank(worst) >= severity_rank(options.fail_on):
         sys.exit(EXIT_FINDINGS)
+    if options.max_warnings is not None:
+        warnings = sum(1 for finding in run.findings if finding.severity == "warning")
+        if warnings > options.max_warnings:
+            write_error(
+                f"pcdlint: {warnings} warning{'s' if warnings != 1 else ''}, "
+                f"more than --max-warnings {options.max_warnings}"
+            )
+            sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
 
 
@@ -254,11 +270,14 @@ def _run_check(options: CheckOptions) -> tuple[LintRun, str | None]:
     report = render_output(
         output_format,
         run,
-        quiet=options.quiet or failed,
+        # (text: the summary still ends the output, with the files in error, and no verdict)
+        quiet=options.quiet or (failed and output_format != "text"),
+        failed=failed,
         color=color,
         show_info=options.show_info,
         cost=options.show_cost,
         statistics=options.statistics,
+        fail_on=options.fail_on,
     )
     write_output(report, options.output, inputs, color, kind=output_format)
     for name, target in options.extra_outputs:
@@ -319,11 +338,14 @@ def explain(rule: str) -> None:
     click.echo(found.doc_markdown, nl=False)
 
 
-from auditor.cli.eval import eval_command  # noqa: E402  (subcommands in their own modules)
+from auditor.cli.editor import mcp_command, server_command  # noqa: E402  (subcommands in their own modules)
+from auditor.cli.eval import eval_command  # noqa: E402
 from auditor.cli.suggest import suggest  # noqa: E402
 from auditor.cli.verify import verify  # noqa: E402
 
 cli.add_command(eval_command)
+cli.add_command(mcp_command)
+cli.add_command(server_command)
 cli.add_command(suggest)
 cli.add_command(verify)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from auditor.linter.suggest import choose, fixed_codes, rewrite
+from auditor.linter.suggest import choose, fix_entries, fixed_codes, label_set_pointers, rewrite
 
 if TYPE_CHECKING:
     from auditor.linter.engine import LintRun
@@ -126,44 +126,6 @@ def write_fixed(
             dumps_strict(legend, newline=True), legend_path, "--write (its slot legend)", [model.path]
         )
     return target, legend_path, len(renamings)
-
-
-def collect(run: LintRun) -> list[dict]:
-    """One entry per (file, field, tokenizer) with a PCD001/PCD002/PCD005 warning or error."""
-    offered = fixed_codes()
-    groups: dict[tuple, dict] = {}
-    fixed = _label_sets(run)  # an evaluation config's labels: its harness fixes them, not a rename
-    for finding in run.findings:
-        if (
-            finding.code not in offered
-            or finding.severity == "info"
-            or (finding.path, finding.site_pointer) in fixed
-        ):
-            continue
-        key = (finding.path, finding.site_pointer, finding.tokenizer)
-        entry = groups.setdefault(
-            key,
-            {
-                "path": finding.path,
-                "pointer": finding.site_pointer,
-                "field": finding.field,
-                "line": finding.line,
-                "tokenizer": finding.tokenizer,
-                "engine": finding.engine or run.engines[0].name,
-                "codes": [],
-                "suggestions": finding.data.get("suggestions", []),
-            },
-        )
-        if finding.code not in entry["codes"]:
-            entry["codes"].append(finding.code)
-    return list(groups.values())
-
-
-def _label_sets(run) -> set[tuple[str, str]]:
-    """(path, pointer) of every evaluation-config label set of the run (auditor.schema.evalconfigs)."""
-    from auditor.schema.evalconfigs import label_set_scoring
-
-    return {(r.model.path, s.pointer) for r in run.files for s in r.model.sites if label_set_scoring(s)}
 
 
 def format_text(entries: list[dict], label_sets: int = 0) -> str:
@@ -278,7 +240,7 @@ def suggest(
             if given != "-":
                 remove_leftover_temp(Path(given))
         run = lint(list(paths), loaded, options)
-        entries = collect(run)
+        entries = fix_entries(run)
         written = None
         if (write_to or in_place) and run.files:
             written = write_fixed(run, entries, write_to or paths[0], in_place)
@@ -289,7 +251,7 @@ def suggest(
                 json.dumps(strict_json(entries), indent=2, ensure_ascii=False, allow_nan=False) + "\n", "json"
             )
         else:
-            write_stdout(format_text(entries, len(_label_sets(run))), "suggest")
+            write_stdout(format_text(entries, len(label_set_pointers(run))), "suggest")
     except UsageError as error:
         write_error(f"pcdlint: error: {error}")
         sys.exit(2)

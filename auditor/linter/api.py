@@ -24,7 +24,8 @@ from auditor.errors import InputFileError, UsageError
 from auditor.linter.engine import LintOptions, LintRun, lint_models, validate_selectors
 from auditor.linter.engine import lint as lint_paths
 from auditor.paths import path_problem, shorten
-from auditor.schema.documents import parse_document, run_deep
+from auditor.schema.code_requests import read_document
+from auditor.schema.documents import run_deep
 from auditor.schema.evalconfigs import analyse_with_label_sets
 from auditor.schema.python_source import is_python_ref, load_python_object
 from auditor.schema.sites import FileModel, analyse
@@ -133,7 +134,7 @@ def _text_suffix(text: str, display: str) -> str:
 def _analysed(raw: bytes, suffix: str, display: str) -> FileModel:
     """Parse and crawl text on the deep stack the CLI uses (auditor.schema.documents.run_deep)."""
     try:
-        return run_deep(lambda: analyse_with_label_sets(parse_document(raw, suffix, display)))
+        return run_deep(lambda: analyse_with_label_sets(read_document(raw, suffix, display)))
     except RecursionError:
         raise InputFileError(display, "nested too deeply to analyse (config key max-depth)") from None
 

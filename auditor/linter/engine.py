@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.errors import InputFileError, UsageError
@@ -25,6 +26,7 @@ from auditor.pcd.cost import result_costs, run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, default_decision_row
 from auditor.pcd.letters import letter_probe_texts
+from auditor.pcd.readouts import renders_in_chat_template
 from auditor.pcd.runcache import RunCache
 from auditor.pcd.tokens import SiteTokens
 from auditor.schema.evalconfigs import label_set_scoring
@@ -64,6 +66,11 @@ class LintOptions:
     # `--chat-template FILE`: the template decision engines render questions in (None: each
     # tokenizer's own, where it ships one; auditor.tokenizers.templates)
     chat_template: ChatTemplate | None = None
+    # config key `exclude`: globs a directory walk passes over (besides its default excludes)
+    exclude: list[str] = field(default_factory=list)
+    # config key `prose-choices`: lint the choice sets written in descriptions (sites of kind
+    # "prose", auditor.schema.prose); off until measured precise on real files
+    prose_choices: bool = False
 
     def engine_names(self) -> list[str]:
         """The named engines, each checked against the engine table (a usage error if unknown)."""
@@ -144,6 +151,7 @@ class FileResult:
         return {
             "path": self.model.path,
             "format": self.model.format,
+            "dialect": self.model.dialect,
             "sites": [s.to_dict() for s in self.model.sites],
             "remote_refs": self.model.remote_refs,
             "schemas": [
@@ -151,9 +159,6 @@ class FileResult:
                 for s in self.model.schemas
             ],
         }
-
-
-CHAT_PROMPTS = ("sglang-chat", "llm2jev")  # engine table `prompt`s rendered in a chat template
 
 
 @dataclass
@@ -196,7 +201,7 @@ class LintRun:
     def _template_notes(self) -> list[str]:
         """Once per tokenizer: decision labels checked with no chat template (none shipped with
         the tokenizer, no --chat-template), where an engine renders questions in one."""
-        chat = [r.name for r in self.decision_engines if r.prompt in CHAT_PROMPTS]
+        chat = [r.name for r in self.decision_engines if renders_in_chat_template(r)]
         if (
             not chat
             or self.chat_template is not None
@@ -212,8 +217,21 @@ class LintRun:
 
     @property
     def unrecognized(self) -> list[FileResult]:
-        """Files read but holding no schema and no preset: never passed over silently."""
-        return [r for r in self.files if not r.model.recognized]
+        """Files read but holding no schema and no preset: never passed over silently (a code
+        file is counted instead: `quiet_code`)."""
+        return [r for r in self.files if not r.model.recognized and not self._code(r)]
+
+    @property
+    def quiet_code(self) -> list[FileResult]:
+        """Code files holding no decision request (a repository has many, and the pre-commit
+        hook names each changed one): counted in the summary, never an error."""
+        return [r for r in self.files if not r.model.recognized and self._code(r)]
+
+    @staticmethod
+    def _code(result: FileResult) -> bool:
+        from auditor.schema.documents import CODE_SUFFIXES
+
+        return Path(result.model.path).suffix.lower() in CODE_SUFFIXES
 
     def unrecognized_error(self, allowed: bool) -> str | None:
         """Never pass silently: a named file with no schema, or nothing lintable at all (exit 2)."""
@@ -228,11 +246,11 @@ class LintRun:
             return None
         if not self.files:
             where = ", ".join(self.empty_dirs) or "the given paths"
-            return f"no lintable file: no *.json, *.yaml or *.yml file in {where}"
-        if not allowed and all(not r.model.recognized for r in self.files):
+            return f"no lintable file: no *.json, *.yaml, *.yml or code file in {where}"
+        if not allowed and self.unrecognized and all(not r.model.recognized for r in self.files):
             return (
-                f"no lintable file: none of the {len(self.files)} file(s) holds a schema "
-                "(pass --allow-unrecognized to accept that)"
+                f"no lintable file: none of the {len(self.files)} file(s) holds a schema or "
+                "decision request (pass --allow-unrecognized to accept that)"
             )
         return None
 
@@ -303,7 +321,9 @@ def lint(
     from auditor.schema.inputs import expand_inputs
 
     skipped: list[InputFileError] = []
-    inputs, empty_dirs = expand_inputs(paths, stdin_filename, stdin, skipped, max_bytes)
+    inputs, empty_dirs = expand_inputs(
+        paths, stdin_filename, stdin, skipped, max_bytes, options.exclude if options else ()
+    )
 
     def models(items: Iterable[Input]) -> Iterator[Loaded]:
         for item in items:
@@ -407,6 +427,7 @@ def _merged_findings(
             run.errors.append(model)
             continue
         findings, costs = next(linted)
+        model = visible_sites(model, options or LintOptions())
         run.files.append(FileResult(model, findings=findings, named=named, costs=costs))
     for _, suppressed in parts:
         run.suppressed.extend(suppressed)
@@ -447,7 +468,7 @@ def lint_models(
             if isinstance(model, InputFileError):
                 run.errors.append(model)
                 continue
-            run.files.append(FileResult(model, named=named))
+            run.files.append(FileResult(visible_sites(model, options), named=named))
         # the ids each file's lint read last time (auditor.tokenizers.encodings), into the memo
         encodings = RunEncodings([r.model.content_key for r in run.files], tokenizers, options.reading_key())
         for tokenizer in tokenizers:
@@ -460,6 +481,15 @@ def lint_models(
         encodings.store()
         run.cost = run_cost(run)
     return run
+
+
+def visible_sites(model: FileModel, options: LintOptions) -> FileModel:
+    """The model with the sites the run lints: the choice sets read from descriptions (kind
+    `prose`, FileModel.prose_sites) joined to its sites only with `prose-choices`."""
+    if options.prose_choices and model.prose_sites:
+        present = {id(site) for site in model.sites}
+        model.sites = model.sites + [site for site in model.prose_sites if id(site) not in present]
+    return model
 
 
 @contextmanager
@@ -701,6 +731,8 @@ def lint_model(
             scored = site.name_scored(bool(namers))
             tokens = result.site_tokens(site, tokenizer, cache) if scored else None
             for rule, ctx in pairs:
+                if site.runtime and set(site.runtime) & set(rule.needs):
+                    continue  # (a part it reads was built at run time: the file's note says so)
                 if rule.applies_to == "labels":  # (its subject is the question itself)
                     if not rule.needs_tokenizer and index:
                         continue  # (once per question, naming no tokenizer)

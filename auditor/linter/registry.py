@@ -72,6 +72,9 @@ class Rule:
     # whether the check reads only the engine's plan and losses, so it holds for an evaluation
     # harness's scorer too: it runs on evaluation-config label sets, under the harness's engines
     harness: bool = False
+    # the parts of a decision question the check reads; a question read out of code with one of
+    # them built at run time (Site.runtime: "options", "text", "name") is not checked by it
+    needs: tuple[str, ...] = ("options", "text", "name")
 
     @property
     def summary(self) -> str:
@@ -97,6 +100,7 @@ _RULES: dict[str, Rule] = {}
 
 CONFIRMS = ("collision", "agreement")
 READ_GROUPS = ("canonical", "normal", "lengths")
+RUNTIME_PARTS = ("options", "text", "name")  # what a question read out of code may lack
 
 
 def rule(
@@ -121,6 +125,7 @@ def rule(
     confirms: str = "",
     internal: bool = False,
     harness: bool = False,
+    needs: tuple[str, ...] = ("options", "text", "name"),
 ) -> Callable[[Callable], Callable]:
     """Register the decorated `check` generator as a rule, validating its metadata now.
 
@@ -174,6 +179,10 @@ def rule(
             )
         if per_engine and scope != "site":
             raise RuleDefinitionError(f"{where}: only site rules can run per engine")
+        if set(needs) - set(RUNTIME_PARTS):
+            raise RuleDefinitionError(
+                f"{where}: needs {sorted(set(needs) - set(RUNTIME_PARTS))} not in {RUNTIME_PARTS}"
+            )
         if applies_to not in APPLIES_TO:
             raise RuleDefinitionError(f"{where}: applies_to {applies_to!r} not in {APPLIES_TO}")
         if applies_to == "labels" and scope != "site":
@@ -213,6 +222,7 @@ def rule(
             option_limit=option_limit,
             confirms=confirms,
             harness=harness,
+            needs=tuple(needs),
         )
         check.rule_code = code  # type: ignore[attr-defined]  # lets a test find a check's rule
         return check

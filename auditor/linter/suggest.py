@@ -396,24 +396,73 @@ def _scalar(value: str, was: str, yaml_file: bool) -> str:
     return text
 
 
-def rewrite(text: str, yaml_file: bool, renamings: list[tuple[list, list[str]]]) -> str:
-    """`text` with each renamed option written over its span, and nothing else changed;
-    `renamings` holds (option spans, new options) per field. A span shared by two sites ($ref)
-    is written once."""
+def option_edits(
+    text: str, yaml_file: bool, renamings: list[tuple[list, list[str]]]
+) -> list[tuple[tuple[int, int], Any, str]]:
+    """The edits that rename options, in order: ((start, end) offsets into `text`, the option's
+    Span, the text written over it, as the old option was written). `renamings` holds (option
+    spans, new options) per field; a span shared by two sites ($ref) is edited once."""
     starts = [0] + [m.end() for m in _LINE_ENDS[yaml_file].finditer(text)]
-    edits: dict[tuple[int, int], str] = {}
+    edits: dict[tuple[int, int], tuple[Any, str]] = {}
     for spans, options in renamings:
         for span, value in zip(spans, options):
             begin = starts[span.line - 1] + span.column - 1
             end = starts[span.end_line - 1] + span.end_column - 1
-            edits[(begin, end)] = _scalar(value, text[begin:end], yaml_file)
+            edits[(begin, end)] = (span, _scalar(value, text[begin:end], yaml_file))
+    return [(where, span, value) for where, (span, value) in sorted(edits.items())]
+
+
+def rewrite(text: str, yaml_file: bool, renamings: list[tuple[list, list[str]]]) -> str:
+    """`text` with each renamed option written over its span, and nothing else changed
+    (option_edits applied)."""
     out, cursor = [], 0
-    for (begin, end), value in sorted(edits.items()):
+    for (begin, end), _span, value in option_edits(text, yaml_file, renamings):
         out.append(text[cursor:begin])
         out.append(value)
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
+
+
+def fix_entries(run: Any) -> list[dict]:
+    """One entry per (file, field, tokenizer) with a warning or error of a rule that suggests
+    fixes (`suggests=True`), holding the finding's verified suggestions: what `pcdlint suggest`
+    prints, and what the language server and the MCP server offer. An evaluation config's
+    label sets are left out (a harness reads its labels as written: no renaming fixes them)."""
+    offered = fixed_codes()
+    groups: dict[tuple, dict] = {}
+    fixed = label_set_pointers(run)
+    for finding in run.findings:
+        if (
+            finding.code not in offered
+            or finding.severity == "info"
+            or (finding.path, finding.site_pointer) in fixed
+        ):
+            continue
+        key = (finding.path, finding.site_pointer, finding.tokenizer)
+        entry = groups.setdefault(
+            key,
+            {
+                "path": finding.path,
+                "pointer": finding.site_pointer,
+                "field": finding.field,
+                "line": finding.line,
+                "tokenizer": finding.tokenizer,
+                "engine": finding.engine or run.engines[0].name,
+                "codes": [],
+                "suggestions": finding.data.get("suggestions", []),
+            },
+        )
+        if finding.code not in entry["codes"]:
+            entry["codes"].append(finding.code)
+    return list(groups.values())
+
+
+def label_set_pointers(run: Any) -> set[tuple[str, str]]:
+    """(path, pointer) of every evaluation-config label set of the run (auditor.schema.evalconfigs)."""
+    from auditor.schema.evalconfigs import label_set_scoring
+
+    return {(r.model.path, s.pointer) for r in run.files for s in r.model.sites if label_set_scoring(s)}
 
 
 def choose(entries: list[dict]) -> dict[str, dict]:

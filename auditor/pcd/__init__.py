@@ -1,8 +1,8 @@
 """The one PCD scoring model, shared by the linter's rules and the decoder's prompt builder.
 
 JSON text of an option, the field suffix, the hoisted prefix, the scored split, the canonical
-cut, letter slots, the engine profiles (`auditor.pcd.engines`) and the cost model. Pure
-computation over a tokenizer: no I/O.
+cut, letter slots, the engine profiles (`auditor.pcd.engines`), the decision engines' renderers
+(`auditor.pcd.readouts`) and the cost model. Pure computation over a tokenizer: no I/O.
 """
 
 from auditor.pcd.buckets import collision_groups, first_token_buckets
@@ -18,11 +18,21 @@ from auditor.pcd.engines import (
     Loss,
     get_engine,
 )
-from auditor.pcd.labels import LabelReport, check_labels, decision_question, describe_failures, request_state
-from auditor.pcd.requests import (
+from auditor.pcd.readouts import (
     LETTERS,
+    LabelReport,
+    QuestionShown,
+    check_labels,
+    decision_question,
+    describe_failures,
+    question_labels,
+    question_shown,
+    request_state,
+    site_question,
+    two_letter_options,
+)
+from auditor.pcd.requests import (
     bad_characters,
-    count_limit,
     distinct_names,
     field_problems,
     name_key,
@@ -30,7 +40,6 @@ from auditor.pcd.requests import (
     renaming,
     split_passes,
     stringified,
-    two_letter_labels,
 )
 from auditor.pcd.scoring import (
     PREFILL_END,
@@ -62,13 +71,13 @@ __all__ = [
     "FieldPlan",
     "LabelReport",
     "Loss",
+    "QuestionShown",
     "ScoredOption",
     "SiteTokens",
     "SlotTable",
     "bad_characters",
     "check_labels",
     "collision_groups",
-    "count_limit",
     "decision_question",
     "describe_failures",
     "distinct_names",
@@ -80,12 +89,15 @@ __all__ = [
     "letter_slots",
     "name_key",
     "option_windows",
+    "question_labels",
+    "question_shown",
     "refusal",
     "renaming",
     "request_state",
     "scored_ids",
+    "site_question",
     "split_passes",
     "stringified",
-    "two_letter_labels",
+    "two_letter_options",
     "window_sites",
 ]

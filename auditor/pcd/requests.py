@@ -1,8 +1,8 @@
 """What a decision engine does with a decision request: its limits, name rules and field rules
 (the engine table's rows), as pure functions over a question's site and its document.
 
-The decision-request rules read these; `two_letter_labels` is the stand-in for the label
-schemes of auditor.pcd.labels until a tokenizer decides which codes an engine keeps.
+The decision-request rules read these; how an engine shows a question and labels its options
+is its rendering family's (auditor.pcd.readouts).
 """
 
 from __future__ import annotations
@@ -11,14 +11,11 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.pcd.engines.table import EngineRow, Limit
+from auditor.pcd.engines.table import EngineRow
 from auditor.schema.decisions import SHAPES, undocumented_body_fields, undocumented_fields
 from auditor.schema.documents import escape_token, resolve_pointer
 from auditor.schema.sites import Site
 
-LETTERS = 26
-# schemes whose labels past 26 are two letters: every option's ("all") or those past 26
-TWO_LETTER_SCHEMES = {"upper-pairs-all": "all", "upper-pairs-kept": "past", "space-upper-pairs-kept": "past"}
 # line breaks that are not Cc, Zl or Zp (NEL U+0085 is Cc already)
 LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 
@@ -27,10 +24,6 @@ def refusal(row: EngineRow, invalid: bool = True) -> str:
     """`sglang-decisions refuses the request (400)`."""
     status = row.invalid_status() if invalid else row.status
     return f"{row.name} refuses the request" + (f" ({status})" if status else "")
-
-
-def count_limit(row: EngineRow, question_kind: str) -> Limit | None:
-    return row.limit_for(question_kind)
 
 
 def name_key(name: str) -> str:
@@ -43,15 +36,6 @@ def bad_characters(name: str) -> list[str]:
     return [
         c for c in dict.fromkeys(name) if c in LINE_BREAKS or unicodedata.category(c) in ("Cc", "Zl", "Zp")
     ]
-
-
-def two_letter_labels(scheme: str, n: int) -> list[int]:
-    """The option indexes a choice of n options labels with two letters under a label scheme
-    (before any tokenizer skips a code)."""
-    how = TWO_LETTER_SCHEMES.get(scheme)
-    if how is None or n <= LETTERS:
-        return []
-    return list(range(n)) if how == "all" else list(range(LETTERS, n))
 
 
 def stringified(value: object) -> str:

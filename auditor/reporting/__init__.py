@@ -22,7 +22,7 @@ class Formatter:
 
 
 _FORMATTERS: dict[str, Formatter] = {}
-_MODULES = ("text", "json_format", "csv_format", "sarif", "github", "html")
+_MODULES = ("text", "json_format", "csv_format", "sarif", "github", "html", "junit")
 
 
 def formatter(

@@ -89,7 +89,9 @@ def _field_table(groups: list[dict]) -> list[str]:
     return lines
 
 
-def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "error") -> str:
+def render(
+    sarif: dict | None, exit_code: int | None = None, fail_on: str = "error", max_warnings: int | None = None
+) -> str:
     lines = ["## pcdlint", ""]
     if sarif is None:
         lines.append(
@@ -99,11 +101,22 @@ def render(sarif: dict | None, exit_code: int | None = None, fail_on: str = "err
         return "\n".join(lines) + "\n"
     rows = _rows(sarif)
     counts = Counter(r["severity"] for r in rows)
+    failed = f"findings at or above `{fail_on}`"
+    at_fail_on = SEVERITY_ORDER[: SEVERITY_ORDER.index(fail_on) + 1] if fail_on in SEVERITY_ORDER else ()
+    if (
+        max_warnings is not None
+        and counts["warning"] > max_warnings
+        and not any(counts[s] for s in at_fail_on)
+    ):
+        failed = (
+            f"{counts['warning']} warning{'s' if counts['warning'] != 1 else ''}, "
+            f"more than max-warnings {max_warnings}"
+        )
     parts = ", ".join(f"{counts[s]} {s}" for s in SEVERITY_ORDER if counts[s])
     verdict = (
         {
             0: "passed",
-            1: f"failed (findings at or above `{fail_on}`)",
+            1: f"failed ({failed})",
             2: "failed (usage or input error)",
         }.get(exit_code, "")
         if exit_code is not None
@@ -142,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("sarif", nargs="?")
     parser.add_argument("--exit-code", type=int)
     parser.add_argument("--fail-on", default="error")
+    parser.add_argument("--max-warnings", type=int, default=None)
     args = parser.parse_args(argv)
     sarif = None
     path = Path(args.sarif) if args.sarif else None
@@ -152,7 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"pcdlint: error: {path}: cannot read SARIF ({exc})", file=sys.stderr)
             return 2
     sys.stdout.write(
-        render(sarif, args.exit_code, args.fail_on).encode("utf-8", "backslashreplace").decode("utf-8")
+        render(sarif, args.exit_code, args.fail_on, args.max_warnings)
+        .encode("utf-8", "backslashreplace")
+        .decode("utf-8")
     )
     return 0
 

@@ -110,7 +110,7 @@ def engine_pages() -> Iterator[tuple[str, str]]:
     ]
     for name, row in ENGINE_ROWS.items():
         default = " (default for schemas)" if name == DEFAULT_ENGINE else ""
-        default = " (default for decision requests)" if row.default else default
+        default = " (default for decision requests)" if row.default and row.is_decision else default
         rows.append(f"| [{name}]({name}.md){default} | {row.kind} | {row.summary} |")
         yield f"{ENGINES_DIR}/{name}.md", _engine_page(row)
     yield f"{ENGINES_DIR}/index.md", "\n".join(rows) + "\n"

@@ -42,6 +42,7 @@ def run_to_dict(run: LintRun, fragments: bool = False) -> dict:
             "by_severity": by_severity,
             "suppressed": len(run.suppressed),
             "unrecognized": [r.model.path for r in run.unrecognized],
+            "code_without_requests": [r.model.path for r in run.quiet_code],
             "cost": run.cost or {},
         },
     }

@@ -88,6 +88,7 @@ def render(
     show_info: bool = False,
     cost: bool = False,
     statistics: bool = False,
+    failed: bool = False,
     **_options: Any,
 ) -> str:
     lines: list[str] = []
@@ -108,11 +109,26 @@ def render(
         lines.append(summary_line(run, show_info))
         if run.unrecognized:
             lines.append(unrecognized_line(run))
+        if run.quiet_code:
+            count = len(run.quiet_code)
+            lines.append(f"{count} code file{'s' if count != 1 else ''} held no decision request")
+        if run.errors:
+            lines.append(errors_line(run))
+        if failed:  # (a run that exits 2 has no verdict: the errors above are why)
+            return "\n".join(lines) + "\n"
         table = matrix_table(run)
         if table:
             lines.append(table)
         lines.append(verdict(run, show_info).next_step())
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def errors_line(run: LintRun) -> str:
+    """`1 file in error (not read): a.yaml` — the files a run could not read, named once more
+    at the end (each error is on stderr)."""
+    paths = [error.path for error in run.errors]
+    shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+    return f"{len(paths)} file{'s' if len(paths) != 1 else ''} in error (not read): {shown}"
 
 
 def cost_lines(run: LintRun) -> list[str]:

@@ -26,13 +26,14 @@ from typing import Any
 
 from auditor.cachedir import cache_dir, read_checked, write_checked
 from auditor.errors import InputFileError
+from auditor.schema.code_requests import read_document
 from auditor.schema.decisions import QUESTION_KINDS, SHAPES
 from auditor.schema.documents import (
+    CODE_SUFFIXES,
     YAML_SUFFIXES,
     Document,
     Span,
     pack_spans,
-    parse_document,
     read_source,
     run_deep,
     unpack_spans,
@@ -47,7 +48,8 @@ CACHE_FORMAT = "pcdlint-analysis"
 # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice; 4 stored the
 # file's text and, for JSON, its parsed value (5: the text comes from the file's own bytes and
 # JSON is parsed again only when read; spans are one flat list of numbers)
-CACHE_VERSION = 8  # 6: decision sites and notes; 7: open fields; 8: the includes read (issue 49)
+# 6: decision sites and notes; 7: open fields; 8: code files, run-time parts; 9: the includes read
+CACHE_VERSION = 9
 
 
 @lru_cache(maxsize=1)
@@ -158,12 +160,13 @@ def _analyse(
 ) -> FileModel:
     includes = IncludeReader(str(path), top, max_depth)
     if not use_cache:
-        return analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth), includes)
+        return analyse_with_label_sets(read_document(raw, path.suffix, display, max_depth), includes)
     entry, key = _entry(path, raw, max_depth)
     model = load_entry(entry, key, display, raw, includes)
     if model is None:
-        model = analyse_with_label_sets(parse_document(raw, path.suffix, display, max_depth), includes)
-        store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES)
+        model = analyse_with_label_sets(read_document(raw, path.suffix, display, max_depth), includes)
+        # (a code file's value is no parse of its text: kept, as a YAML file's is)
+        store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES | CODE_SUFFIXES)
     model.content_key = key
     return model
 
@@ -194,6 +197,7 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
             **({"data": doc.data} if keep_data else {}),
             "value_spans": pack_spans(doc.value_spans),
             "key_spans": pack_spans(doc.key_spans),
+            **({"runtime": doc.runtime} if doc.runtime else {}),
         },
         "format": model.format,
         "sites": [
@@ -217,7 +221,7 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
                 "array_depth": s.array_depth,
                 **({"decision": s.decision_state()} if s.question_kind is not None else {}),
             }
-            for s in model.sites
+            for s in [*model.sites, *model.prose_sites]
         ],
         "notes": model.notes,
         "include_reads": [[list(chain), fingerprint] for chain, fingerprint in model.include_reads],
@@ -240,6 +244,7 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     d = data["document"]
     value_spans = _spans(d["value_spans"])
     document = Document.packed(display, d.get("data", ...), text, value_spans, _spans(d["key_spans"]))
+    document.runtime = {str(p): str(t) for p, t in d.get("runtime", {}).items()}
     sites = []
     for s in data["sites"]:
         options, pointers = list(s["options"]), s["option_pointers"]
@@ -274,10 +279,10 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     suppressions = {str(p): frozenset(str(c) for c in codes) for p, codes in data["suppressions"].items()}
     schemas = [LocatedSchema(**{k: str(v) for k, v in located.items()}) for located in data["schemas"]]
     open_fields = [OpenField(str(p), str(f), list(o), str(b)) for p, f, o, b in data["open_fields"]]
-    return FileModel(
+    model = FileModel(
         document,
         str(data["format"]),
-        sites,
+        [site for site in sites if site.kind != "prose"],
         problems,
         [str(r) for r in data["remote_refs"]],
         suppressions,
@@ -285,6 +290,8 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
         [str(n) for n in data.get("notes", [])],
         open_fields,
     )
+    model.prose_sites = [site for site in sites if site.kind == "prose"]
+    return model
 
 
 def _option_spans(document: Document, packed: list, pointers: list[str]) -> list[Span]:
@@ -318,7 +325,7 @@ def _decision_fields(stored: Any) -> dict:
         or type(stored["option_details"]) is not list
     ):
         raise ValueError("site")
-    return stored
+    return {**stored, "runtime": tuple(str(part) for part in stored["runtime"])}
 
 
 _DECISION_TEXTS = ("question_name", "question_type", "request_pointer", "request_source")

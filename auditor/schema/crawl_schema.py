@@ -14,6 +14,7 @@ from auditor.schema.documents import Document, Span, escape_token, resolve_point
 from auditor.schema.locate import LocatedSchema
 from auditor.schema.metaschema import meta_schema_errors
 from auditor.schema.model import SUPPRESS_KEY, FileModel, OpenField, SchemaProblem, Site, suppressions_of
+from auditor.schema.prose import prose_choices
 from auditor.schema.refs import References
 
 # Keywords whose value is one subschema, a list of them, or a name → subschema map.
@@ -262,6 +263,7 @@ class JsonSchemaCrawler:
             (self._enum_options(node, pointer) if "enum" in node else None)
             or (self._union_options(node, pointer) if union else None)
             or (self._boolean_options(node, pointer) if "type" in node else None)
+            or (self._prose_options(node, pointer) if "description" in node else None)
         )
         if found is None:
             discriminator = self._discriminator(node, pointer, resolver) if union else None
@@ -280,6 +282,8 @@ class JsonSchemaCrawler:
         shown = field_path or name or ("" if self.located.label else "(root)")
         label = self.located.label
         field_name = f"{label} › {shown}" if label and shown else (label or shown)
+        if kind == "prose":  # (a finding says where the set was read)
+            field_name = f"{field_name} (values read from its description)"
         site = Site(
             self.document.path,
             pointer,
@@ -299,7 +303,17 @@ class JsonSchemaCrawler:
         document = self.document
         site.defer("span", partial(document.key_span if pointer else document.span, pointer))
         site.defer("option_spans", partial(document.spans, pointers))
-        self.model.sites.append(site)
+        (self.model.prose_sites if kind == "prose" else self.model.sites).append(site)
+
+    @staticmethod
+    def _prose_options(node: dict, pointer: str) -> Options | None:
+        """A string field whose description lists its values (auditor.schema.prose)."""
+        if node.get("type", "string") != "string" or "enum" in node or "const" in node:
+            return None
+        values = prose_choices(node.get("description"))
+        if values is None:
+            return None
+        return list(values), [f"{pointer}/description"] * len(values), "prose"
 
     @staticmethod
     def _enum_options(node: dict, pointer: str) -> Options | None:

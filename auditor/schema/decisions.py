@@ -22,6 +22,15 @@ apart by its own keys: a `questions` map whose every question has a System One t
 that has a `state` or a `model` or nothing else (an RLCD preset's `questions` map beside `text`,
 or with types of its own, stays a preset); a `questions` list whose types one shape documents,
 the shape whose own keys the body uses most.
+
+Each open engine also has a dialect of its own, one more row of the same table (`DIALECTS`):
+the same questions under other names (`kind` for `type`; `candidates`, `options` of bare
+strings, `choices`, `labels` for the options; `instruction`, `prompt`, `question` for the text;
+`boolean`, `yes_no`, `predicate` for a yes/no question; `min`/`max` score levels), one question
+per body (`{"question": {...}}`), an object `input`, or a list of `{"state", "question",
+"options"}` rows. A row is recognised only where its structure is unambiguous: the keys it
+requires are there and every question's type is one it knows. Every located request names the
+row it matched (`LocatedRequest.shape`), which a file reports as its `dialect`.
 """
 
 from __future__ import annotations
@@ -39,10 +48,12 @@ QUESTION_KINDS = ("choice", "score", "binary")
 
 @dataclass(frozen=True)
 class RequestShape:
-    """One wire shape: how its questions are held and typed, and its documented fields."""
+    """One wire shape or dialect: how its questions are held and typed, and its documented fields."""
 
     name: str
-    container: str  # "map": questions keyed by name; "list": a list of questions
+    # "map": questions keyed by name; "list": a list of questions; "single": one question under
+    # `question`; "row": the body is one question (a row of a list of rows)
+    container: str
     types: dict[str, str | None]  # type as written → question kind (None: read, not linted)
     top_fields: frozenset[str]  # the body's documented fields
     question_fields: frozenset[str]  # a question's documented fields
@@ -50,6 +61,18 @@ class RequestShape:
     own_keys: frozenset[str]  # keys of a body or question only this shape uses (recognition)
     name_key: str = ""  # the question key holding its name (list shapes)
     text_key: str = "instructions"  # the question key holding its text
+    type_key: str = "type"  # the question key holding its type ("" : typeless, `default_kind`)
+    # per question kind, where its options are: (key, the member key holding each option's
+    # value; "" for a bare value)
+    options: tuple[tuple[str, str, str], ...] = ()  # (kind, key, member)
+    required: frozenset[str] = frozenset()  # keys every question (or row) must have
+    body_required: frozenset[str] = frozenset()  # keys the body must have
+    default_kind: str = ""  # the type of a typeless question
+    levels: tuple[str, str] = ("", "")  # (min key, max key): a score's levels as a range
+
+    def members(self, kind: str | None) -> list[tuple[str, str]]:
+        """(list key, member key) of a question kind's options."""
+        return [(key, member) for k, key, member in self.options if k == kind]
 
 
 SYSTEMONE = RequestShape(
@@ -70,6 +93,7 @@ OPENAI_DECISIONS = RequestShape(
     {"choices": frozenset({"value", "description"}), "levels": frozenset({"label", "description"})},
     frozenset({"safety_identifier", "name", "instructions", "choices", "predicate"}),
     name_key="name",
+    options=(("choice", "choices", "value"), ("score", "levels", "label")),
 )
 SGLANG_DECISIONS = RequestShape(
     "sglang-decisions",
@@ -105,8 +129,91 @@ SGLANG_DECISIONS = RequestShape(
     ),
     name_key="id",
     text_key="question",
+    options=(("choice", "options", "name"), ("score", "levels", "")),
 )
-SHAPES: dict[str, RequestShape] = {s.name: s for s in (SYSTEMONE, OPENAI_DECISIONS, SGLANG_DECISIONS)}
+
+# --------------------------------------------------------------------------- dialects
+# Each open engine's own way of writing the same questions: rows of the same table, recognised
+# only by keys no documented shape uses (`required`), never by a guess.
+
+DIALECTS: tuple[RequestShape, ...] = (
+    # `{"questions": [{"kind": "choice", "id", "instructions", "candidates": [{"id", "description"}]}]}`
+    RequestShape(
+        "kind-candidates",
+        "list",
+        {"choice": "choice", "score": "score", "boolean": "binary", "yes_no": "binary", "noul": "binary"},
+        frozenset({"model", "input", "state", "questions"}),
+        frozenset({"kind", "id", "instructions", "candidates", "levels"}),
+        {"candidates": frozenset({"id", "description"})},
+        frozenset({"kind", "candidates"}),
+        name_key="id",
+        type_key="kind",
+        options=(("choice", "candidates", "id"), ("score", "levels", "")),
+        required=frozenset({"kind", "id", "instructions"}),
+    ),
+    # `{"questions": [{"id", "type": "boolean" | "choice" | "score", "prompt", "options": ["ship",
+    # …], "min", "max"}]}`: bare option strings, a score's levels a range
+    RequestShape(
+        "prompt-options",
+        "list",
+        {"choice": "choice", "score": "score", "boolean": "binary", "yes_no": "binary"},
+        frozenset({"model", "input", "state", "questions"}),
+        frozenset({"id", "type", "prompt", "options", "min", "max"}),
+        {},
+        frozenset({"prompt"}),
+        name_key="id",
+        text_key="prompt",
+        options=(("choice", "options", ""), ("score", "options", "")),
+        required=frozenset({"prompt"}),
+        levels=("min", "max"),
+    ),
+    # `{"input": {"text": …}, "questions": [{"id", "instruction", "options": [{"id",
+    # "description"}]}]}`: typeless questions, each a choice
+    RequestShape(
+        "input-instruction",
+        "list",
+        {"choice": "choice", "score": "score", "yes_no": "binary", "boolean": "binary"},
+        frozenset({"model", "input", "questions"}),
+        frozenset({"id", "type", "instruction", "options"}),
+        {"options": frozenset({"id", "description"})},
+        frozenset({"instruction"}),
+        name_key="id",
+        text_key="instruction",
+        type_key="",
+        options=(("choice", "options", "id"),),
+        required=frozenset({"instruction", "options"}),
+        default_kind="choice",
+    ),
+    # `{"question": {"type", "instructions", "criteria"}}`: one System One question per body
+    RequestShape(
+        "single-question",
+        "single",
+        dict(SYSTEMONE.types),
+        frozenset({"model", "state", "question", "images"}),
+        SYSTEMONE.question_fields,
+        SYSTEMONE.item_fields,
+        frozenset({"question"}),
+        body_required=frozenset({"question"}),
+    ),
+    # a list of `{"state", "question", "options", "expected_index"}` rows: each row one choice
+    RequestShape(
+        "state-question-rows",
+        "row",
+        {"choice": "choice"},
+        frozenset({"state", "question", "options", "expected_index", "id"}),
+        frozenset({"state", "question", "options", "expected_index", "id"}),
+        {},
+        frozenset({"expected_index"}),
+        text_key="question",
+        type_key="",
+        options=(("choice", "options", ""),),
+        body_required=frozenset({"state", "question", "options"}),
+        default_kind="choice",
+    ),
+)
+SHAPES: dict[str, RequestShape] = {
+    s.name: s for s in (SYSTEMONE, OPENAI_DECISIONS, SGLANG_DECISIONS, *DIALECTS)
+}
 
 
 @dataclass(frozen=True)
@@ -122,31 +229,67 @@ class LocatedRequest:
 # --------------------------------------------------------------------------- recognition
 
 
-def _question_types(questions) -> list[str] | None:
+def _question_types(questions, type_key: str = "type", default: str = "") -> list[str] | None:
     """Every question's type, or None when a question is no object with a string type."""
     values = questions.values() if isinstance(questions, dict) else questions
-    types = [q.get("type") if isinstance(q, dict) else None for q in values]
-    return types if types and all(isinstance(t, str) for t in types) else None  # type: ignore[return-value]
+    if not isinstance(values, (list, type({}.values()))):
+        return None
+    types = [(q.get(type_key) if type_key else default) if isinstance(q, dict) else None for q in values]
+    return types if types and all(isinstance(t, str) and t for t in types) else None  # type: ignore[return-value]
 
 
 def request_shape(node: Any) -> str | None:
-    """The shape of a decision request body, or None when the node is none."""
+    """The shape (or dialect) of a decision request body, or None when the node is none."""
     if not isinstance(node, dict):
         return None
     questions = node.get("questions")
-    types = _question_types(questions)
-    if types is None:
-        return None
     if isinstance(questions, dict):
+        types = _question_types(questions)
+        if types is None or not set(types) <= SYSTEMONE.types.keys():
+            return None
         others = set(node) - {"questions"}
-        if set(types) <= SYSTEMONE.types.keys() and (not others or others & {"state", "model"}):
+        # A System One body, with or without `state`/`model` (`{"image": …, "questions": …}`);
+        # an RLCD preset's questions map sits beside `text` (and no state or model)
+        if "text" not in node or others & {"state", "model"}:
             return SYSTEMONE.name
         return None
-    candidates = [s for s in SHAPES.values() if s.container == "list" and set(types) <= s.types.keys()]
-    if len(candidates) < 2:
-        return candidates[0].name if candidates else None
-    keys = set(node).union(*(q.keys() for q in questions), types)  # type: ignore[union-attr]
-    return max(candidates, key=lambda s: len(keys & s.own_keys)).name  # (a tie: the first, OpenAI)
+    if isinstance(questions, list):
+        candidates = []
+        for shape in SHAPES.values():
+            if shape.container != "list":
+                continue
+            types = _question_types(questions, shape.type_key, shape.default_kind)
+            if types is None or not set(types) <= shape.types.keys():
+                continue
+            if shape.required and not all(
+                shape.required <= q.keys() for q in questions if isinstance(q, dict)
+            ):
+                continue
+            candidates.append(shape)
+        if len(candidates) < 2:
+            return candidates[0].name if candidates else None
+        keys = set(node).union(*(q.keys() for q in questions if isinstance(q, dict)))
+        keys |= {q.get("type") for q in questions if isinstance(q.get("type"), str)}
+        return max(candidates, key=lambda s: len(keys & s.own_keys)).name  # (a tie: the first, OpenAI)
+    for shape in DIALECTS:  # one question per body: the body itself, or under `question`
+        if shape.container not in ("single", "row") or not shape.body_required <= node.keys():
+            continue
+        if shape.container == "single":
+            question = node.get("question")
+            if (
+                isinstance(question, dict)
+                and isinstance(question.get("type"), str)
+                and question["type"] in shape.types
+                and set(node) <= shape.top_fields
+            ):
+                return shape.name
+        elif (
+            isinstance(node.get("question"), str)
+            and isinstance(node.get("options"), list)
+            and set(node) <= shape.top_fields
+        ):
+            return shape.name
+    return None
 
 
 def _promptfoo_bodies(node: dict) -> Iterator[tuple[tuple, str, str]]:
@@ -185,7 +328,7 @@ CONTAINERS: tuple[Container, ...] = (
         _promptfoo_bodies,
     ),
     # a request body, anywhere: a file that is one, a list of them, a config that holds them
-    Container("decision-request", "body", lambda n: "questions" in n, _bodies),
+    Container("decision-request", "body", lambda n: "questions" in n or "question" in n, _bodies),
 )
 
 
@@ -282,15 +425,36 @@ def _systemone_questions(body: dict, pointer: str) -> Iterator[Question]:
 
 
 def _list_questions(shape: RequestShape, body: dict, pointer: str) -> Iterator[Question]:
-    for index, spec in enumerate(body["questions"]):
-        at = f"{pointer}/questions/{index}"
-        kind = shape.types.get(spec["type"])
-        named = spec.get(shape.name_key)
+    if shape.container == "list":
+        specs = [(f"{pointer}/questions/{index}", spec) for index, spec in enumerate(body["questions"])]
+    elif shape.container == "single":
+        specs = [(f"{pointer}/question", body["question"])]
+    else:  # "row": the body is the question
+        specs = [(pointer, body)]
+    for index, (at, spec) in enumerate(specs):
+        written = spec.get(shape.type_key) if shape.type_key else shape.default_kind
+        kind = shape.types.get(written)
+        named = spec.get(shape.name_key) if shape.name_key else None
         name = named if isinstance(named, str) and named else f"#{index}"
+        if shape.container == "single":
+            name = "question"
+        elif shape.container == "row":
+            name = f"row {pointer.rsplit('/', 1)[-1] or 0}"
         options: list = []
         pointers: list[str] = []
         details: list = []
-        for key, member in _members(shape, kind):
+        keyed = False
+        option_keys = False
+        if shape.container == "single":  # a System One question under `question`
+            for question in _systemone_questions({"questions": {"question": spec}}, pointer):
+                question.pointer = at
+                question.option_pointers = [
+                    p.replace(f"{pointer}/questions/question", at, 1) for p in question.option_pointers
+                ]
+                question.keyed = False
+                yield question
+            continue
+        for key, member in shape.members(kind):
             items = spec.get(key)
             if not isinstance(items, list):
                 continue
@@ -303,24 +467,39 @@ def _list_questions(shape: RequestShape, body: dict, pointer: str) -> Iterator[Q
                     options.append(_scalar(item))
                     pointers.append(f"{at}/{key}/{i}")
                     details.append(item)
+        low, high = shape.levels
+        if (
+            kind == "score"
+            and not options
+            and low
+            and isinstance(spec.get(low), int)
+            and isinstance(spec.get(high), int)
+        ):
+            if 0 <= spec[high] - spec[low] <= 100:
+                options = [str(level) for level in range(spec[low], spec[high] + 1)]
+                pointers = [f"{at}/{low}"] * len(options)
+                details = [None] * len(options)
         if kind == "binary":
-            words = ["yes", "no"] if shape is SGLANG_DECISIONS else [True, False]
-            options = words
             if shape is SGLANG_DECISIONS:
+                options = ["yes", "no"]
                 pointers = [f"{at}/{w}" if w in spec else f"{at}/type" for w in ("yes", "no")]
                 details = [spec.get("yes"), spec.get("no")]
             else:
-                pointers, details = [f"{at}/type", f"{at}/type"], [None, None]
+                options = [True, False] if shape is OPENAI_DECISIONS else ["true", "false"]
+                where = f"{at}/{shape.type_key}" if shape.type_key else at
+                pointers, details = [where, where], [None, None]
         yield Question(
-            at, name, spec["type"], kind, spec.get(shape.text_key), options, pointers, details, False
+            at,
+            name,
+            str(written),
+            kind,
+            spec.get(shape.text_key),
+            options,
+            pointers,
+            details,
+            keyed,
+            option_keys,
         )
-
-
-def _members(shape: RequestShape, kind: str | None) -> list[tuple[str, str]]:
-    """(list key, the member key holding each option's value; "" for a bare value)."""
-    if shape is OPENAI_DECISIONS:
-        return {"choice": [("choices", "value")], "score": [("levels", "label")]}.get(kind or "", [])
-    return {"choice": [("options", "name")], "score": [("levels", "")]}.get(kind or "", [])
 
 
 def request_questions(request: LocatedRequest, body: dict) -> list[Question]:

@@ -35,6 +35,10 @@ YAML_NODES_FLOOR = 10_000
 YAML_SUFFIXES = {".yaml", ".yml"}
 JSON_SUFFIXES = {".json"}
 LINTABLE_SUFFIXES = YAML_SUFFIXES | JSON_SUFFIXES
+# Code whose decision requests are read statically (auditor.schema.code_requests), never run
+PYTHON_SUFFIXES = {".py"}
+SCRIPT_SUFFIXES = {".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", ".mts", ".cts"}
+CODE_SUFFIXES = PYTHON_SUFFIXES | SCRIPT_SUFFIXES
 
 
 class Span(NamedTuple):
@@ -97,6 +101,10 @@ class Document(Deferred):
     # the value is `json.loads(text)` (a JSON file's): a pickle leaves it out, and it is parsed
     # again where something reads it, as for a document read back from the analysis cache
     reparse: bool = field(default=False, repr=False, compare=False)
+    # a code file's parts built at run time: pointer → the expression as written (their value in
+    # `data` is a placeholder; auditor.schema.code_requests), and what reading it met (notes)
+    runtime: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def __getstate__(self) -> dict:
         """What pickling keeps (a pool worker sends documents back): the spans packed flat (as
@@ -255,14 +263,31 @@ def parse_document(raw: bytes, suffix: str, display: str, max_depth: int | None 
     except UnicodeDecodeError as exc:
         raise InputFileError(display, f"not UTF-8 text (byte {exc.start})") from None
     limit = MAX_DEPTH if max_depth is None else min(max_depth, MAX_DEPTH_CAP)
-    if suffix.lower() in YAML_SUFFIXES:
-        document = _load_yaml(text, display, limit)
-    else:
-        document = _load_json(text, display, limit)
+    try:
+        if suffix.lower() in YAML_SUFFIXES:
+            document = _load_yaml(text, display, limit)
+        else:
+            document = _load_json(text, display, limit)
+    except InputFileError as error:
+        marker = conflict_marker_line(text)
+        if marker is not None:  # (named at its own line, not where the parser gave up)
+            raise InputFileError(
+                display, "unresolved merge conflict marker '<<<<<<<' (resolve the merge)", marker, 1
+            ) from None
+        raise error from None
     check_depth(document.data, display, limit)
     if _SURROGATE_ESCAPE.search(text):
         check_unicode(document.data, display)
     return document
+
+
+def conflict_marker_line(text: str) -> int | None:
+    """The line of the first merge conflict marker (`<<<<<<< ` at a line's start), if any."""
+    found = _CONFLICT_MARKER.search(text)
+    return text.count("\n", 0, found.start()) + 1 if found else None
+
+
+_CONFLICT_MARKER = re.compile(r"^<<<<<<<(?: |$)", re.MULTILINE)
 
 
 def load_document(path: Path, display: str | None = None) -> Document:

@@ -58,6 +58,9 @@ class Site(Deferred):
     request_source: str = ""
     question_index: int = 0
     request_questions: int = 0
+    # the parts of a question built at run time in the code it was read from ("options",
+    # "text", "name"): the rules that need one skip the site (auditor.schema.code_requests)
+    runtime: tuple[str, ...] = ()
 
     @property
     def is_decision(self) -> bool:
@@ -67,6 +70,8 @@ class Site(Deferred):
         """Whether the option-name rules and the cost model read this site: a schema's field
         always; a decision request's question where an engine named scores option names and it
         has two options or more (a choice whose criteria are no map has none)."""
+        if self.runtime:  # (options or names built at run time: none to score)
+            return False
         return self.question_kind is None or (names_decisions and len(self.options) >= 2)
 
     def __getstate__(self) -> dict:
@@ -121,6 +126,7 @@ DECISION_FIELDS = (
     "request_source",
     "question_index",
     "request_questions",
+    "runtime",
 )
 
 
@@ -156,6 +162,9 @@ class FileModel:
     schemas: list[LocatedSchema] = field(default_factory=list)  # the schemas the locator found
     notes: list[str] = field(default_factory=list)  # said once beside the findings (text output)
     open_fields: list[OpenField] = field(default_factory=list)
+    # choice sets read from descriptions (kind "prose", auditor.schema.prose): linted only with
+    # the config key `prose-choices` (the engine adds them to `sites` then)
+    prose_sites: list[Site] = field(default_factory=list)
     source: str | None = None  # the input as named where it is no path (`pkg.module:Name`)
     # its analysis cache key (bytes, parsing code), where the caches are used: the encoding
     # cache's entries are kept under it too (auditor.tokenizers.encodings)
@@ -171,6 +180,16 @@ class FileModel:
     @property
     def recognized(self) -> bool:
         return self.format != "unknown"
+
+    @property
+    def dialect(self) -> str:
+        """What the file is written in: its decision requests' shapes and dialects
+        (auditor.schema.decisions.SHAPES), or its schemas' dialects ("json-schema",
+        "openapi-3.0", ...), joined by "+"; "" for a file with neither."""
+        names = [s.request_shape for s in self.sites if s.request_shape] or [s.dialect for s in self.schemas]
+        if not names and self.format == "pcd-preset":
+            names = ["pcd-preset"]
+        return "+".join(dict.fromkeys(names))
 
 
 def suppressions_of(node: object) -> frozenset[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from auditor.pcd.chat import ChatTemplateError, render_chat
 from auditor.pcd.engines.table import ENGINE_ROWS, decision_engines
-from auditor.pcd.labels import (
+from auditor.pcd.readouts import (
     SCHEMES,
     DecisionQuestion,
     check_labels,

@@ -4,20 +4,16 @@ Each module here is one engine's documented decision procedure over the tokenize
 its suffix and boundary, its fallback and budget, its letter alphabet and option limits, its
 matching rule. `losses(tokens)` simulates the engine with an oracle model certain of each
 option in turn; `extra_passes(tokens)` is the field's sequential cost.
+
+Which modules are profiles is the engine table's: every `pcd` and `harness` row names its module
+in `scorer`, and that module's `profiles()` gives the row's profile by name. Nothing here lists
+them; a row whose module or profile is missing fails at import, loudly.
 """
 
 from __future__ import annotations
 
-from auditor.pcd.engines import (
-    constrained,
-    evals_classify,
-    full_sequence,
-    gather,
-    lm_eval_sequence,
-    logprob_parser,
-    openjev,
-    rlcd_mlx,
-)
+from typing import Any
+
 from auditor.pcd.engines.base import (
     BUDGET,
     OPTION_CAP,
@@ -29,17 +25,30 @@ from auditor.pcd.engines.base import (
     FieldPlan,
     Loss,
 )
+from auditor.pcd.engines.table import DEFAULT_PCD_ENGINE, ENGINE_ROWS, EngineTableError, row_module
 
-ENGINES: dict[str, EngineProfile] = {
-    m.PROFILE.name: m.PROFILE for m in (gather, rlcd_mlx, openjev, constrained, full_sequence)
-}
-ENGINES.update((p.name, p) for p in full_sequence.PROFILES)  # the named full-sequence variants
+
+def _profiles(kind: str) -> dict[str, EngineProfile]:
+    """The profile of every row of `kind`, by name, in table order, from its `scorer` module."""
+    provided: dict[str, dict[str, EngineProfile]] = {}
+    out: dict[str, EngineProfile] = {}
+    for row in ENGINE_ROWS.values():
+        if row.kind != kind:
+            continue
+        if row.scorer not in provided:
+            module: Any = row_module(__name__, row, "scorer")
+            provided[row.scorer] = {p.name: p for p in module.profiles()}
+        if row.name not in provided[row.scorer]:
+            raise EngineTableError(f"engines.toml: {row.scorer}.profiles() gives no profile {row.name!r}")
+        out[row.name] = provided[row.scorer][row.name]
+    return out
+
+
+ENGINES: dict[str, EngineProfile] = _profiles("pcd")
 # the evaluation harnesses' scorers (engine-table rows of kind "harness"): each applies to the
 # label sets of its own configs (auditor.schema.evalconfigs), never named with --engine
-HARNESS_ENGINES: dict[str, EngineProfile] = {
-    p.name: p for m in (evals_classify, lm_eval_sequence, logprob_parser) for p in m.profiles()
-}
-DEFAULT_ENGINE = gather.PROFILE.name
+HARNESS_ENGINES: dict[str, EngineProfile] = _profiles("harness")
+DEFAULT_ENGINE = DEFAULT_PCD_ENGINE
 
 
 class UnknownEngine(ValueError):

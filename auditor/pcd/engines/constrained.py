@@ -67,3 +67,8 @@ PROFILE = Constrained(
     first_token=False,
     limits={"fallback": "one pass per token of the longest option"},
 )
+
+
+def profiles() -> list[EngineProfile]:
+    """The profiles this module gives the engine table's rows (`scorer = "constrained"`)."""
+    return [PROFILE]

@@ -195,3 +195,8 @@ PROFILES = [
         "byte-norm", "byte-norm", "lm-eval acc_norm: summed log-prob / the option's length; ties → first"
     ),
 ]
+
+
+def profiles() -> list[FullSequence]:
+    """The profiles this module gives the engine table's rows (`scorer = "full_sequence"`)."""
+    return [PROFILE, *PROFILES]

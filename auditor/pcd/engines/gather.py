@@ -209,3 +209,8 @@ PROFILE = Gather(
     summary="RLCD torch path: one batched pass, first-token gather, ties go to the lowest index",
     limits={"max_options": RLCD_MAX_OPTIONS, "fallback": None},
 )
+
+
+def profiles() -> list[EngineProfile]:
+    """The profiles this module gives the engine table's rows (`scorer = "gather"`)."""
+    return [PROFILE]

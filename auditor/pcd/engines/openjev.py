@@ -96,3 +96,8 @@ PROFILE = OpenJev(
     letters=OPENJEV_LETTERS,
     limits={"min_options": MIN_OPTIONS, "max_options": MAX_OPTIONS, "fallback": None},
 )
+
+
+def profiles() -> list[EngineProfile]:
+    """The profiles this module gives the engine table's rows (`scorer = "openjev"`)."""
+    return [PROFILE]

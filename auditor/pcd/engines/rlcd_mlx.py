@@ -42,6 +42,7 @@ from auditor.pcd.engines.base import (
     PREFIX_MATCH,
     STOP_CHAR,
     STRIP,
+    EngineProfile,
     FieldPlan,
 )
 from auditor.pcd.engines.gather import (
@@ -145,3 +146,8 @@ PROFILE = RlcdMlx(
     ),
     limits={"max_options": RLCD_MAX_OPTIONS, "fallback": f"greedy, {GREEDY_BUDGET} tokens"},
 )
+
+
+def profiles() -> list[EngineProfile]:
+    """The profiles this module gives the engine table's rows (`scorer = "rlcd_mlx"`)."""
+    return [PROFILE]

@@ -7,14 +7,15 @@ schemes, whether it scores option names. Pure: no I/O beyond the package's own d
 
 from __future__ import annotations
 
+import importlib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 KINDS = ("pcd", "decision", "harness")  # harness: an evaluation harness's scorer of its configs' label sets
 SCORES = ("option-names", "labels")
 LABEL_CHECKS = ("request", "model-load", "skip-codes", "startup", "none")
-PROMPTS = ("sglang-chat", "llamacpp-systemone", "llm2jev", "intern-decision", "closed")
 UNKNOWN_FIELDS = ("refused", "questions", "ignored")
 REQUIREMENTS = ("state", "instructions", "noul-text", "nonblank", "nonblank-levels", "unique-ids")
 SHAPES = ("systemone", "openai-decisions", "sglang-decisions")
@@ -138,7 +139,6 @@ def _row(raw: dict) -> EngineRow:
     _choice(raw, "kind", KINDS)
     _choice(raw, "scores", SCORES)
     _choice(raw, "label_check", LABEL_CHECKS)
-    _choice(raw, "prompt", PROMPTS)
     _choice(raw, "unknown_fields", UNKNOWN_FIELDS)
     for column, allowed in (("shapes", SHAPES), ("required", REQUIREMENTS)):
         unknown = set(raw.get(column, ())) - set(allowed)
@@ -183,9 +183,12 @@ def load_rows(text: str) -> dict[str, EngineRow]:
         if row.name in rows:
             raise EngineTableError(f"engine {row.name!r} is listed twice")
         rows[row.name] = row
-    defaults = [r.name for r in rows.values() if r.default]
-    if len(defaults) != 1 or not rows[defaults[0]].is_decision:
-        raise EngineTableError(f"exactly one decision row must be the default (found {defaults})")
+    for kind in ("decision", "pcd"):
+        defaults = [r.name for r in rows.values() if r.default and r.kind == kind]
+        if len(defaults) != 1:
+            raise EngineTableError(f"exactly one {kind} row must be the default (found {defaults})")
+    if any(r.default for r in rows.values() if r.kind not in ("decision", "pcd")):
+        raise EngineTableError("only a decision row and a pcd row may be the default")
     return rows
 
 
@@ -196,7 +199,23 @@ def table_text() -> str:
 
 
 ENGINE_ROWS: dict[str, EngineRow] = load_rows(table_text())
-DEFAULT_DECISION_ENGINE: str = next(r.name for r in ENGINE_ROWS.values() if r.default)
+DEFAULT_DECISION_ENGINE: str = next(r.name for r in ENGINE_ROWS.values() if r.default and r.is_decision)
+DEFAULT_PCD_ENGINE: str = next(r.name for r in ENGINE_ROWS.values() if r.default and r.kind == "pcd")
+
+
+def row_module(package: str, row: EngineRow, column: str) -> ModuleType:
+    """The module of `package` a row's `column` names (`sglang-chat` → `sglang_chat`), imported;
+    EngineTableError where there is none."""
+    value = str(getattr(row, column))
+    name = f"{package}.{value.replace('-', '_')}"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name != name:
+            raise
+        raise EngineTableError(
+            f"engines.toml: engine {row.name!r} names {column} {value!r}, but there is no module {name}"
+        ) from None
 
 
 def decision_engines() -> list[EngineRow]:
