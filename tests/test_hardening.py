@@ -369,6 +369,14 @@ def option_over_the_length_limit(tmp):
     )
 
 
+def label_over_the_length_limit(tmp):
+    """The same limit for an eval config's label set (its sites join the file's after the crawl)."""
+    task = write(
+        tmp / "task.yaml", f"task: t\noutput_type: multiple_choice\ndoc_to_choice: ['{'c' * 100_001}', 'd']\n"
+    )
+    return Case(["check", task], 2, "task.yaml: the option at /doc_to_choice/0 is 100,001 characters", [task])
+
+
 ROWS = [
     include_outside_relative,
     include_absolute_system_files,
@@ -398,6 +406,7 @@ ROWS = [
     missing_file_among_others,
     option_of_30000_characters,
     option_over_the_length_limit,
+    label_over_the_length_limit,
 ]
 
 

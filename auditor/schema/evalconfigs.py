@@ -429,11 +429,11 @@ def analyse_with_label_sets(document: Document, includes: IncludeReader | None =
     sites = label_set_sites(document, config) if config is not None else []
     model = analyse(document)
     model.include_reads = includes.reads
-    refuse_long_texts(model)
     if config is None:
+        refuse_long_texts(model)
         return model
-    refuse_long_texts(model)  # (the label sets' too)
     model.format = config.format if model.format == "unknown" else f"{model.format}+{config.format}"
     model.sites.extend(sites)
+    refuse_long_texts(model)
     model.notes.extend(config.notes)
     return model

@@ -205,7 +205,7 @@ def suppressions_of(node: object) -> frozenset[str]:
 def refuse_long_texts(model: FileModel) -> None:
     """An InputFileError (the file is not linted, exit 2) where a site's option or name is
     longer than MAX_TEXT_CHARS, naming the first and the limit."""
-    for site in model.sites:
+    for site in [*model.sites, *model.prose_sites]:
         if len(site.name) > MAX_TEXT_CHARS:
             raise InputFileError(model.path, _too_long("the field name", site.pointer, len(site.name)))
         for option, pointer in zip(site.options, site.option_pointers):
