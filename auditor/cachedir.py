@@ -5,9 +5,9 @@ Written atomically, and, for the analysis, encoding, rank-table and converted-to
 as a checked entry: one JSON header line with the payload's length and sha256, then the payload.
 Read back as untrusted input (CI caches are restored from other branches): only a regular file
 directly in its folder (never a symlink, FIFO, device or socket: nothing that blocks or never
-ends), of at most a stated size (checked before anything is read), in a folder that does not
-lead out of the cache directory; then its header and checksum are checked. Anything else reads
-as no entry: the caller rebuilds it (docs/security.md, "Caches").
+ends), of at most a stated size (checked before anything is read), and, for a folder of the
+cache directory, one that does not lead out of it; then its header and checksum are checked.
+Anything else reads as no entry: the caller rebuilds it (docs/security.md, "Caches").
 """
 
 from __future__ import annotations
@@ -114,19 +114,27 @@ def read_cache_file(target: Path | str, limit: int = ENTRY_MAX_BYTES) -> bytes |
 
 
 def _inside_cache(folder: str) -> bool:
-    """Whether `folder`, symlinks followed, is inside the cache directory (or is it): a folder of
-    the cache replaced by a link elsewhere is not read."""
-    return _inside(folder, str(cache_dir()))
+    """Whether a folder of the cache directory (by its name) is inside it with its links
+    followed too: a folder of the cache replaced by a link elsewhere is not read. A folder the
+    caller names outside the cache directory (a test's entry) is read as named."""
+    top = str(cache_dir())
+    if not _within(os.path.abspath(folder or "."), os.path.abspath(top)):
+        return True
+    return _inside(folder, top)
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
 
 
 @lru_cache(maxsize=64)
 def _inside(folder: str, top: str) -> bool:
-    """_inside_cache, asked once per folder and cache directory in a process."""
+    """_inside_cache's check of the real paths, asked once per folder and cache directory in a
+    process."""
     try:
-        real, top = os.path.realpath(folder or "."), os.path.realpath(top)
+        return _within(os.path.realpath(folder or "."), os.path.realpath(top))
     except (OSError, ValueError):
         return False
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def read_checked(

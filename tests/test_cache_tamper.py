@@ -268,3 +268,18 @@ def _first_regex(node: object) -> str:
             if found:
                 return found
     return ""
+
+
+def test_a_cache_folder_linked_out_of_the_cache_is_not_read(primed, tmp_path):
+    """`analysis/` replaced by a link to a folder elsewhere that holds a forged entry under the
+    right name (its sites dropped, its checksum made to match): not read, the findings stand."""
+    schema, primed_cache, baseline = primed
+    cache = tmp_path / "cache"
+    shutil.copytree(primed_cache, cache, copy_function=os.link)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(cache / "analysis", elsewhere)
+    (forged,) = elsewhere.glob("*.json")
+    _rechecksummed(forged, lambda p: json.dumps({**json.loads(p), "sites": []}).encode())
+    shutil.rmtree(cache / "analysis")
+    (cache / "analysis").symlink_to(elsewhere, target_is_directory=True)
+    assert _outcome(_check(schema, cache)) == baseline
