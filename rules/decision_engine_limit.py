@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from auditor.linter import Finding, RuleContext, Site, rule
-from auditor.pcd import refusal, split_passes
+from auditor.pcd import first_site, refusal, split_passes
 
 NOUNS = {"choice": "options", "score": "levels"}
 
@@ -81,7 +81,8 @@ def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
             data=data,
         )
     questions = row.questions
-    if site.question_index == 0 and questions is not None and not questions.admits(site.request_questions):
+    first = first_site(site, ctx.file.document.data)
+    if first and questions is not None and not questions.admits(site.request_questions):
         yield ctx.finding(
             f"{site.request_questions} questions: {row.name} takes {questions.phrase()} questions per "
             f"request; {refusal(row)}",

@@ -6,8 +6,10 @@ documents and the engine's field rules (the engine table): SGLang `/v1/decisions
 unknown field anywhere; SGLang `/v1/systemone` refuses unknown keys inside a question or a
 noul's criteria and a non-null `temperature`, `prompt_format_version` or
 `return_prompt_token_ids`, and a noul with neither instructions nor criteria; llama.cpp needs a
-`state` and every question's `instructions`. Only bodies of a shape the engine's route takes
-are checked.
+`state` and every question's `instructions`; vLLM `/v1/systemone` refuses unknown keys in a
+question, criteria of the wrong shape, an empty question id, a missing `state`, thinking turned
+on and a question type other than `choice`, `score` and `noul`. Only bodies of a shape the
+engine's route takes are checked.
 
 ## Why is this bad?
 The engine refuses the whole request (400, or 422 for an invalid body), whatever the questions
@@ -40,6 +42,10 @@ WHY = {
     "required": "is required",
     "blank": "is blank",
     "repeated": "repeats an earlier question's id",
+    "empty": "is empty",
+    "shape": "has the wrong shape",
+    "thinking": "is true: the route reads the label as the reply's first token, so thinking must be off",
+    "type": "is a question type the route does not take",
 }
 
 
@@ -58,6 +64,9 @@ def check(site: Site, ctx: RuleContext) -> Iterator[Finding]:
     for problem in field_problems(row, site, ctx.file.document.data):
         missing = problem.why == "required"
         what = f"{problem.field!r} {WHY[problem.why]}" + (" and missing" if missing else "")
+        what += f" (the route takes {problem.expected})" if problem.expected else ""
+        if problem.why == "type":
+            what = f"question type {problem.field!r} is not one the route takes ({problem.expected})"
         yield ctx.finding(
             f"{what} under {row.name}; {refusal(row)}",
             pointer=problem.pointer,

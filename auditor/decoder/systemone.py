@@ -6,7 +6,8 @@ description or null), ``score`` (criteria: a list of levels) and ``noul`` (a yes
 criteria ``{"true": …, "false": …}`` optional). The response carries ``answers`` per question
 id: ``choice`` and ``probabilities`` (key -> p) for a choice, ``score`` (the expected level) and
 ``probabilities`` (level index as a string -> p) for a score, ``noul`` (p of true) for a noul;
-``x_label_mass`` or ``label_mass`` where the server reports how much probability its labels held.
+``x_label_mass`` or ``label_mass`` where the server reports how much probability its labels held
+(vLLM reports it beside the answers, in ``diagnostics.<id>.label_mass``).
 
 ``SystemOneBackend`` POSTs bodies to ``base_url + route`` through the one HTTP client
 (``auditor.decoder.http``); ``Llm2jevEngine`` (``llm2jev.py``) answers the same bodies in this
@@ -104,6 +105,7 @@ def read_answers(body: dict, response: Any) -> list[QuestionAnswer]:
     answers = response.get("answers") if isinstance(response, dict) else None
     if not isinstance(answers, dict):
         raise DecoderError('the server\'s response has no "answers" object')
+    diagnostics = response.get("diagnostics")
     out = []
     for qid, question in body["questions"].items():
         got = answers.get(qid)
@@ -112,6 +114,9 @@ def read_answers(body: dict, response: Any) -> list[QuestionAnswer]:
         kind = question["type"]
         keys = question_keys(question)
         mass = _probability(got.get("x_label_mass", got.get("label_mass")), f"answers.{qid}.label_mass")
+        read = diagnostics.get(qid) if isinstance(diagnostics, dict) else None
+        if mass is None and isinstance(read, dict):
+            mass = _probability(read.get("label_mass"), f"diagnostics.{qid}.label_mass")
         if kind == "noul":
             p_true = _probability(got.get("noul"), f"answers.{qid}.noul")
             probs = None if p_true is None else [p_true, 1.0 - p_true]

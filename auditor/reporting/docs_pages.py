@@ -72,8 +72,18 @@ def rule_pages() -> Iterator[tuple[str, str]]:
 
 
 def _engine_page(row: EngineRow) -> str:
-    facts = [f"- **Kind**: {row.kind} (scores {row.scores})", f"- **Source read**: {row.source}"]
-    skip = {"name", "kind", "scores", "summary", "source"}
+    facts = [
+        f"- **Kind**: {row.kind} (scores {row.scores})",
+        f"- **Source read**: {row.source}",
+        f"- **Read from**: {row.version}, on {row.read_on}",
+        "- **Live test**: "
+        + (
+            f"`{row.live_test}` checks it against a running server"
+            if row.live_test
+            else "none (read from the source only)"
+        ),
+    ]
+    skip = {"name", "kind", "scores", "summary", "source", "version", "read_on", "live_test"}
     for column in dataclasses.fields(row):
         key, value = column.name, getattr(row, column.name)
         if key in skip or key == "default" or value in ("", (), None, False, {}):
@@ -105,12 +115,17 @@ def engine_pages() -> Iterator[tuple[str, str]]:
         "Rows of kind `harness` are evaluation harnesses' scorers: each applies to the label sets",
         "of its own configs without being named.",
         "",
-        "| engine | kind | summary |",
-        "| --- | --- | --- |",
+        "`pcdlint engines` lists the same rows in a terminal.",
+        "",
+        "| engine | kind | read from | live test | summary |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for name, row in ENGINE_ROWS.items():
         default = " (default for schemas)" if name == DEFAULT_ENGINE else ""
         default = " (default for decision requests)" if row.default and row.is_decision else default
-        rows.append(f"| [{name}]({name}.md){default} | {row.kind} | {row.summary} |")
+        live = "yes" if row.live_test else "no"
+        rows.append(
+            f"| [{name}]({name}.md){default} | {row.kind} | {row.version}, {row.read_on} | {live} | {row.summary} |"
+        )
         yield f"{ENGINES_DIR}/{name}.md", _engine_page(row)
     yield f"{ENGINES_DIR}/index.md", "\n".join(rows) + "\n"

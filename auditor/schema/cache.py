@@ -55,7 +55,15 @@ CACHE_VERSION = 9
 @lru_cache(maxsize=1)
 def _code_key() -> str:
     digest = hashlib.sha256(f"{__version__}|{CACHE_VERSION}".encode())
-    for package in ("jsonschema", "jsonschema_rs"):  # the meta-schema check's code
+    # the meta-schema check's code, and the grammars that read script files (a file analysed
+    # while they were missing holds a note saying so, which must not outlive their install)
+    for package in (
+        "jsonschema",
+        "jsonschema_rs",
+        "tree_sitter",
+        "tree_sitter_javascript",
+        "tree_sitter_typescript",
+    ):
         digest.update(f"|{_installed(package)}".encode())
     for source in sorted(Path(__file__).parent.glob("*.py")):  # every module of auditor.schema
         digest.update(source.name.encode() + source.read_bytes())

@@ -275,3 +275,42 @@ def test_the_language_servers_workspace_lints_code_through_the_same_dispatch(tmp
         assert [(f.code, f.site_pointer.rsplit("/", 1)[-1]) for f in done.findings] == [("PCD101", "team")]
         assert done.findings[0].line == line
     assert not (tmp_path / "IMPORTED.txt").exists()
+
+
+def test_a_cached_note_about_missing_grammars_ends_with_their_install(tmp_path):
+    """A script file analysed while tree-sitter could not be imported holds a "needs
+    tree-sitter's grammars" note; the analysis cache must not keep serving it once they import
+    (its key covers the grammars' installed versions). Real processes, one cache directory."""
+    import os
+    import subprocess
+    import sys
+
+    from support import seed_cache
+
+    shadow = tmp_path / "shadow" / "tree_sitter"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        "raise ImportError('grammars hidden by the test')\n", encoding="utf-8"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_CACHE_DIR": str(seed_cache(tmp_path / "cache"))}
+
+    def check(extra_path: str | None) -> str:
+        run_env = dict(env)
+        if extra_path:
+            run_env["PYTHONPATH"] = os.pathsep.join(p for p in (extra_path, env.get("PYTHONPATH")) if p)
+        done = subprocess.run(
+            [sys.executable, "-m", "auditor", "check", str(CODE / "triage.ts")],
+            capture_output=True,
+            text=True,
+            env=run_env,
+            cwd=tmp_path,
+        )
+        assert done.returncode in (0, 1), done.stderr
+        return done.stdout
+
+    hidden = check(str(tmp_path / "shadow"))
+    assert "needs tree-sitter's grammars" in hidden
+    assert (tmp_path / "cache" / "analysis").is_dir()  # the note was cached
+    visible = check(None)
+    assert "needs tree-sitter's grammars" not in visible
+    assert "triage.ts:8:5: question team › choice PCD101" in visible

@@ -59,7 +59,10 @@ def test_limits_read_from_the_sources():
     assert limits["jev"][1].high == 10
     assert limits["fireworks"][0].high == 208
     assert limits["perplexity"][2].high == 128
-    assert ENGINE_ROWS["openai-decisions"].levels_documented is False
+    assert ENGINE_ROWS["fireworks"].levels_documented is False
+    # generally available: 1-400 questions, 2-10 levels (docs as quoted 2026-11-12)
+    assert limits["openai-decisions"][1].high == 10 and limits["openai-decisions"][2].high == 400
+    assert limits["gemini-decisions"][2].high == 1000 and limits["cloudflare-clef"][2].high == 64
     default = default_decision_row()
     assert (default.options.low, default.options.high, default.levels.high) == (1, 255, 10)
 

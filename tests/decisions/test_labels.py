@@ -68,12 +68,18 @@ EXPECTED = {  # engine: (choice of 3, score of 5, noul), as each engine scores t
     "llm2jev": ([" A", " B", " C"], [" A", " B", " C", " D", " E"], [" A", " B"]),
     # 62 trained symbols A-Z, a-z, 0-9; a noul's no (A) before yes (B)
     "sglang-intern-decision": (["A", "B", "C"], ["A", "B", "C", "D", "E"], ["A", "B"]),
+    # vLLM /v1/systemone: the question types' label sets; /v1/decisions: every question a choice
+    # of A, B, … (a predicate: A false, B true)
+    "vllm-systemone": (["A", "B", "C"], ["0", "1", "2", "3", "4"], ["yes", "no"]),
+    "vllm-decisions": (["A", "B", "C"], ["A", "B", "C", "D", "E"], ["A", "B"]),
     # hosted, readout closed: no labels to check
     "systemone": ([], [], []),
     "jev": ([], [], []),
     "openai-decisions": ([], [], []),
     "fireworks": ([], [], []),
     "perplexity": ([], [], []),
+    "gemini-decisions": ([], [], []),
+    "cloudflare-clef": ([], [], []),
 }
 
 

@@ -11,28 +11,13 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from served.boundary import choice as _choice
+from served.boundary import questions as _questions
+from served.boundary import score as _score
 
 from auditor.cli.main import cli
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
-
-
-def _choice(n: int) -> dict:
-    return {
-        "state": "Pick one.",
-        "questions": {"pick": {"type": "choice", "criteria": {f"o{i}": None for i in range(n)}}},
-    }
-
-
-def _score(n: int) -> dict:
-    return {
-        "state": "Rate it.",
-        "questions": {"rate": {"type": "score", "criteria": [f"level {i}" for i in range(n)]}},
-    }
-
-
-def _questions(n: int) -> dict:
-    return {"state": "x", "questions": {f"q{i}": {"type": "noul"} for i in range(n)}}
 
 
 # (name, body, what the documented limits say: accept or refuse)

@@ -7,6 +7,7 @@ schemes, whether it scores option names. Pure: no I/O beyond the package's own d
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import tomllib
 from dataclasses import dataclass, field
@@ -15,13 +16,25 @@ from types import ModuleType
 
 KINDS = ("pcd", "decision", "harness")  # harness: an evaluation harness's scorer of its configs' label sets
 SCORES = ("option-names", "labels")
-LABEL_CHECKS = ("request", "model-load", "skip-codes", "startup", "none")
+LABEL_CHECKS = ("request", "model-load", "skip-codes", "startup", "route-startup", "none")
 UNKNOWN_FIELDS = ("refused", "questions", "ignored")
-REQUIREMENTS = ("state", "instructions", "noul-text", "nonblank", "nonblank-levels", "unique-ids")
+REQUIREMENTS = (
+    "state",
+    "state-field",
+    "model",
+    "instructions",
+    "noul-text",
+    "nonblank",
+    "nonblank-levels",
+    "unique-ids",
+    "nonempty-ids",
+    "thinking-off",
+)
 SHAPES = ("systemone", "openai-decisions", "sglang-decisions")
 # a question kind (auditor.schema.decisions) → the row column holding its limits and labels
 LIMIT_COLUMN = {"choice": "options", "score": "levels", "binary": None}
 LABEL_COLUMN = {"choice": "choice_labels", "score": "level_labels", "binary": "binary_labels"}
+DUPLICATE_KINDS = ("choice", "score")  # the question kinds `exact_duplicates` may name
 
 
 class EngineTableError(ValueError):
@@ -49,6 +62,9 @@ class EngineRow:
     scores: str
     summary: str
     source: str
+    version: str  # the upstream version (release, commit or docs) the row was read from
+    read_on: str  # the date (ISO) the row was read from it
+    live_test: str = ""  # the test file that checks the row against a running server
     scorer: str = ""
     shapes: tuple[str, ...] = ()
     choice_labels: str = ""
@@ -61,7 +77,13 @@ class EngineRow:
     questions: Limit | None = None
     levels_documented: bool = True
     name_rules: bool = False
+    exact_duplicates: tuple[str, ...] = ()
+    criteria_shapes: bool = False
+    question_types: tuple[
+        str, ...
+    ] = ()  # the types its route takes, as a body writes them (empty: unchecked)
     unknown_fields: str = "ignored"
+    extra_fields: tuple[str, ...] = ()
     refused_fields: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
     status: int | None = None
@@ -98,6 +120,9 @@ class EngineRow:
             "scores": self.scores,
             "summary": self.summary,
             "source": self.source,
+            "version": self.version,
+            "read_on": self.read_on,
+            "live_test": self.live_test or None,
         }
         if self.is_decision:
             for column in ("options", "levels", "questions"):
@@ -132,15 +157,29 @@ def _choice(row: dict, column: str, allowed: tuple[str, ...]) -> None:
         raise EngineTableError(f"engine {row.get('name')!r}: {column} {value!r} not in {allowed}")
 
 
+def _read_on(raw: dict) -> str:
+    """The row's `read_on` as an ISO date (a TOML date, or a string holding one)."""
+    value = raw.get("read_on")
+    text = value.isoformat() if isinstance(value, datetime.date) else value
+    try:
+        return datetime.date.fromisoformat(text).isoformat()  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise EngineTableError(f"engine {raw.get('name')!r}: read_on must be a date (YYYY-MM-DD)") from None
+
+
 def _row(raw: dict) -> EngineRow:
-    for column in ("name", "kind", "scores", "summary", "source"):
+    for column in ("name", "kind", "scores", "summary", "source", "version"):
         if not isinstance(raw.get(column), str) or not raw[column]:
             raise EngineTableError(f"engine row {raw.get('name')!r} lacks {column!r}")
     _choice(raw, "kind", KINDS)
     _choice(raw, "scores", SCORES)
     _choice(raw, "label_check", LABEL_CHECKS)
     _choice(raw, "unknown_fields", UNKNOWN_FIELDS)
-    for column, allowed in (("shapes", SHAPES), ("required", REQUIREMENTS)):
+    for column, allowed in (
+        ("shapes", SHAPES),
+        ("required", REQUIREMENTS),
+        ("exact_duplicates", DUPLICATE_KINDS),
+    ):
         unknown = set(raw.get(column, ())) - set(allowed)
         if unknown:
             raise EngineTableError(f"engine {raw['name']!r}: {column} {sorted(unknown)} not in {allowed}")
@@ -168,9 +207,17 @@ def _row(raw: dict) -> EngineRow:
     elif not raw.get("scorer"):
         raise EngineTableError(f"pcd engine {raw['name']!r} lacks 'scorer'")
     known = {k: v for k, v in raw.items() if k in _FIELDS}
+    known["read_on"] = _read_on(raw)
     for column in ("options", "levels", "questions"):
         known[column] = _limit(raw, column)
-    for column in ("shapes", "refused_fields", "required"):
+    for column in (
+        "shapes",
+        "refused_fields",
+        "required",
+        "exact_duplicates",
+        "extra_fields",
+        "question_types",
+    ):
         known[column] = tuple(raw.get(column, ()))
     return EngineRow(**known, extra={k: v for k, v in raw.items() if k not in _FIELDS})
 
@@ -246,14 +293,23 @@ def _limit_text(limit: Limit | None, documented: bool = True) -> str:
     return text if documented else f"{text} (undocumented)"
 
 
+def names_refused(row: EngineRow) -> str:
+    """What option names the engine refuses, in a few words (the docs' table, `pcdlint engines`)."""
+    if row.name_rules:
+        return "yes"
+    if row.exact_duplicates:
+        return f"exact repeats ({', '.join(row.exact_duplicates)})"
+    return "no"
+
+
 def markdown_table(rows: dict[str, EngineRow] | None = None) -> str:
     """The docs' engine table (docs/decision-requests.md) (decision engines), one line per row, from the data file."""
     rows = ENGINE_ROWS if rows is None else rows
     lines = [
         TABLE_BEGIN,
         "| engine | labels: choice / level / two-outcome | labels checked | options | levels | questions "
-        "| names refused | fields refused | refusal | source |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| names refused | fields refused | refusal | source | read from |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows.values():
         if not row.is_decision:
@@ -269,8 +325,8 @@ def markdown_table(rows: dict[str, EngineRow] | None = None) -> str:
         lines.append(
             f"| {name} | {row.choice_labels} / {row.level_labels} / {row.binary_labels} | {row.label_check} "
             f"| {_limit_text(row.options)} | {_limit_text(row.levels, row.levels_documented)} "
-            f"| {_limit_text(row.questions)} | {'yes' if row.name_rules else 'no'} | {fields} | {status} "
-            f"| {source} |"
+            f"| {_limit_text(row.questions)} | {names_refused(row)} | {fields} | {status} "
+            f"| {source} | {row.version}, {row.read_on}{'; live-tested' if row.live_test else ''} |"
         )
     lines.append(TABLE_END)
     return "\n".join(lines)

@@ -173,6 +173,7 @@ CONSEQUENCES = {
     "model-load": "the server will not serve the model as a decision model",
     "skip-codes": "the engine skips the code, so every later label shifts and fewer options fit",
     "startup": "the engine skips the code, and refuses to start with fewer labels than its option limit",
+    "route-startup": "the server starts without its decision route: every request to it fails (501)",
 }
 SHIFTED = CONSEQUENCES["skip-codes"]
 
@@ -355,6 +356,14 @@ NO_TEMPLATE = (
     "no chat template: the tokenizer ships none and --chat-template was not given; "
     "labels checked alone after a newline"
 )
+
+
+def user_turn(message: str, shown: Sequence[str], chat_template: ChatTemplate | None) -> RenderedPrompt:
+    """A question shown as one user message in the chat template (thinking off), its labels
+    read after the generation prompt; without a template, the message and a newline."""
+    text = chat(chat_template, [{"role": "user", "content": message}]) if chat_template else message + "\n"
+    origin = chat_template.origin if chat_template is not None else None
+    return RenderedPrompt(text, tuple(shown), tuple(shown), origin, "" if chat_template else NO_TEMPLATE)
 
 
 # ---------------------------------------------------------------- token tests

@@ -19,7 +19,6 @@ from __future__ import annotations
 from auditor.pcd.engines.table import EngineRow
 from auditor.pcd.readouts.base import (
     LETTERS,
-    NO_TEMPLATE,
     PAIRS,
     SHIFTED,
     UPPER,
@@ -38,6 +37,7 @@ from auditor.pcd.readouts.base import (
     scheme_labels,
     skipped,
     text_of,
+    user_turn,
 )
 from auditor.pcd.requests import blank, refusal
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -145,10 +145,7 @@ def render(
     chat_template: ChatTemplate | None,
 ) -> RenderedPrompt:
     shown = labels(row, question, tokenizer, chat_template)
-    message = content(question, shown)
-    text = chat(chat_template, [{"role": "user", "content": message}]) if chat_template else message + "\n"
-    origin = chat_template.origin if chat_template is not None else None
-    return RenderedPrompt(text, tuple(shown), tuple(shown), origin, "" if chat_template else NO_TEMPLATE)
+    return user_turn(content(question, shown), shown, chat_template)
 
 
 def check(
