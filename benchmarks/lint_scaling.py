@@ -94,7 +94,10 @@ def main() -> None:
     from auditor.tokenizers.loader import cache_dir
 
     os.environ.update(env)
-    (cached,) = sorted(cache_dir().glob("qwen2-*.json"))[-1:]
+    from auditor.tokenizers.cache import export_conversion
+
+    (entry,) = sorted(cache_dir().glob("qwen2-*.json"))[-1:]
+    cached = export_conversion(entry, work / "tokenizer.json")  # (the entry's payload)
     print(f"{'case':30} {'wall s':>7} {'CPU s':>7} {'RSS MB':>7}   {'floor CPU s':>11} {'ratio':>6}")
     for n in (1_000, 10_000) if quick else (1_000, 10_000, 100_000):
         opts = options(n)

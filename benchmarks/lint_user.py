@@ -234,11 +234,13 @@ def main() -> None:
         texts[DISTINCT] = work / "options_distinct.json"
         texts[DISTINCT].write_text(json.dumps(list(dict.fromkeys(json.loads(texts[CORPUS].read_text())))))
     from auditor.cachedir import cache_dir
+    from auditor.tokenizers.cache import export_conversion
     from auditor.tokenizers.loader import load_tokenizer
 
     # the floor's tokenizer.json: the converted qwen2.5 (a check of ASCII options never needs it)
     load_tokenizer("qwen2.5").hf.get_vocab_size()
-    (tokenizer_json,) = sorted(cache_dir().glob("qwen2-*.json"))[-1:]
+    (entry,) = sorted(cache_dir().glob("qwen2-*.json"))[-1:]
+    tokenizer_json = export_conversion(entry, work / "tokenizer.json")  # (the entry's payload)
     bare = [
         sys.executable,
         "-c",

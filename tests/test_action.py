@@ -117,7 +117,12 @@ def test_pruning_drops_old_cache_entries_only(tmp_path):
     assert len(entries) == 2 and tables
 
     def prune() -> None:
-        subprocess.run(["bash", str(REPO / "action" / "prune-cache.sh")], check=True, timeout=60, env=env)
+        subprocess.run(
+            ["bash", str(REPO / "action" / "prune-cache.sh")],
+            check=True,
+            timeout=60,
+            env={**env, "PCDLINT_PYTHON": sys.executable},
+        )
 
     prune()
     assert all(p.is_file() for p in entries + tables)
@@ -445,3 +450,137 @@ def test_cache_key_is_built_from_sanitised_tokenizers(tmp_path):
     hostile = key("a,b\nc*d $(x) \u00e9" + "z" * 600)
     assert re.fullmatch(r"[A-Za-z0-9._-]{1,200}", hostile), hostile
     assert key(" , ") == "none"
+
+
+@pytest.mark.parametrize(
+    ("event", "setting", "enabled"),
+    [
+        ("push", "auto", "true"),
+        ("pull_request", "auto", "true"),
+        ("merge_group", "auto", "true"),
+        ("pull_request_target", "auto", "false"),
+        ("workflow_run", "auto", "false"),
+        ("issue_comment", "auto", "false"),
+        ("pull_request_target", "true", "true"),
+        ("push", "false", "false"),
+    ],
+)
+def test_the_cache_is_used_only_where_its_scope_is_trusted(tmp_path, event, setting, enabled):
+    """Issue 49: a run that holds the base branch's cache scope while it works on a pull
+    request's files (pull_request_target, workflow_run, comments) neither restores nor saves
+    a cache under `cache: auto`: what it saved, every run of the base branch would restore."""
+    cache_step = _step("actions/cache@")
+    assert cache_step["if"] == "${{ steps.cache-key.outputs.enabled == 'true' }}"
+    env = _step(step_id="cache-key")["env"]
+    assert (
+        env["PCDLINT_CACHE"] == "${{ inputs.cache }}" and env["PCDLINT_EVENT"] == "${{ github.event_name }}"
+    )
+    assert ACTION["inputs"]["cache"]["default"] == "auto"
+    outputs = tmp_path / "out.txt"
+    subprocess.run(
+        ["bash", str(REPO / "action" / "cache-key.sh")],
+        check=True,
+        timeout=60,
+        env=dict(
+            os.environ,
+            PCDLINT_TOKENIZERS="qwen2.5",
+            PCDLINT_EVENT=event,
+            PCDLINT_CACHE=setting,
+            GITHUB_OUTPUT=str(outputs),
+        ),
+    )
+    assert _outputs(outputs.read_text(encoding="utf-8"))["enabled"] == [enabled]
+
+
+def _prune(cache: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", str(REPO / "action" / "prune-cache.sh")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PCDLINT_CACHE_DIR=str(cache), PCDLINT_PYTHON=sys.executable, **env),
+    )
+
+
+@needs_sarif
+def test_a_poisoned_cache_leaves_the_gate_as_a_clean_one(tmp_path):
+    """Issue 49: the Action's restored cache, poisoned (tampered rank tables; FIFOs in place of
+    entries, which hung the gate; links to /dev/zero and out of the cache; an analysis entry
+    dated ahead whose sites were dropped and re-checksummed, which would pass the gate): the
+    prune step and the lint step exit as with a clean cache, with the same annotations."""
+    import hashlib
+    import json
+    import shutil
+
+    clean_cache = tmp_path / "clean-cache"
+    clean, _, _ = _run_step(tmp_path, PCDLINT_PATHS="bad.json clean.json", PCDLINT_CACHE_DIR=str(clean_cache))
+    assert clean.returncode == 1, clean.stderr
+    cache = tmp_path / "cache"
+    shutil.copytree(clean_cache, cache)
+    (tables,) = cache.glob("tables-v*.bin")
+    header, payload = tables.read_bytes().split(b"\n", 1)
+    line, blob = payload.split(b"\n", 1)
+    tokens = blob.split(b"\0")
+    at = tokens.index(b"CAT")  # (the schema's prefix: its token and the next one swapped)
+    tokens[at], tokens[at + 1] = tokens[at + 1], tokens[at]
+    tables.write_bytes(header + b"\n" + line + b"\n" + b"\0".join(tokens))
+    for entry in [next(cache.glob("analysis/*.json")), next(cache.glob("encodings/*/*.json"))]:
+        entry.unlink()
+        os.mkfifo(entry)
+    os.mkfifo(tmp_path / "outside.fifo")
+    (cache / "sha256" / "planted.txt").symlink_to(tmp_path / "outside.fifo")
+    (cache / "analysis" / "zero.json").symlink_to("/dev/zero")
+    # an entry for bad.json's bytes with no site, checksum made to match, dated a day ahead
+    (entry,) = [e for e in clean_cache.glob("analysis/*.json") if b"category" in e.read_bytes()]
+    head, body = entry.read_bytes().split(b"\n", 1)
+    data = json.loads(body)
+    data["sites"] = []
+    body = json.dumps(data).encode()
+    fields = json.loads(head)
+    fields.update(bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
+    forged = cache / "analysis" / entry.name
+    forged.unlink(missing_ok=True)
+    forged.write_bytes(json.dumps(fields).encode() + b"\n" + body)
+    ahead = time.time() + 86400
+    os.utime(forged, (ahead, ahead))
+
+    pruned = _prune(cache)
+    assert pruned.returncode == 0, pruned.stderr
+    assert "not a regular file" in pruned.stderr and "dated in the future" in pruned.stderr
+    assert not forged.exists() and not (cache / "analysis" / "zero.json").is_symlink()
+    poisoned, _, outputs = _run_step(
+        tmp_path, PCDLINT_PATHS="bad.json clean.json", PCDLINT_CACHE_DIR=str(cache)
+    )
+    assert poisoned.returncode == clean.returncode == 1, poisoned.stderr
+    assert poisoned.stdout == clean.stdout
+    assert _outputs(outputs)["exit-code"][-1] == "1"
+
+
+def test_pruning_removes_what_is_no_regular_file_and_what_is_dated_ahead(tmp_path):
+    """action/prune_cache.py on a planted cache: links (to files, folders, devices), FIFOs and
+    files dated ahead go, a file over pcdlint's read limit goes (sparse: nothing is written),
+    ordinary entries stay; a cache directory that is a link goes whole."""
+    cache = tmp_path / "cache"
+    (cache / "analysis").mkdir(parents=True)
+    keep = cache / "tables-v4-0.bin"
+    keep.write_bytes(b"x")
+    fresh = cache / "analysis" / "a.json"
+    fresh.write_bytes(b"{}")
+    os.mkfifo(cache / "analysis" / "fifo.json")
+    (cache / "link.bin").symlink_to(keep)
+    (cache / "folder").symlink_to(tmp_path)
+    (cache / "zero.bin").symlink_to("/dev/zero")
+    ahead = cache / "analysis" / "ahead.json"
+    ahead.write_bytes(b"{}")
+    os.utime(ahead, (time.time() + 3600, time.time() + 3600))
+    big = cache / "big.json"
+    big.write_bytes(b"")
+    os.truncate(big, 300 * 1024 * 1024)
+    done = _prune(cache)
+    assert done.returncode == 0, done.stderr
+    left = sorted(str(p.relative_to(cache)) for p in cache.rglob("*"))
+    assert left == ["analysis", "analysis/a.json", "tables-v4-0.bin"], left
+    assert tmp_path.is_dir() and (tmp_path / "cache").is_dir()
+    linked = tmp_path / "linked-cache"
+    linked.symlink_to(cache)
+    assert _prune(linked).returncode == 0 and not linked.exists() and keep.is_file()

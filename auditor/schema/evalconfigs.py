@@ -32,13 +32,13 @@ engines and the text its scorer puts before each label travel in the site's `kin
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from auditor.errors import InputFileError
-from auditor.schema.documents import Document, Span, escape_token, parse_document, read_source
+from auditor.paths import shorten
+from auditor.schema.documents import Document, Span, escape_token
+from auditor.schema.includes import IncludeReader, include_names
+from auditor.schema.model import refuse_long_texts
 from auditor.schema.sites import FileModel, Site, analyse
 
 KIND_PREFIX = "eval-label-set:"  # a label set's site kind: this, then its scoring as JSON
@@ -47,6 +47,7 @@ EVALS_ENGINE = "openai-evals-classify"
 LM_EVAL_ACC = "lm-eval-acc"
 LM_EVAL_ACC_NORM = "lm-eval-acc-norm"
 ALPACA_LOGPROB = "alpaca-eval-logprob"
+HARNESS_ENGINES = frozenset({EVALS_ENGINE, LM_EVAL_ACC, LM_EVAL_ACC_NORM, ALPACA_LOGPROB})
 
 # lm-eval metrics → the engine whose argmax decides them (task.py process_results: acc, f1 and
 # mcc read `argmax(lls)`; acc_norm reads `argmax(lls / len(choice))`)
@@ -110,13 +111,27 @@ def label_set_kind(scoring: Scoring) -> str:
 def label_set_scoring(site: object) -> Scoring | None:
     """The harness scoring of a site made from a label set; None for any other site."""
     kind = getattr(site, "kind", "")
-    if not isinstance(kind, str) or not kind.startswith(KIND_PREFIX):
+    return _kind_scoring(kind) if isinstance(kind, str) else None
+
+
+def _kind_scoring(kind: str) -> Scoring | None:
+    if not kind.startswith(KIND_PREFIX):
         return None
     try:
         payload = json.loads(kind[len(KIND_PREFIX) :])
         return Scoring(tuple(str(e) for e in payload["engines"]), str(payload.get("prefix", "")))
     except (ValueError, KeyError, TypeError):
         return None
+
+
+def known_kind(kind: str) -> bool:
+    """Whether a site kind that carries a label set's scoring names only the harness engines
+    this module gives label sets (any other kind: True): an analysis cache entry that names
+    another is not used (auditor.schema.cache)."""
+    if not kind.startswith(KIND_PREFIX):
+        return True
+    scoring = _kind_scoring(kind)
+    return scoring is not None and bool(scoring.engines) and set(scoring.engines) <= HARNESS_ENGINES
 
 
 # --------------------------------------------------------------------------- openai/evals
@@ -188,69 +203,10 @@ def _is_lm_eval(data: object) -> bool:
 
 
 # What a task takes from the files it `include`s (lm_eval/tasks/_yaml_loader.py load_yaml: each
-# include relative to the including file's folder, a list in order, the task's own keys win);
-# only the keys that decide how its own label set is scored: its label set stays where written
+# include relative to the including file's folder, a list in order, the task's own keys win;
+# read within the project, once, within limits: auditor.schema.includes); only the keys that
+# decide how its own label set is scored: its label set stays where written
 INHERITED = ("output_type", "metric_list", "target_delimiter")
-MAX_INCLUDE_DEPTH = 4
-_INCLUDE_LINE = re.compile(rb"^include:[ \t]*(.*)$", re.MULTILINE)
-_INCLUDE_ITEM = re.compile(rb"^[ \t]+-[ \t]*(.+)$")
-
-
-def _include_names(value: object) -> list[str]:
-    """The include names of a task's `include` (a name or a list of names)."""
-    names = value if isinstance(value, list) else [value]
-    return [n for n in names if isinstance(n, str) and n]
-
-
-def _included(folder: Path, names: list[str], depth: int, seen: set[Path]) -> tuple[dict, str | None]:
-    """(the keys the included files give, merged as lm-eval merges them; why one could not be
-    read, or None). Files are read as data, never run (tags stay text)."""
-    merged: dict = {}
-    for name in names:
-        path = Path(name) if Path(name).is_absolute() else folder / name
-        if depth >= MAX_INCLUDE_DEPTH or path.resolve() in seen:
-            return merged, f"{name}: includes nested too deep or in a cycle"
-        try:
-            data = parse_document(read_source(path, str(path)), ".yaml", str(path)).data
-        except InputFileError as error:
-            return merged, f"{name}: {error.message}"
-        if not isinstance(data, dict):
-            return merged, f"{name}: not a mapping"
-        inner, problem = _included(
-            path.parent, _include_names(data.get("include")), depth + 1, seen | {path.resolve()}
-        )
-        merged.update(inner)
-        merged.update({k: v for k, v in data.items() if k in INHERITED})
-        if problem is not None:
-            return merged, problem
-    return merged, None
-
-
-def include_key(path: Path, raw: bytes, depth: int = 0) -> bytes:
-    """The bytes of the files a task YAML includes, read as the analysis reads them (for the
-    analysis cache's key: an edited include makes the including file's entry stale). Found
-    in the text (`include: NAME` or a `- NAME` list after it), without parsing."""
-    found = _INCLUDE_LINE.search(raw)
-    if found is None or depth >= MAX_INCLUDE_DEPTH:
-        return b""
-    names = [found.group(1)]
-    if not found.group(1).strip():
-        names = []
-        for line in raw[found.end() + 1 :].splitlines():
-            item = _INCLUDE_ITEM.match(line)
-            if item is None:
-                break
-            names.append(item.group(1))
-    out = b""
-    for name in names:
-        text = name.split(b"#")[0].strip().strip(b"'\"").decode("utf-8", "replace")
-        target = Path(text) if Path(text).is_absolute() else path.parent / text
-        try:
-            included = read_source(target, text)
-        except InputFileError:
-            continue
-        out += text.encode() + b"\0" + included + include_key(target, included, depth + 1)
-    return out
 
 
 def _lm_eval_engines(metric_list: object) -> tuple[str, ...]:
@@ -262,17 +218,17 @@ def _lm_eval_engines(metric_list: object) -> tuple[str, ...]:
     return engines or (LM_EVAL_ACC, LM_EVAL_ACC_NORM)
 
 
-def _read_lm_eval(written: dict, path: str) -> EvalConfig:
+def _read_lm_eval(written: dict, includes: IncludeReader) -> EvalConfig:
     """The task's literal doc_to_choice list, scored as `target_delimiter + choice`, with the
     output type, metrics and delimiter its includes give it where it sets none."""
     out = EvalConfig("lm-eval-task")
     task = written.get("task")
-    name = task if isinstance(task, str) else str(written.get("include") or "(template)")
+    name = shorten(task if isinstance(task, str) else str(written.get("include") or "(template)"), 80)
     if isinstance(task, list):
         out.notes.append("a group of lm-eval tasks: no label set of its own")
         return out
-    includes = _include_names(written.get("include"))
-    inherited, problem = _included(Path(path).parent, includes, 0, {Path(path).resolve()})
+    names = include_names(written.get("include"))
+    inherited, problem = includes.merged(names, INHERITED)
     if problem is not None:
         out.notes.append(f"task {name}: include {problem}")
     data = {**inherited, **written}
@@ -289,7 +245,7 @@ def _read_lm_eval(written: dict, path: str) -> EvalConfig:
             out.notes.append(f"task {name}: output_type {output_type or 'generate_until'!r}: no label set")
         return out
     if "doc_to_choice" not in written:
-        where = "from its include" if includes else "none given"
+        where = "from its include" if names else "none given"
         out.notes.append(f"task {name}: doc_to_choice {where}: no literal label set here")
         return out
     if not (isinstance(choices, list) and choices and all(isinstance(c, (str, int, float)) for c in choices)):
@@ -398,7 +354,7 @@ class Recogniser:
 
     format: str
     test: Callable[[object], bool]
-    read: Callable[[object, str], EvalConfig]  # (the document's value, its path)
+    read: Callable[[object, IncludeReader], EvalConfig]  # (the document's value, its includes)
 
 
 RECOGNISERS: tuple[Recogniser, ...] = (
@@ -408,11 +364,12 @@ RECOGNISERS: tuple[Recogniser, ...] = (
 )
 
 
-def recognise(data: object, path: str = "") -> EvalConfig | None:
-    """The evaluation config the document (at `path`: includes are found beside it) is, or None."""
+def recognise(data: object, path: str = "", includes: IncludeReader | None = None) -> EvalConfig | None:
+    """The evaluation config the document (at `path`: includes are found beside it, read by
+    `includes`) is, or None."""
     for recogniser in RECOGNISERS:
         if recogniser.test(data):
-            return recogniser.read(data, path)
+            return recogniser.read(data, includes or IncludeReader(path))
     return None
 
 
@@ -462,15 +419,21 @@ def label_set_sites(document: Document, config: EvalConfig) -> list[Site]:
     return sites
 
 
-def analyse_with_label_sets(document: Document) -> FileModel:
+def analyse_with_label_sets(document: Document, includes: IncludeReader | None = None) -> FileModel:
     """The file model of `analyse`, with an evaluation config's label sets as sites and what it
-    could not lint as notes; the format names the config kind."""
-    config = recognise(document.data, document.path)
+    could not lint as notes; the format names the config kind. `includes`: how an lm-eval
+    task's includes are read (default: beside `document.path`, within its project); what they
+    read is kept in the model (include_reads)."""
+    includes = includes or IncludeReader(document.path)
+    config = recognise(document.data, document.path, includes)
     sites = label_set_sites(document, config) if config is not None else []
     model = analyse(document)
+    model.include_reads = includes.reads
     if config is None:
+        refuse_long_texts(model)
         return model
     model.format = config.format if model.format == "unknown" else f"{model.format}+{config.format}"
     model.sites.extend(sites)
+    refuse_long_texts(model)
     model.notes.extend(config.notes)
     return model

@@ -31,6 +31,7 @@ from auditor.schema.cache import analyse_file, cached_analysis
 from auditor.schema.code_requests import prefilter, read_document
 from auditor.schema.documents import CODE_SUFFIXES, LINTABLE_SUFFIXES, read_source
 from auditor.schema.evalconfigs import analyse_with_label_sets
+from auditor.schema.includes import IncludeReader
 from auditor.schema.python_source import is_python_ref, load_python_input
 from auditor.schema.sites import FileModel, analyse
 
@@ -51,6 +52,9 @@ class Input:
     python: str | None = None  # "pkg.module:Name"
     refused: str | None = None  # why it is not read (a bad path, a symlink leaving the tree)
     code: bool = False  # a code file met by a directory walk (pre-filtered; no request: counted)
+    # the folder named on the command line that holds it (a named file: its folder): an lm-eval
+    # task's includes stay in its project, this folder where no marker says where that is
+    top: str | None = None
 
     def load(
         self, use_cache: bool = True, max_bytes: int | None = None, max_depth: int | None = None
@@ -68,12 +72,13 @@ class Input:
             if max_bytes is not None and len(self.raw) > max_bytes:
                 raise InputFileError(self.display, f"larger than max-file-bytes ({max_bytes} bytes)")
             return analyse_with_label_sets(
-                read_document(self.raw, _suffix_for(self.display, self.raw), self.display, max_depth)
+                read_document(self.raw, _suffix_for(self.display, self.raw), self.display, max_depth),
+                IncludeReader(self.display, os.getcwd(), max_depth),
             )
         assert self.path is not None
         if self.code and not prefilter(read_source(self.path, self.display, max_bytes)):
             return FileModel(read_document(b"", self.path.suffix, self.display), "unknown")
-        return analyse_file(self.path, self.display, use_cache, max_bytes, max_depth)
+        return analyse_file(self.path, self.display, use_cache, max_bytes, max_depth, self.top)
 
     def size(self) -> int:
         """Bytes to parse (an estimate of the work; 1 for what has no size)."""
@@ -88,7 +93,7 @@ class Input:
         """What `load` reads from the analysis cache, or None where it would analyse (or fail)."""
         if self.path is None or self.refused is not None:
             return None
-        return cached_analysis(self.path, self.display, max_bytes, max_depth)
+        return cached_analysis(self.path, self.display, max_bytes, max_depth, self.top)
 
 
 def _suffix_for(display: str, raw: bytes) -> str:
@@ -129,11 +134,13 @@ def expand_inputs(
             found = _walk(path, notices, tuple(exclude))
             if not found:
                 empty.append(given)
+            for item in found:
+                item.top = str(path)
             out.extend(found)
         elif is_python_ref(given):
             out.append(Input(given, True, python=given))
         else:
-            out.append(Input(given, True, path=path))
+            out.append(Input(given, True, path=path, top=str(path.parent)))
     return out, empty
 
 

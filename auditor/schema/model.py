@@ -10,11 +10,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from auditor.errors import InputFileError
 from auditor.lazy import Deferred
+from auditor.paths import shorten
 from auditor.schema.documents import Document, Span, pack_spans, unpack_spans
 from auditor.schema.locate import LocatedSchema
 
 SUPPRESS_KEY = "x-pcdlint-ignore"
+# The longest option or field name pcdlint tokenizes (docs/security.md): no engine scores a
+# label this long, and a text of millions of characters costs the encoders tens of seconds
+MAX_TEXT_CHARS = 100_000
 
 
 @dataclass
@@ -164,6 +169,9 @@ class FileModel:
     # its analysis cache key (bytes, parsing code), where the caches are used: the encoding
     # cache's entries are kept under it too (auditor.tokenizers.encodings)
     content_key: str = ""
+    # what its analysis read besides the file: each lm-eval include as the names that reach it
+    # and its fingerprint (auditor.schema.includes); the analysis cache checks them on a hit
+    include_reads: list = field(default_factory=list)
 
     @property
     def path(self) -> str:
@@ -192,3 +200,21 @@ def suppressions_of(node: object) -> frozenset[str]:
     if isinstance(value, list):
         return frozenset(str(v) for v in value)
     return frozenset()
+
+
+def refuse_long_texts(model: FileModel) -> None:
+    """An InputFileError (the file is not linted, exit 2) where a site's option or name is
+    longer than MAX_TEXT_CHARS, naming the first and the limit."""
+    for site in [*model.sites, *model.prose_sites]:
+        if len(site.name) > MAX_TEXT_CHARS:
+            raise InputFileError(model.path, _too_long("the field name", site.pointer, len(site.name)))
+        for option, pointer in zip(site.options, site.option_pointers):
+            if isinstance(option, str) and len(option) > MAX_TEXT_CHARS:
+                raise InputFileError(model.path, _too_long("the option", pointer, len(option)))
+
+
+def _too_long(what: str, pointer: str, size: int) -> str:
+    return (
+        f"{what} at {shorten(pointer or '/', 80)} is {size:,} characters, over the limit of "
+        f"{MAX_TEXT_CHARS:,} (no engine scores a label this long)"
+    )

@@ -121,7 +121,7 @@ class Builtin:
             ranks = read(paths[0])
             return tokens_by_rank(ranks), specials(paths, ranks)
 
-        tokens, added = cached_tables(paths, self._tables_name(), tables)
+        tokens, added = cached_tables(paths, self._tables_name(), tables, self.vocab_size)
         return RankTables(tokens, pattern, added)
 
     def tables_key(self) -> str:

@@ -130,9 +130,13 @@ def _shown_pattern(pattern: str) -> str:
 
 def json_regexes(path: Path) -> list[str]:
     """Every ``"Regex": "…"`` value of a tokenizer.json (pre-tokenizer splits, normalizer replaces)."""
+    return regexes_in(path.read_bytes())
+
+
+def regexes_in(data: bytes) -> list[str]:
+    """json_regexes of a tokenizer.json's bytes."""
     import re
 
-    data = path.read_bytes()
     if b'"Regex"' not in data:
         return []
     found = []

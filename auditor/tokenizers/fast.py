@@ -15,6 +15,7 @@ means no fast path.
 
 from __future__ import annotations
 
+import heapq
 import re
 import string
 from collections.abc import Callable, Iterable, Sequence
@@ -113,6 +114,9 @@ def special_search(specials: Iterable[str]) -> Callable[[str], object]:
 # on a few files does not pay for it (benchmarks/encoder_build.py, docs/benchmarks.md);
 # tests/test_fast_encoding.py compares both encoders' ids.
 PYTHON_BPE_MAX = 8_000
+# ... and a batch holding a text longer than this builds it too: its encoder is some ten times
+# faster per character on a long run of letters (a 100,000-character option: 0.1 s against 1 s)
+PYTHON_BPE_LONGEST = 20_000
 
 
 class FastEncoder:
@@ -181,7 +185,12 @@ class FastEncoder:
                 encoding.encode(t, allowed_special="all") if self._special(t) else self._ascii_ordinary(t)
                 for t in texts
             ]
-        if not self.built and len(texts) < PYTHON_BPE_MAX and self._python is not None:
+        if (
+            not self.built
+            and len(texts) < PYTHON_BPE_MAX
+            and self._python is not None
+            and max(map(len, texts), default=0) <= PYTHON_BPE_LONGEST
+        ):
             return list(map(self._python, texts))
         return list(map(self._ascii_ordinary, texts))
 
@@ -229,17 +238,27 @@ class FastEncoder:
         return list(zip([0, *ends[:-1]], ends))
 
 
+# A piece longer than this many bytes is merged by `_merge_long` (a heap: n log n), a shorter
+# one pair by pair (n squared; as fast up to about 16 bytes, measured on random lowercase runs
+# with qwen2.5's ranks: 75 µs against 53 µs at 16 bytes, 2.3 ms against 0.13 ms at 128)
+LONG_PIECE = 16
+
+
 def python_bpe(split: Callable[[str], list[str]], ranks: dict[bytes, int], text: str) -> list[int]:
     """tiktoken's ordinary encoding of an ASCII text, in Python: the split regex cuts it into
     pieces; a piece that is a token is that token, else its bytes are merged pair by pair, the
     pair whose merged bytes have the lowest rank first (the leftmost of equals), as tiktoken's
-    `byte_pair_merge` does."""
+    `byte_pair_merge` does. A long piece (a run of letters with no space: a 30,000-character
+    option) is merged the same way through a heap, so the cost grows as n log n, not n²."""
     ids: list[int] = []
     for piece in split(text):
         raw = piece.encode("ascii")
         rank = ranks.get(raw)
         if rank is not None:
             ids.append(rank)
+            continue
+        if len(raw) > LONG_PIECE:
+            ids += map(ranks.__getitem__, _merge_long(raw, ranks))
             continue
         parts = [raw[k : k + 1] for k in range(len(raw))]
         while len(parts) > 1:
@@ -253,6 +272,43 @@ def python_bpe(split: Callable[[str], list[str]], ranks: dict[bytes, int], text:
             parts[at : at + 2] = [parts[at] + parts[at + 1]]
         ids += map(ranks.__getitem__, parts)
     return ids
+
+
+def _merge_long(raw: bytes, ranks: dict[bytes, int]) -> list[bytes]:
+    """The parts byte_pair_merge leaves of `raw`: the same merges in the same order (the lowest
+    rank first, the leftmost of equals), found through a heap of the adjacent pairs.
+
+    The parts are a linked list of spans (start → end, next, previous). Each pair that can
+    merge is in the heap as (rank, start, end of the merged span); an entry is stale when its
+    start was merged away or its neighbour's end moved, and is dropped when popped. A live entry
+    is exactly the current pair's bytes, so the first live entry popped is the pair tiktoken
+    merges next."""
+    size = len(raw)
+    end = list(range(1, size + 1))
+    after = list(range(1, size + 1))  # the next part's start (size: none)
+    before = list(range(-1, size - 1))
+    alive = [True] * size
+    heap = [(rank, k, k + 2) for k in range(size - 1) if (rank := ranks.get(raw[k : k + 2])) is not None]
+    heapq.heapify(heap)
+    while heap:
+        _, start, stop = heapq.heappop(heap)
+        right = after[start]
+        if not alive[start] or right >= size or end[right] != stop:
+            continue  # (stale)
+        end[start], alive[right] = stop, False
+        after[start] = after[right]
+        if after[right] < size:
+            before[after[right]] = start
+        following, previous = after[start], before[start]
+        if following < size and (rank := ranks.get(raw[start : end[following]])) is not None:
+            heapq.heappush(heap, (rank, start, end[following]))
+        if previous >= 0 and (rank := ranks.get(raw[previous:stop])) is not None:
+            heapq.heappush(heap, (rank, previous, stop))
+    parts, at = [], 0
+    while at < size:
+        parts.append(raw[at : end[at]])
+        at = after[at]
+    return parts
 
 
 def build(tables: RankTables | None) -> FastEncoder | None:

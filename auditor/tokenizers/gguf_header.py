@@ -16,11 +16,13 @@ type and length (``GGUFArray``); arrays' contents are stepped over, not kept.
 from __future__ import annotations
 
 import mmap
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.errors import TokenizerError
+from auditor.limits import file_kind
 
 MAGIC = b"GGUF"
 VERSIONS = (1, 2, 3)
@@ -139,6 +141,9 @@ class _Walker:
 def read_gguf_header(path: Path) -> GGUFHeader:
     """The header of the GGUF at ``path``, or a one-line GGUFHeaderError saying where it breaks."""
     try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):  # (a FIFO would block the open below; a device never ends)
+            raise GGUFHeaderError(path, f"not a regular file ({file_kind(mode)})")
         with path.open("rb") as handle:
             size = path.stat().st_size
             if size < 24:

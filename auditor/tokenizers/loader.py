@@ -26,7 +26,7 @@ from tokenizers import Tokenizer
 from auditor.cachedir import cache_dir  # noqa: F401  (re-exported)
 from auditor.errors import TokenizerError
 from auditor.netpolicy import network_policy
-from auditor.paths import resolve_path
+from auditor.paths import resolve_path, shorten
 from auditor.tokenizers import convert, fast
 from auditor.tokenizers.builtins import (  # noqa: F401  (re-exported)
     ALIASES,
@@ -50,6 +50,21 @@ MEMO_LIMIT = 500_000  # encoded strings kept per tokenizer in one process
 PREFILL_CHUNK = 8192  # texts per native batch: a native Encoding is far larger than its ids
 SHARE_MIN_TEXTS = 50_000  # a memo this large keeps one int object per token id (_shared)
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def hub_id(spec: str) -> bool:
+    """Whether SPEC is a `namespace/name` the Hugging Face hub accepts (huggingface_hub's
+    validate_repo_id: each part 1-96 word characters, `.` or `-`, starting and ending with a
+    letter, digit or `_`; no `--` or `..`; not ending `.git`), so the hub client never raises
+    on it."""
+    parts = spec.split("/")
+    return (
+        bool(HUB_ID.match(spec))
+        and all(0 < len(part) <= 96 and part[0] not in ".-" and part[-1] not in ".-" for part in parts)
+        and "--" not in spec
+        and ".." not in spec
+        and not spec.endswith(".git")
+    )
 
 
 class DeferredTokenizer:
@@ -516,7 +531,10 @@ def _builtin_names() -> str:
 def _load_hub(repo_id: str, allow_download: bool) -> tuple[Tokenizer, str]:
     from huggingface_hub import try_to_load_from_cache
 
-    cached = try_to_load_from_cache(repo_id, "tokenizer.json")
+    try:
+        cached = try_to_load_from_cache(repo_id, "tokenizer.json")
+    except ValueError as exc:  # HFValidationError: a name the hub client refuses
+        raise TokenizerError(f"tokenizer {shorten(repo_id)!r}: not a hub id ({shorten(str(exc))})") from None
     if isinstance(cached, str):
         return _load_json(Path(cached)), f"hf-cache:{repo_id}"
     if not allow_download:
@@ -540,6 +558,7 @@ def _load_hub(repo_id: str, allow_download: bool) -> tuple[Tokenizer, str]:
 def _looks_like_path(spec: str) -> bool:
     return (
         spec.startswith((".", "/", "~"))
+        or bool({".", ".."} & set(spec.split("/")))  # (`a/..`: a folder, never a hub id)
         or "\\" in spec
         or spec.lower().endswith(PATH_SUFFIXES)
         or ".model." in spec.lower()
@@ -577,7 +596,7 @@ def load_tokenizer(
         return LoadedTokenizer(id=path.name or spec, source=str(path), hf=_load_path(path, tiktoken_pattern))
     if _looks_like_path(spec):
         raise TokenizerError(f"tokenizer '{spec}': no such file or directory")
-    if HUB_ID.match(spec):
+    if hub_id(spec):
         tok, source = _load_hub(spec, allow_download)
         return LoadedTokenizer(id=spec, source=source, hf=tok)
     raise TokenizerError(

@@ -20,12 +20,13 @@ chat_template.json, or a GGUF). Rendering is pure and lives in `auditor.pcd.chat
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from auditor.errors import TokenizerError
+from auditor.limits import Unreadable, load_json, read_regular
+from auditor.paths import resolve_path, shorten
 from auditor.tokenizers.builtins import BUILTINS, canonical_name
 from auditor.tokenizers.loader import LoadedTokenizer
 
@@ -115,18 +116,37 @@ def _config_template(config: dict, origin: str) -> ChatTemplate | None:
     return ChatTemplate(source, origin, special("bos_token"), special("eos_token"))
 
 
+# A chat template, chat_template.json or tokenizer_config.json is read whole: a regular file of
+# at most this many bytes (the largest shipped templates are tens of kB), UTF-8, its JSON nested
+# no deeper than a schema may be (auditor.limits)
+TEMPLATE_MAX_BYTES = 4 * 1024 * 1024
+
+
+def _read_text(path: Path, what: str = "chat template") -> str:
+    """The text of a template or config file, or a TokenizerError of one line naming it."""
+    shown = shorten(str(path))
+    try:
+        raw = read_regular(path, TEMPLATE_MAX_BYTES)
+    except Unreadable as exc:
+        raise TokenizerError(f"{what} {shown}: {exc.reason}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TokenizerError(f"{what} {shown}: not UTF-8 text (byte {exc.start})") from None
+
+
 def _read_json(path: Path) -> dict:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TokenizerError(f"{path}: not a readable JSON file ({exc})") from exc
+        data = load_json(_read_text(path, "JSON file"))
+    except ValueError as exc:
+        raise TokenizerError(f"{shorten(str(path))}: not a readable JSON file ({exc})") from None
     return data if isinstance(data, dict) else {}
 
 
 def _folder_template(folder: Path) -> ChatTemplate | None:
     jinja = folder / "chat_template.jinja"
     if jinja.is_file():
-        return ChatTemplate(jinja.read_text(encoding="utf-8"), str(jinja))
+        return ChatTemplate(_read_text(jinja), str(jinja))
     for name in ("chat_template.json", "tokenizer_config.json"):
         candidate = folder / name
         if candidate.is_file():
@@ -139,7 +159,7 @@ def _folder_template(folder: Path) -> ChatTemplate | None:
 def read_chat_template(path: str | Path) -> ChatTemplate:
     """`--chat-template FILE`: a Jinja text file, a tokenizer_config.json or chat_template.json
     (its `chat_template`), a model directory holding one, or a GGUF (its chat templates)."""
-    path = Path(path).expanduser()
+    path = resolve_path(path, "--chat-template")  # (~user known; a name this system can use)
     if path.is_dir():
         found = _folder_template(path)
         if found is None:
@@ -148,8 +168,8 @@ def read_chat_template(path: str | Path) -> ChatTemplate:
                 "tokenizer_config.json with a chat_template in this directory"
             )
         return found
-    if not path.is_file():
-        raise TokenizerError(f"chat template '{path}': no such file")
+    if not path.exists():
+        raise TokenizerError(f"chat template '{shorten(str(path))}': no such file")
     if path.suffix.lower() == ".gguf":
         found = _gguf_template(path)
         if found is None:
@@ -160,10 +180,7 @@ def read_chat_template(path: str | Path) -> ChatTemplate:
         if found is None:
             raise TokenizerError(f'{path}: no "chat_template" string in this JSON file')
         return found
-    try:
-        return ChatTemplate(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TokenizerError(f"chat template '{path}': not a readable text file ({exc})") from exc
+    return ChatTemplate(_read_text(path), str(path))
 
 
 @lru_cache(maxsize=16)
