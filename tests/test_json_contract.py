@@ -127,3 +127,39 @@ def test_per_option_lists_only_when_an_output_shows_finding_data(write_schema, q
     assert text.exit_code == with_json.exit_code == 1 and text.output == with_json.output
     written = json.loads(path.with_suffix(".out.json").read_text(encoding="utf-8"))
     assert any("unreachable" in f["data"] for f in written["findings"])
+
+
+def test_design_findings_keep_the_finding_keys_and_document_their_data(tmp_path):
+    """The decision-design rules (issue 44) add findings, never keys a reader must now expect:
+    each is a v1 finding; its data is documented on its rule page."""
+    path = tmp_path / "r.json"
+    path.write_text(
+        '{"model": "jev-latest", "state": "x", "questions": {\n'
+        '"team": {"type": "choice", "instructions": "Which team?", "criteria": {"billing": "Charges", '
+        '"technical": null, "sales": "Pricing"}},\n'
+        '"team": {"type": "choice", "instructions": "Which team?", "criteria": {"billing": "Charges", '
+        '"technical": "Bugs", "sales": "Pricing"}}}}',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--engine", "jev", str(path)])
+    report = json.loads(result.output)
+    by_code = {f["code"]: f for f in report["findings"]}
+    assert {"PCD201", "PCD202", "PCD203"} <= by_code.keys()
+    for finding in by_code.values():
+        assert finding.keys() >= FINDING_KEYS and isinstance(finding["data"], dict)
+    assert by_code["PCD201"]["data"] == {
+        "options": 3,
+        "fix": {
+            "kind": "add-option",
+            "description": "add a way out: option 'other'",
+            "option": "other",
+            "option_description": "Fits none of the other options",
+        },
+    }
+    assert by_code["PCD202"]["data"]["fix"] == {
+        "kind": "set-model",
+        "description": "pin the model to jev-1.14.0",
+        "model": "jev-1.14.0",
+    }
+    assert by_code["PCD203"]["data"] == {"key": "team", "lines": [2, 3], "kept_line": 3}
+    assert by_code["PCD202"]["engine"] == "jev" and by_code["PCD203"]["engine"] is None

@@ -59,6 +59,8 @@ def test_every_rule_and_template_inside(wheel):
     ]
     for template in templates:
         assert f"auditor/templates/{template}" in wheel
+    for data in ("auditor/pcd/engines/engines.toml", "auditor/pcd/engines/aliases.toml"):
+        assert data in wheel, data  # (package data: read at import)
     sources = [p.relative_to(REPO / "auditor").as_posix() for p in (REPO / "auditor").rglob("*.py")]
     for source in sources:
         assert f"auditor/{source}" in wheel, source

@@ -409,5 +409,14 @@ def _rules(value, source: str, fail) -> dict[str, dict[str, Setting]]:
                     and not (option_value > 0)
                 ):  # counts and ratios: 0, negatives and NaN mean nothing
                     fail(f"{name}.{option}", f"must be a positive number, not {option_value!r}")
+                if (
+                    isinstance(default, list)
+                    and default
+                    and not all(
+                        isinstance(item, type(default[0])) and (not isinstance(item, str) or item.strip())
+                        for item in option_value
+                    )
+                ):  # a list of names (PCD201's fallback-options): every item one, none blank
+                    fail(f"{name}.{option}", f"must be a list of non-empty {type(default[0]).__name__}s")
             settings[option] = Setting(option_value, source)
     return out

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from auditor.linter.fixes import design_entries, fix_codes, write_edits
 from auditor.linter.suggest import choose, fix_entries, fixed_codes, label_set_pointers, rewrite
 
 if TYPE_CHECKING:
@@ -82,9 +83,9 @@ def write_in_place(path: Path, data: bytes) -> None:
 
 def write_fixed(
     run: LintRun, entries: list[dict], target: str, in_place: bool
-) -> tuple[str, str | None, int]:
+) -> tuple[str, str | None, int, int]:
     """Write the fixed copy (and, for letter slots, the legend beside it); returns
-    (fixed path, legend path or None, fields renamed). Only the renamed option texts change
+    (fixed path, legend path or None, fields renamed, design fixes written). Only the renamed option texts change
     (a UTF-8 BOM, line ends, comments and everything else stay as they were); both outputs
     are checked before either is written."""
     from auditor.errors import UsageError
@@ -93,11 +94,12 @@ def write_fixed(
 
     [result] = run.files
     model = result.model
-    chosen = choose(entries)
+    chosen = choose([e for e in entries if "fix" not in e])  # (renamings; design fixes below)
     sites = {site.pointer: site for site in model.sites}
     yaml_file = Path(model.path).suffix.lower() in (".yaml", ".yml")
     renamings = [(sites[p].option_spans, s["options"]) for p, s in chosen.items() if p in sites]
-    text = rewrite(model.document.text, yaml_file, renamings)
+    designs = write_edits(run, entries, yaml_file)  # a decision request's verified design fixes
+    text = rewrite(model.document.text, yaml_file, renamings, designs)
     try:
         with open(model.path, "rb") as handle:
             bom = handle.read(len(codecs.BOM_UTF8)) == codecs.BOM_UTF8
@@ -125,13 +127,25 @@ def write_fixed(
         write_report(
             dumps_strict(legend, newline=True), legend_path, "--write (its slot legend)", [model.path]
         )
-    return target, legend_path, len(renamings)
+    return target, legend_path, len(renamings), len(designs)
 
 
 def format_text(entries: list[dict], label_sets: int = 0) -> str:
     """The text output; `label_sets`: the evaluation-config label sets the run left alone."""
     lines = []
     for e in entries:
+        if "fix" in e:  # a decision request's design fix (auditor.linter.fixes)
+            lines.append(f"{e['path']}:{e['line']}: {e['field']} [{e['engine']}] {', '.join(e['codes'])}")
+            left = e["fix"].get("remaining") or []
+            verdict = (
+                "does not re-lint clean: not applied"
+                if not e["fix"]["verified"]
+                else f"re-lints; still {', '.join(left)}"
+                if left
+                else "re-lints clean"
+            )
+            lines.append(f"  fix: {e['fix']['description']} ({verdict})")
+            continue
         lines.append(f"{e['path']}:{e['line']}: {e['field']} [{e['tokenizer']}] {', '.join(e['codes'])}")
         if not e["suggestions"]:
             lines.append(
@@ -147,7 +161,7 @@ def format_text(entries: list[dict], label_sets: int = 0) -> str:
                 else f"keeps {round(100 * s.get('words_kept', 1))} % of the words"
             )
             lines.append(f"  {rank}. {s['strategy']} (re-lints clean; {kept}): {pairs}{more}")
-    fixed = sum(1 for e in entries if e["suggestions"])
+    fixed = sum(1 for e in entries if e["suggestions"] or e.get("fix", {}).get("verified"))
     if entries:
         one = len(entries) == 1
         lines.append(
@@ -233,14 +247,14 @@ def suggest(
         if (write_to or in_place) and (len(paths) != 1 or not resolve_path(paths[0]).is_file()):
             raise UsageError(f"{'--write' if write_to else '--in-place'} needs exactly one input file")
         loaded = load_tokenizers(list(tokenizers) or [DEFAULT_TOKENIZER])
-        options = LintOptions(select=sorted(fixed_codes()))
+        options = LintOptions(select=sorted(fixed_codes() | fix_codes()))
         if engine:
             options.engines = [engine]
         for given in paths:  # a temp file a killed --in-place run left behind
             if given != "-":
                 remove_leftover_temp(Path(given))
         run = lint(list(paths), loaded, options)
-        entries = fix_entries(run)
+        entries = fix_entries(run) + design_entries(run, loaded)
         written = None
         if (write_to or in_place) and run.files:
             written = write_fixed(run, entries, write_to or paths[0], in_place)
@@ -256,14 +270,17 @@ def suggest(
         write_error(f"pcdlint: error: {error}")
         sys.exit(2)
     if written is not None:
-        target, legend, count = written
+        target, legend, count, designs = written
+        done = [f"{count} field{'s' if count != 1 else ''} renamed"] if count or not designs else []
+        if designs:
+            done.append(f"{designs} design fix{'es' if designs != 1 else ''} (pcdlint explain CODE)")
         write_error(
-            f"pcdlint: wrote {target} with {count} field{'s' if count != 1 else ''} renamed"
+            f"pcdlint: wrote {target} with {' and '.join(done)}"
             + (f" and the letter-slot legend {legend}" if legend else "")
-            + "; update the code that reads these values"
+            + ("; update the code that reads these values" if count else "")
         )
     for input_error in run.errors:
         write_error(str(input_error))
     if run.errors:
         sys.exit(2)
-    sys.exit(1 if any(not e["suggestions"] for e in entries) else 0)
+    sys.exit(1 if any(not e["suggestions"] and not e.get("fix", {}).get("verified") for e in entries) else 0)

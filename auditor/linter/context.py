@@ -29,6 +29,7 @@ from auditor.tokenizers.templates import ChatTemplate, shipped_chat_template
 class Location:
     pointer: str
     span: Span
+    note: str = ""  # what the place is to the finding (SARIF's related-location message)
 
 
 @dataclass

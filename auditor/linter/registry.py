@@ -55,6 +55,9 @@ class Rule:
     # whether its findings carry `data.suggestions` renamings that `pcdlint suggest` offers (a
     # suggestion must clear them when the field is re-linted)
     suggests: bool = False
+    # whether its findings carry `data.fix`, a design fix of a decision request (add an option,
+    # set the model) that `pcdlint suggest` applies to a copy, re-lints and can write
+    fixes: bool = False
     # On in the default rule set (like ruff's): the rules whose findings can change which option
     # a PCD engine returns, or make the schema unusable. An opt-in rule says why it is off.
     default: bool = True
@@ -118,6 +121,7 @@ def rule(
     applies_to: str = "option-names",
     needs_tokenizer: bool = True,
     suggests: bool = False,
+    fixes: bool = False,
     folds_into: str = "",
     reads: tuple[str, ...] = (),
     letter_slots: bool = False,
@@ -131,7 +135,7 @@ def rule(
 
     `default=False` leaves the rule out of the default set (`extend-select` or `--select ALL`
     bring it in); such a rule must say why in `opt_in_reason`. `per_engine` rules run once per
-    engine profile (`--engine`). `reads`, `letter_slots`, `suggests`, `option_limit` and
+    engine profile (`--engine`). `reads`, `letter_slots`, `suggests`, `fixes`, `option_limit` and
     `confirms` declare what the rule needs and offers (see Rule). `internal=True` (scope
     "engine") is the engine's own finding for a rule that raised: it has no check to run.
     """
@@ -216,6 +220,7 @@ def rule(
             applies_to=applies_to,
             needs_tokenizer=needs_tokenizer,
             suggests=suggests,
+            fixes=fixes,
             folds_into=folds_into,
             reads=tuple(reads),
             letter_slots=letter_slots,

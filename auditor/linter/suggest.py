@@ -412,11 +412,19 @@ def option_edits(
     return [(where, span, value) for where, (span, value) in sorted(edits.items())]
 
 
-def rewrite(text: str, yaml_file: bool, renamings: list[tuple[list, list[str]]]) -> str:
+def rewrite(
+    text: str,
+    yaml_file: bool,
+    renamings: list[tuple[list, list[str]]],
+    extra: Iterable[tuple[int, int, str]] = (),
+) -> str:
     """`text` with each renamed option written over its span, and nothing else changed
-    (option_edits applied)."""
+    (option_edits applied); `extra`: further edits (begin, end, text) of the same text (a
+    decision request's design fixes: auditor.linter.fixes)."""
+    edits = {where: value for where, _span, value in option_edits(text, yaml_file, renamings)}
+    edits.update(((begin, end), value) for begin, end, value in extra)
     out, cursor = [], 0
-    for (begin, end), _span, value in option_edits(text, yaml_file, renamings):
+    for (begin, end), value in sorted(edits.items()):
         out.append(text[cursor:begin])
         out.append(value)
         cursor = end

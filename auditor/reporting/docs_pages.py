@@ -45,7 +45,13 @@ def rule_page(rule: Rule) -> str:
     for title in ("What it does", "Why is this bad?", "Example", "Use instead"):
         if title in sections:
             body += [f"## {title}", "", sections[title], ""]
-    body += ["## Options", "", _options_table(rule), ""]
+    # the docstring's further sections (how to fix it, how to silence it, its source, its
+    # measured precision), in its own order; its Options prose goes above the options table
+    for title, text in sections.items():
+        if title not in ("What it does", "Why is this bad?", "Example", "Use instead", "Options"):
+            body += [f"## {title}", "", text, ""]
+    prose = [sections["Options"], ""] if sections.get("Options") and rule.options else []
+    body += ["## Options", "", *prose, _options_table(rule), ""]
     body += ["Explain it in a terminal: `pcdlint explain " + rule.code + "`.", ""]
     return "\n".join(body)
 

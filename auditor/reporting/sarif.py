@@ -119,7 +119,7 @@ def result_for(finding: Finding, rule_index: dict[str, int]) -> dict:
         result["properties"]["verification"] = finding.verification
     if finding.related:
         result["relatedLocations"] = [
-            {"id": i + 1, **_location(finding.path, rel.span, rel.pointer, "same scored token")}
+            {"id": i + 1, **_location(finding.path, rel.span, rel.pointer, rel.note or "same scored token")}
             for i, rel in enumerate(finding.related[:MAX_RELATED])
         ]
     return result

@@ -32,6 +32,7 @@ from auditor.schema.documents import (
     CODE_SUFFIXES,
     YAML_SUFFIXES,
     Document,
+    DuplicateKey,
     Span,
     pack_spans,
     read_source,
@@ -205,6 +206,7 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
             **({"data": doc.data} if keep_data else {}),
             "value_spans": pack_spans(doc.value_spans),
             "key_spans": pack_spans(doc.key_spans),
+            "duplicates": [[d.pointer, d.key, [list(span) for span in d.spans]] for d in doc.duplicates],
             **({"runtime": doc.runtime} if doc.runtime else {}),
         },
         "format": model.format,
@@ -241,6 +243,13 @@ def _model_to_data(model: FileModel, keep_data: bool) -> dict:
     }
 
 
+def _duplicate(value: Any) -> DuplicateKey:
+    pointer, key, spans = value
+    if type(pointer) is str and type(key) is str and type(spans) is list:
+        return DuplicateKey(pointer, key, tuple(map(_span, spans)))
+    raise ValueError("duplicate")
+
+
 def _span(value: Any) -> Span:
     line, column, end_line, end_column = value
     if type(line) is int and type(column) is int and type(end_line) is int and type(end_column) is int:
@@ -251,7 +260,10 @@ def _span(value: Any) -> Span:
 def _model_from_data(data: dict, display: str, text: str) -> FileModel:
     d = data["document"]
     value_spans = _spans(d["value_spans"])
-    document = Document.packed(display, d.get("data", ...), text, value_spans, _spans(d["key_spans"]))
+    duplicates = [_duplicate(item) for item in d.get("duplicates", [])]
+    document = Document.packed(
+        display, d.get("data", ...), text, value_spans, _spans(d["key_spans"]), duplicates
+    )
     document.runtime = {str(p): str(t) for p, t in d.get("runtime", {}).items()}
     sites = []
     for s in data["sites"]:

@@ -269,11 +269,9 @@ def build_document(display: str, text: str, reading: Reading, context: bool) -> 
 
 def _record_duplicates(document: Document, duplicates: list[tuple[str, str, tuple[Span, ...]]]) -> None:
     """Keys a literal writes twice, through the documents' duplicate-key hook (issue 44:
-    `Document.duplicates`, read by the duplicate-key rule) where this pcdlint has it."""
-    try:
-        from auditor.schema.documents import DuplicateKey  # type: ignore[attr-defined]
-    except ImportError:  # (the hook lands with issue 44)
-        return
+    `Document.duplicates`, read by the duplicate-key rule)."""
+    from auditor.schema.documents import DuplicateKey
+
     document.duplicates.extend(DuplicateKey(p, k, spans) for p, k, spans in duplicates)
 
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, TypeVar
 from auditor.errors import InputFileError
 from auditor.lazy import Deferred
 from auditor.limits import MAX_DEPTH, MAX_FILE_BYTES, Unreadable, nesting_depth, read_regular
-from auditor.schema.positions import JsonPositions
+from auditor.schema.positions import JsonPositions, repeated_keys
 
 # Input limits (config keys `max-file-bytes`, `max-depth`; see docs/security.md).
 # (MAX_FILE_BYTES and MAX_DEPTH live in auditor.limits, shared with the other readers)
@@ -85,6 +85,18 @@ class PackedSpans:
         return dict(zip(self.pointers, unpack_spans(self.numbers)))
 
 
+@dataclass(frozen=True)
+class DuplicateKey:
+    """A key that one object of the source writes more than once. Every reader keeps the last
+    value, as JSON parsers do (Python's json, JavaScript's JSON.parse, serde_json) and as PyYAML
+    does; the earlier ones are silently dropped. `pointer` names the member whose value was kept,
+    `spans` each place the key is written, in source order (the last one kept)."""
+
+    pointer: str
+    key: str
+    spans: tuple[Span, ...]
+
+
 @dataclass
 class Document(Deferred):
     path: str
@@ -101,6 +113,11 @@ class Document(Deferred):
     # the value is `json.loads(text)` (a JSON file's): a pickle leaves it out, and it is parsed
     # again where something reads it, as for a document read back from the analysis cache
     reparse: bool = field(default=False, repr=False, compare=False)
+    # The duplicate-key hook: every key an object writes twice or more, recorded by the reader
+    # that parsed the source (JSON and YAML here; a reader of another input kind appends its
+    # own, with spans in its source) and kept in the analysis cache. Rules and the served
+    # checks read it; a value it names as dropped never reaches the parsed data.
+    duplicates: list[DuplicateKey] = field(default_factory=list, compare=False)
     # a code file's parts built at run time: pointer → the expression as written (their value in
     # `data` is a placeholder; auditor.schema.code_requests), and what reading it met (notes)
     runtime: dict[str, str] = field(default_factory=dict)
@@ -125,11 +142,19 @@ class Document(Deferred):
         self._defer_spans(*packed)
 
     @classmethod
-    def packed(cls, path: str, data: object, text: str, value_spans: list, key_spans: list) -> Document:
+    def packed(
+        cls,
+        path: str,
+        data: object,
+        text: str,
+        value_spans: list,
+        key_spans: list,
+        duplicates: list[DuplicateKey] | None = None,
+    ) -> Document:
         """A document whose spans are given as pack_spans() made them (the analysis cache's
         form), turned into Spans when first read: a cached model read before a pool forks has
         its spans made by the process that reads them, if any does."""
-        document = cls(path, data, text)
+        document = cls(path, data, text, duplicates=list(duplicates or ()))
         document._defer_spans(value_spans, key_spans)
         return document
 
@@ -361,14 +386,47 @@ def _int_or_refuse(display: str):
 # --------------------------------------------------------------------------- JSON
 
 
+class _RepeatWatch:
+    """json.loads' object_pairs_hook: builds each object as json.loads would (the last of a
+    repeated key wins) and notes whether any object repeated a key."""
+
+    def __init__(self) -> None:
+        self.repeated = False
+
+    def __call__(self, pairs: list) -> dict:
+        built = dict(pairs)
+        if len(built) < len(pairs):
+            self.repeated = True
+        return built
+
+
 def _load_json(text: str, display: str, max_depth: int = MAX_DEPTH) -> Document:
+    watch = _RepeatWatch()
     try:
-        data = json.loads(text, parse_int=_int_or_refuse(display))
+        data = json.loads(text, parse_int=_int_or_refuse(display), object_pairs_hook=watch)
     except json.JSONDecodeError as exc:
         raise InputFileError(display, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
         raise _too_deep(display, max_depth) from None
-    return Document(display, data, text, positions=JsonPositions(text), reparse=True)  # depth: parse_document
+    positions = JsonPositions(text)
+    document = Document(display, data, text, positions=positions, reparse=True)  # depth: parse_document
+    if watch.repeated:
+        document.duplicates = json_duplicates(text, positions)
+    return document
+
+
+def json_duplicates(text: str, positions: JsonPositions | None = None) -> list[DuplicateKey]:
+    """The keys an object of `text` (valid JSON) writes more than once, with their spans."""
+    positions = positions or JsonPositions(text)
+    at = positions.line_column
+    return [
+        DuplicateKey(
+            f"{pointer}/{escape_token(key)}",
+            key,
+            tuple(tuple.__new__(Span, (*at(start), *at(end))) for start, end in spans),
+        )
+        for pointer, key, spans in repeated_keys(text)  # (parsed where the depth is handled)
+    ]
 
 
 # --------------------------------------------------------------------------- YAML
@@ -379,6 +437,7 @@ def _load_yaml(text: str, display: str, max_depth: int = MAX_DEPTH) -> Document:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     yaml = YAML(typ="rt")  # YAML 1.2, keeps line/column records
+    repeats = _yaml_repeat_hook(yaml)
     try:
         tree = yaml.load(text)
     except RecursionError:
@@ -401,10 +460,46 @@ def _load_yaml(text: str, display: str, max_depth: int = MAX_DEPTH) -> Document:
     keys: dict[str, Span] = {}
     budget = _NodeBudget(display, YAML_NODES_FLOOR + YAML_NODES_PER_BYTE * len(text), max_depth)
     try:
-        data = _walk_yaml(tree, "", lines, values, keys, budget, 1)
+        data = _walk_yaml(tree, "", lines, values, keys, budget, 1, repeats)
     except RecursionError:
         raise _too_deep(display, max_depth) from None
-    return Document(display, data, text, values, keys)
+    duplicates = sorted(repeats.named, key=lambda d: d.spans[0][:2])
+    return Document(display, data, text, values, keys, duplicates=duplicates)
+
+
+class _YamlRepeats:
+    """The keys written twice in one mapping that the loader met: `pending` maps a mapping's
+    start (line, column) to [(key, the marks of each time it is written)]; _walk_yaml, which
+    knows each mapping's pointer, turns them into DuplicateKeys (`named`)."""
+
+    def __init__(self) -> None:
+        self.pending: dict[tuple[int, int], list[tuple[Any, list]]] = {}
+        self.named: list[DuplicateKey] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.pending)
+
+
+def _yaml_repeat_hook(yaml) -> _YamlRepeats:
+    """Let the loader take a key written twice in one mapping (ruamel refuses the file by
+    default) and keep the last value, as PyYAML and JSON parsers do, noting each repeat."""
+    yaml.allow_duplicate_keys = True
+    constructor = yaml.constructor
+    unique = constructor.check_mapping_key
+    repeats = _YamlRepeats()
+
+    def check(node, key_node, mapping, key, value) -> bool:
+        if not unique(node, key_node, mapping, key, value):
+            found = repeats.pending.setdefault((node.start_mark.line, node.start_mark.column), [])
+            if all(k != key for k, _ in found):
+                same = [
+                    k.start_mark for k, _ in node.value if k.value == key_node.value and k.tag == key_node.tag
+                ]
+                found.append((key, same))
+        return True  # (stored over the earlier value: the last wins)
+
+    constructor.check_mapping_key = check
+    return repeats
 
 
 class _NodeBudget:
@@ -474,11 +569,22 @@ def _is_flow(node) -> bool:
         return False
 
 
-def _walk_yaml(node, pointer: str, lines, values, keys, budget: _NodeBudget, depth: int):
+def _walk_yaml(
+    node,
+    pointer: str,
+    lines,
+    values,
+    keys,
+    budget: _NodeBudget,
+    depth: int,
+    repeats: _YamlRepeats | None = None,
+):
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     budget.spend(depth, isinstance(node, (CommentedMap, CommentedSeq)))
     if isinstance(node, CommentedMap):
+        if repeats:
+            _name_repeats(node, pointer, lines, repeats)
         out = {}
         for key, value in node.items():
             child = f"{pointer}/{escape_token(str(key))}"
@@ -489,7 +595,7 @@ def _walk_yaml(node, pointer: str, lines, values, keys, budget: _NodeBudget, dep
             except (KeyError, TypeError, AttributeError):
                 pass
             out[str(key) if not isinstance(key, (str, int, float, bool)) else key] = _walk_yaml(
-                value, child, lines, values, keys, budget, depth + 1
+                value, child, lines, values, keys, budget, depth + 1, repeats
             )
         return {str(k): v for k, v in out.items()}
     if isinstance(node, CommentedSeq):
@@ -501,9 +607,21 @@ def _walk_yaml(node, pointer: str, lines, values, keys, budget: _NodeBudget, dep
                 values[child] = _span_at(lines, line, col, _is_flow(node))
             except (KeyError, TypeError, AttributeError):
                 pass
-            out_list.append(_walk_yaml(value, child, lines, values, keys, budget, depth + 1))
+            out_list.append(_walk_yaml(value, child, lines, values, keys, budget, depth + 1, repeats))
         return out_list
     return _plain_scalar(node)
+
+
+def _name_repeats(node, pointer: str, lines, repeats: _YamlRepeats) -> None:
+    """The repeats the loader met in this mapping, as DuplicateKeys at its pointer."""
+    try:
+        found = repeats.pending.pop((node.lc.line, node.lc.col), ())
+    except AttributeError:
+        return
+    flow = _is_flow(node)
+    for key, marks in found:
+        spans = tuple(_span_at(lines, m.line, m.column, flow) for m in marks)
+        repeats.named.append(DuplicateKey(f"{pointer}/{escape_token(str(key))}", str(key), spans))
 
 
 def _plain_scalar(value):

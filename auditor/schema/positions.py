@@ -277,3 +277,48 @@ class JsonPositions:
             if separator.lastindex is None:  # type: ignore[union-attr]
                 return (starts, ends), separator.end()  # type: ignore[union-attr]
             pos = separator.end()  # type: ignore[union-attr]
+
+
+def repeated_keys(text: str) -> list[tuple[str, str, list[tuple[int, int]]]]:
+    """Every key an object of `text` (valid JSON) writes more than once: (the object's pointer,
+    the key, the (start, end) offsets of each time it is written, in order), in source order.
+    Values a repeat drops are not looked into (json.loads keeps the last; their pointers name
+    the kept value). A full scan of every container: only run where a parse found a repeat
+    (documents.json_duplicates)."""
+    out: list[tuple[int, str, str, list[tuple[int, int]]]] = []
+    after, colon = _NEXT.match, _COLON.match
+    start = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
+    stack = [(start, "")] if text[start : start + 1] in ("{", "[") else []
+    while stack:
+        start, pointer = stack.pop()
+        pos = _WHITESPACE.match(text, start + 1).end()  # type: ignore[union-attr]
+        if text[pos] in "}]":
+            continue
+        is_object = text[start] == "{"
+        seen: dict[str, list[tuple[int, int]]] = {}
+        containers: dict[str, int] = {}  # member token -> where its (last) container starts
+        index = 0
+        while True:
+            if is_object:
+                key, key_end = _scan_string(text, pos + 1)
+                seen.setdefault(key, []).append((pos, key_end))
+                token = key.replace("~", "~0").replace("/", "~1")
+                pos = colon(text, key_end).end()  # type: ignore[union-attr]
+            else:
+                token, index = str(index), index + 1
+            if text[pos] == '"':
+                value_end = _scan_string(text, pos + 1)[1]
+                containers.pop(token, None)
+            else:
+                value_end = _scan_value(text, pos)[1]
+                if text[pos] in "{[":
+                    containers[token] = pos
+                else:
+                    containers.pop(token, None)
+            separator = after(text, value_end)
+            if separator.lastindex is None:  # type: ignore[union-attr]
+                break
+            pos = separator.end()  # type: ignore[union-attr]
+        stack += [(at, f"{pointer}/{token}") for token, at in containers.items()]
+        out += [(spans[0][0], pointer, key, spans) for key, spans in seen.items() if len(spans) > 1]
+    return [(pointer, key, spans) for _, pointer, key, spans in sorted(out, key=lambda e: e[0])]

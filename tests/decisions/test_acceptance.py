@@ -43,7 +43,9 @@ def systemone(criteria, kind: str = "choice", **body) -> dict:
     return {
         "state": "I've been charged twice this month.",
         **body,
-        "questions": {"q": {"type": kind, "instructions": "Which one?", "criteria": criteria}},
+        "questions": {
+            "q": {"type": kind, "instructions": "Which category fits this ticket?", "criteria": criteria}
+        },
     }
 
 
@@ -55,7 +57,7 @@ def openai(values: list) -> dict:
             {
                 "type": "choice",
                 "name": "team",
-                "instructions": "Which team?",
+                "instructions": "Which team should handle this?",
                 "choices": [{"value": v} for v in values],
             }
         ],
@@ -116,7 +118,8 @@ def test_40_option_choice_gets_the_two_letter_warning_under_sglang_systemone():
 def test_a_request_passing_every_rule_under_sglang_decisions_gets_no_option_name_finding():
     # options whose names collide on their first token under gather: no option-name rule may fire
     body = json.loads((FIXTURES / "decisions" / "sglang_decisions.json").read_text())
-    body["questions"][0]["options"] = [{"name": n} for n in ("CAT_000_Live", "CAT_001_Meat", "CAT_002_Fish")]
+    names = ("CAT_000_Live", "CAT_001_Meat", "CAT_002_Fish", "CAT_003_Other")  # (a way out: PCD201)
+    body["questions"][0]["options"] = [{"name": n} for n in names]
     assert findings(body, "sglang-decisions") == []
     # under gather, which scores option names, the same question's names collide
     assert {f.code for f in findings(body, "gather")} & NAME_RULES

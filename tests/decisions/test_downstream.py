@@ -16,7 +16,7 @@ BODY = {
         {
             "id": "team",
             "type": "choice",
-            "question": "Which team?",
+            "question": "Which team should handle this?",  # (PCD200: one or two words are too few)
             "options": [{"name": "Billing"}, {"name": "billing "}, {"name": "sales"}],
         },
         {"id": "urgent", "type": "yes_no", "question": "Needs an answer today?", "weight": 1},
@@ -144,15 +144,19 @@ def test_suggest_renames_colliding_names_and_the_rewrite_lints_clean(project):
     )
     assert result.exit_code == 0, result.output
     entries = json.loads(result.stdout)
-    assert {tuple(e["suggestions"][0]["options"]) for e in entries} == {
+    renamings = [e for e in entries if "fix" not in e]
+    assert {tuple(e["suggestions"][0]["options"]) for e in renamings} == {
         ("Billing", "billing 2", "bill ing", "sales")
     }
+    # the question has no way out either (PCD201): its design fix is written with the renaming
+    assert [e["fix"]["option"] for e in entries if "fix" in e] == ["other"]
     fixed = json.loads((project / "fixed.json").read_text())
     assert [o["name"] for o in fixed["questions"][0]["options"]] == [
         "Billing",
         "billing 2",
         "bill ing",
         "sales",
+        "other",
     ]
     code, out, _ = check("fixed.json", "-f", "json")
     assert code == 0 and json.loads(out)["findings"] == []

@@ -30,6 +30,7 @@ REQUEST = {
                 "Billing": "Invoices",
                 "shipping": "Parcels",
                 "returns": "Refunds",
+                "other": "Anything else",  # (a way out: PCD201 stays quiet)
             },
         },
         "urgent": {"type": "noul", "instructions": "The customer needs an answer today."},

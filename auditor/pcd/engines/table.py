@@ -90,6 +90,10 @@ class EngineRow:
     status_invalid: int | None = None
     order_probe: str = ""
     default: bool = False
+    # the engine's window in tokens where a source documents one (context_source cites it);
+    # None: the served model's own (max_position_embeddings, a GGUF's context_length)
+    context_tokens: int | None = None
+    context_source: str = ""
     extra: dict = field(default_factory=dict, compare=False, repr=False)  # columns code does not read
 
     @property
@@ -206,6 +210,11 @@ def _row(raw: dict) -> EngineRow:
             raise EngineTableError(f"decision engine {raw['name']!r} lacks {missing}")
     elif not raw.get("scorer"):
         raise EngineTableError(f"pcd engine {raw['name']!r} lacks 'scorer'")
+    window = raw.get("context_tokens")
+    if window is not None and (type(window) is not int or window <= 0 or not raw.get("context_source")):
+        raise EngineTableError(
+            f"engine {raw['name']!r}: context_tokens must be a positive integer with a context_source"
+        )
     known = {k: v for k, v in raw.items() if k in _FIELDS}
     known["read_on"] = _read_on(raw)
     for column in ("options", "levels", "questions"):

@@ -27,6 +27,8 @@ from auditor.tokenizers.templates import ChatTemplate
 
 PROMPT = "closed"
 CHAT_TEMPLATE = False
+# a hosted engine serves its own model: the window of a model named with -t is not its window
+HOSTED = True
 SCHEMES = {"closed": Scheme("closed", "a hosted engine's labels: not published", lambda _n, _t, _c: [])}
 NOTE = "this engine's readout is closed: limits only"
 

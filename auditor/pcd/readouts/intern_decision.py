@@ -33,6 +33,11 @@ from auditor.tokenizers.templates import ChatTemplate
 
 PROMPT = "intern-decision"
 CHAT_TEMPLATE = False  # the checkpoint's trained prompt
+# a prompt past the window (PCD207): decision_models.mdx, Decision model checkpoints (Limits)
+OVER_WINDOW = (
+    "{engine} refuses the prompt (SGLang refuses a decision prompt longer than the model's context "
+    "or than --chunked-prefill-size)"
+)
 SYMBOLS = UPPER + LOWER + string.digits
 
 SCHEMES = {

@@ -40,6 +40,8 @@ from auditor.tokenizers.templates import ChatTemplate
 
 PROMPT = "llamacpp-systemone"
 CHAT_TEMPLATE = False  # the GGUF's `systemone` template, not its chat template
+# a prompt past the window (PCD207): the server's context (n_ctx) is at most the model's
+OVER_WINDOW = "llama.cpp cannot fit the prompt in its context (n_ctx, at most the model's window)"
 LABEL_CAP = 255  # lev keeps at most this many codes
 LEV_RATINGS = 9  # lev reads a noul at its first nine codes (0 = certainly no … 8 = certainly yes)
 CODES = (*UPPER, *PAIRS)

@@ -54,6 +54,8 @@ from auditor.tokenizers.templates import ChatTemplate
 
 PROMPT = "llm2jev"
 CHAT_TEMPLATE = True
+# a prompt past the window (PCD207): llm2jev 0.6.1 __main__.py answers a backend's 400 with 422
+OVER_WINDOW = "its backend (SGLang or vLLM) refuses the prompt with 400, which {engine} answers with 422"
 TESTED_VERSION = "0.6.1"
 INSTALL = f"pip install --no-deps llm2jev=={TESTED_VERSION}"
 CODES = (*UPPER, *PAIRS)
@@ -147,6 +149,11 @@ def render_value(value: Any, indent: int = 0) -> str:
             lines.append(f"{pad}-\n{body}" if "\n" in body else f"{pad}- {body.strip()}")
         return "\n".join(lines)
     return f"{pad}{value}"
+
+
+def state_text(state: Any) -> str:
+    """The state as llm2jev writes it into its prompt (PCD207 counts its tokens)."""
+    return render_value(state)
 
 
 def chat_state(state: Any) -> list | None:

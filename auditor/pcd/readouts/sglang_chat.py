@@ -45,6 +45,8 @@ from auditor.tokenizers.templates import ChatTemplate
 
 PROMPT = "sglang-chat"
 CHAT_TEMPLATE = True
+# what the engine does with a prompt past the model's window (PCD207; decision_models.mdx, Errors)
+OVER_WINDOW = "{engine} refuses the request (400: 'a prompt that does not fit the model's context length')"
 CLOSING = {
     "choice": "Answer with the letter of one option only.",
     "score": "Answer with the number of one level only.",

@@ -50,6 +50,8 @@ from auditor.tokenizers.templates import ChatTemplate
 
 PROMPT = "vllm"
 CHAT_TEMPLATE = True
+# a prompt past the model's window (PCD207): vLLM refuses a prompt longer than max_model_len (400)
+OVER_WINDOW = "{engine} refuses the request (400: the prompt is longer than the model's max_model_len)"
 REPLY = {
     "choice": "Answer with the letter of one option only.",
     "score": "Answer with the number of one level only.",
