@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
-from support import CORPUS, FIXTURES, run_cli
+from support import CORPUS, FIXTURES, NO_CORPUS, run_cli
 
 BAD = {
     "type": "object",
@@ -247,7 +247,7 @@ def test_rules_and_explain():
     assert pcdlint("explain", "internal-error").stdout.startswith("# PCD999 internal-error")
 
 
-@pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason="../shared/corpus not present")
+@pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason=NO_CORPUS)
 def test_acceptance_high_cardinality_255():
     result = pcdlint("check", "-f", "json", CORPUS / "pcd-presets" / "high_cardinality_255.json")
     assert result.returncode == EXIT_FINDINGS
@@ -270,7 +270,7 @@ def test_acceptance_high_cardinality_255():
 
 
 @pytest.mark.slow  # a whole-corpus run
-@pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason="../shared/corpus not present")
+@pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason=NO_CORPUS)
 def test_acceptance_presets_default_set_grouped_and_next_step():
     presets = CORPUS / "pcd-presets"
     result = pcdlint("check", presets)

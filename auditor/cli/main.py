@@ -10,7 +10,7 @@ import click
 
 from auditor.cli.common import color_stdout, fail, write_output
 from auditor.cli.verify import attach_to_check, model_options
-from auditor.distribution import install_hint
+from auditor.distribution import package_hint
 from auditor.errors import UsageError
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from auditor.linter.registry import SEVERITIES, load_rules, severity_rank
@@ -324,7 +324,7 @@ def tokenizers_command(output_format: str) -> None:
         )
     missing = sorted({row["package"] for row in rows if not row["installed"]})
     if missing:
-        click.echo(f"not installed: {install_hint('tokenizers')} (or {' '.join(missing)})")
+        click.echo(f"not installed: {'; '.join(package_hint(package) for package in missing)}")
     click.echo("`-t all` lints with every installed one.")
 
 
