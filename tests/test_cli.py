@@ -247,6 +247,23 @@ def test_rules_and_explain():
     assert pcdlint("explain", "internal-error").stdout.startswith("# PCD999 internal-error")
 
 
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("PCD01", "PCD001"),
+        ("pcd0001", "PCD001"),
+        ("PCD5", "PCD005"),
+        ("first-token-colision", "first-token-collision"),
+    ],
+)
+def test_explain_an_unknown_rule_says_which_one_was_meant(typed, meant):
+    done = pcdlint("explain", typed)
+    assert done.returncode == EXIT_USAGE and not done.stdout
+    (line,) = done.stderr.strip().splitlines()
+    assert f"unknown rule '{typed}'; did you mean {meant}?" in line, line
+    assert "did you mean" not in pcdlint("explain", "zzzzzz").stderr
+
+
 @pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason=NO_CORPUS)
 def test_acceptance_high_cardinality_255():
     result = pcdlint("check", "-f", "json", CORPUS / "pcd-presets" / "high_cardinality_255.json")

@@ -14,7 +14,7 @@ from auditor.distribution import package_hint
 from auditor.errors import UsageError
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from auditor.linter.registry import SEVERITIES, load_rules, severity_rank
-from auditor.linter.selection import find_rule
+from auditor.linter.selection import close_rules, find_rule
 from auditor.reporting.outputs import check_outputs, write_error, write_report, write_stdout
 from auditor.version import __version__
 
@@ -334,7 +334,9 @@ def explain(rule: str) -> None:
     """Print a rule's documentation (by code or name)."""
     found = find_rule(rule)
     if found is None:
-        fail(f"unknown rule '{rule}' (see `pcdlint rules`)")
+        guesses = close_rules(rule)
+        hint = f"; did you mean {' or '.join(guesses)}?" if guesses else ""
+        fail(f"unknown rule '{rule}'{hint} (see `pcdlint rules`)")
     click.echo(found.doc_markdown, nl=False)
 
 
