@@ -172,8 +172,11 @@ def _page_server(commands: str, cwd: Path, env: dict[str, str], port: str):
 def test_console_example(name, body, config_name, config, port, server, tmp_path):
     shutil.copytree(REPO / "fixtures", tmp_path / "fixtures")
     venv_bin = Path(sys.executable).parent
-    (tmp_path / ".venv").mkdir()
-    (tmp_path / ".venv" / "bin").symlink_to(venv_bin)
+    if port:  # `.venv/bin/python script.py` finds its venv through .venv/pyvenv.cfg: the whole venv
+        (tmp_path / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+    else:
+        (tmp_path / ".venv").mkdir()
+        (tmp_path / ".venv" / "bin").symlink_to(venv_bin)
     if config_name:
         assert config is not None, f"{name}: no ```toml block above it"
         (tmp_path / config_name).write_text(config, encoding="utf-8")
