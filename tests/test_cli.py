@@ -311,3 +311,19 @@ def test_acceptance_presets_default_set_grouped_and_next_step():
     report = json.loads(pcdlint("check", "-f", "json", "--select", "ALL", presets).stdout)
     shown = [line for line in everything.splitlines() if FINDING_LINE.match(line)]
     assert len(shown) == len(report["findings"])  # nothing lost, only hidden by default
+
+
+def test_help_texts_name_what_the_options_take():
+    """The help a user reads is what the code accepts: every named split regex, and the
+    client options of verify said for the systemone backend that uses them (issue 50)."""
+    from auditor.tokenizers.convert import NAMED_PATTERNS
+
+    check_help = " ".join(pcdlint("check", "--help").stdout.split())
+    pattern_help = check_help.split("--tiktoken-pattern", 1)[1].split(" --", 1)[0]
+    for name in NAMED_PATTERNS:
+        assert name in pattern_help, (name, pattern_help)
+    verify_help = " ".join(pcdlint("verify", "--help").stdout.split())
+    assert "verify` only" not in verify_help and "eval` takes it too" in verify_help
+    for option in ("--timeout", "--retries", "--concurrency"):
+        text = verify_help.split(f"{option} ", 1)[1].split(" --", 1)[0]
+        assert "systemone" in text, (option, text)

@@ -57,10 +57,10 @@ def cli() -> None:
 )
 @click.option(
     "--tiktoken-pattern",
-    metavar="cl100k|o200k|REGEX",
+    metavar="cl100k|o200k|qwen2|REGEX",
     default=None,
-    help="Split regex for .tiktoken files (default: o200k for >= 180,000 ranks, "
-    "qwen2 for Qwen's 151,643, else cl100k).",
+    help="Split regex for .tiktoken files: a named one (cl100k, o200k, qwen2) or a regex of "
+    "your own (default: o200k for >= 180,000 ranks, qwen2 for Qwen's 151,643, else cl100k).",
 )
 @click.option(
     "--chat-template",
