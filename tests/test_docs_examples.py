@@ -128,13 +128,12 @@ def _page_server(commands: str, cwd: Path, env: dict[str, str], port: str):
     try:
         import llm2jev  # noqa: F401  (the docs' servers are llm2jev's)
     except ImportError:
+        from auditor.distribution import package_hint
+
+        why = f"llm2jev is not installed: make setup-test installs it ({package_hint('llm2jev')})"
         if os.environ.get("PCDLINT_SERVER_TESTS") == "1":
-            pytest.fail(
-                "llm2jev is not installed: make setup-test installs it (pip install --no-deps llm2jev==0.6.1)"
-            )
-        pytest.skip(
-            "llm2jev is not installed: make setup-test installs it (pip install --no-deps llm2jev==0.6.1)"
-        )
+            pytest.fail(why)
+        pytest.skip(why)
     shutil.copytree(REPO / "scripts", cwd / "scripts")
     log = cwd / "server.log"
     script = "\n".join(line.rstrip().removesuffix("&").rstrip() for line in commands.splitlines())
