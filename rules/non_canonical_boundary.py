@@ -59,6 +59,11 @@ def boundary_problem(tokens: SiteTokens, index: int) -> dict | None:
     }
 
 
+def _path(pieces: list[str]) -> str:
+    """`' "' | '°' | 'C' | '"'`: each token quoted, so where one ends shows (`'°C'` is one)."""
+    return " | ".join(repr(piece) for piece in pieces)
+
+
 @rule(code="PCD005", name="non-canonical-boundary", severity="warning", reads=("canonical",), suggests=True)
 def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     problems = [(i, p) for i in tokens.noncanonical_options if (p := boundary_problem(tokens, i)) is not None]
@@ -68,8 +73,7 @@ def check(tokens: SiteTokens, ctx: RuleContext) -> Iterator[Finding]:
     count = f"{len(problems)} of {len(tokens.options)} options are" if len(problems) > 1 else "1 option is"
     message = (
         f"{count} scored on a non-canonical token path; {first['option']!r} is scored as "
-        f"{' | '.join(first['scored_pieces'])} but the tokenizer writes "
-        f"{' | '.join(first['canonical_pieces'])}"
+        f"{_path(first['scored_pieces'])} but the tokenizer writes {_path(first['canonical_pieces'])}"
     )
     data = {
         "prefix": tokens.prefix,

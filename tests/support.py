@@ -18,6 +18,11 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 # PCDLINT_CORPUS: where the shared corpus is when this checkout is not beside it (a worktree)
 CORPUS = Path(os.environ.get("PCDLINT_CORPUS") or REPO.parent / "shared" / "corpus")
+# the one skip reason of every test that reads it (`make test` prints it: pytest -rs)
+NO_CORPUS = (
+    f"needs the shared corpus (third-party files, kept out of this repository) at {CORPUS}: "
+    "set PCDLINT_CORPUS to a copy (docs/getting-started.md, 'What make test skips')"
+)
 RULE_TOKENIZERS = ("qwen2.5", "smollm2")
 
 _tokenizers: dict = {}
@@ -26,7 +31,9 @@ _tokenizers: dict = {}
 def get_tokenizer(name: str):
     if name not in _tokenizers:
         if not builtin_available(name):
-            pytest.skip(f"tokenizer {name} is not installed here")
+            from auditor.tokenizers.builtins import BUILTINS, canonical_name
+
+            pytest.skip(BUILTINS[canonical_name(name) or name].missing())
         _tokenizers[name] = load_tokenizer(name)
     return _tokenizers[name]
 

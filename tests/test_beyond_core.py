@@ -17,10 +17,10 @@ from auditor.linter.engine import LintOptions, lint
 from auditor.pcd.cost import file_cost
 from auditor.schema.documents import load_document
 from auditor.schema.sites import analyse
-from support import CORPUS, get_tokenizer
+from support import CORPUS, NO_CORPUS, get_tokenizer
 
 PRESETS = CORPUS / "pcd-presets"
-needs_corpus = pytest.mark.skipif(not PRESETS.is_dir(), reason="shared corpus not present")
+needs_corpus = pytest.mark.skipif(not PRESETS.is_dir(), reason=NO_CORPUS)
 
 
 def _invoke(*args):
@@ -218,7 +218,7 @@ def test_csv_one_row_per_finding(write_schema):
 
 
 @pytest.mark.slow  # a whole-corpus run
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=NO_CORPUS)
 def test_whole_corpus_json_has_no_traceback():
     dirs = [
         str(CORPUS / d) for d in ("pcd-presets", "pcd-presets-other", "json-schema") if (CORPUS / d).is_dir()

@@ -26,12 +26,12 @@ from auditor.reporting import json_format
 from auditor.reporting.escape import strict_json
 from auditor.reporting.json_format import run_to_dict
 from auditor.tokenizers.loader import LoadedTokenizer
-from support import CORPUS, FIXTURES, get_tokenizer
+from support import CORPUS, FIXTURES, NO_CORPUS, get_tokenizer
 
 DIGESTS = FIXTURES / "corpus_findings_digest.json"
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present (PCDLINT_CORPUS)"),
+    pytest.mark.skipif(not CORPUS.is_dir(), reason=NO_CORPUS),
 ]
 
 CONFIGS = {

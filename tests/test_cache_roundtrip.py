@@ -9,7 +9,7 @@ import json
 import pytest
 
 from auditor.schema.cache import analyse_file
-from support import FIXTURES
+from support import FIXTURES, NO_CORPUS
 
 INPUTS = sorted((FIXTURES / "inputs").glob("*")) + sorted((FIXTURES / "schemas").glob("*"))
 
@@ -143,7 +143,7 @@ def test_every_corpus_entry_reads_the_same_through_orjson(tmp_path, monkeypatch)
     monkeypatch.setenv("PCDLINT_CACHE_DIR", str(tmp_path))
     files = corpus_files()
     if not files:
-        pytest.skip("shared corpus not present (PCDLINT_CORPUS)")
+        pytest.skip(NO_CORPUS)
     for path in files:
         try:
             analyse_file(path, str(path))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
-from support import CORPUS, FIXTURES, run_cli
+from support import CORPUS, FIXTURES, NO_CORPUS, run_cli
 
 BAD = {
     "type": "object",
@@ -247,7 +247,24 @@ def test_rules_and_explain():
     assert pcdlint("explain", "internal-error").stdout.startswith("# PCD999 internal-error")
 
 
-@pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason="../shared/corpus not present")
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("PCD01", "PCD001"),
+        ("pcd0001", "PCD001"),
+        ("PCD5", "PCD005"),
+        ("first-token-colision", "first-token-collision"),
+    ],
+)
+def test_explain_an_unknown_rule_says_which_one_was_meant(typed, meant):
+    done = pcdlint("explain", typed)
+    assert done.returncode == EXIT_USAGE and not done.stdout
+    (line,) = done.stderr.strip().splitlines()
+    assert f"unknown rule '{typed}'; did you mean {meant}?" in line, line
+    assert "did you mean" not in pcdlint("explain", "zzzzzz").stderr
+
+
+@pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason=NO_CORPUS)
 def test_acceptance_high_cardinality_255():
     result = pcdlint("check", "-f", "json", CORPUS / "pcd-presets" / "high_cardinality_255.json")
     assert result.returncode == EXIT_FINDINGS
@@ -270,7 +287,7 @@ def test_acceptance_high_cardinality_255():
 
 
 @pytest.mark.slow  # a whole-corpus run
-@pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason="../shared/corpus not present")
+@pytest.mark.skipif(not (CORPUS / "pcd-presets").is_dir(), reason=NO_CORPUS)
 def test_acceptance_presets_default_set_grouped_and_next_step():
     presets = CORPUS / "pcd-presets"
     result = pcdlint("check", presets)
@@ -294,3 +311,19 @@ def test_acceptance_presets_default_set_grouped_and_next_step():
     report = json.loads(pcdlint("check", "-f", "json", "--select", "ALL", presets).stdout)
     shown = [line for line in everything.splitlines() if FINDING_LINE.match(line)]
     assert len(shown) == len(report["findings"])  # nothing lost, only hidden by default
+
+
+def test_help_texts_name_what_the_options_take():
+    """The help a user reads is what the code accepts: every named split regex, and the
+    client options of verify said for the systemone backend that uses them (issue 50)."""
+    from auditor.tokenizers.convert import NAMED_PATTERNS
+
+    check_help = " ".join(pcdlint("check", "--help").stdout.split())
+    pattern_help = check_help.split("--tiktoken-pattern", 1)[1].split(" --", 1)[0]
+    for name in NAMED_PATTERNS:
+        assert name in pattern_help, (name, pattern_help)
+    verify_help = " ".join(pcdlint("verify", "--help").stdout.split())
+    assert "verify` only" not in verify_help and "eval` takes it too" in verify_help
+    for option in ("--timeout", "--retries", "--concurrency"):
+        text = verify_help.split(f"{option} ", 1)[1].split(" --", 1)[0]
+        assert "systemone" in text, (option, text)

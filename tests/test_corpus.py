@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
-from support import corpus_files
+from support import NO_CORPUS, corpus_files
 
 FILES = corpus_files()
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not FILES, reason="../shared/corpus not present")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not FILES, reason=NO_CORPUS)]
 
 
 @pytest.fixture(scope="module")

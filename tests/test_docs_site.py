@@ -62,3 +62,11 @@ def test_the_docs_base_url_is_configurable(monkeypatch):
     monkeypatch.setenv("PCDLINT_DOCS_URL", "https://docs.example.test/pcdlint")
     rule = load_rules()["PCD001"]
     assert rule_descriptor(rule)["helpUri"] == "https://docs.example.test/pcdlint/rules/PCD001/"
+
+
+def test_the_site_carries_no_python_files(site):
+    """docs/_hooks.py runs at build time; neither it nor the bytecode Python writes beside it
+    (docs/__pycache__/) is a page (mkdocs.yml's exclude_docs)."""
+    assert (REPO / "docs" / "__pycache__").is_dir()  # the build imported the hooks, bytecode on
+    stray = [p for p in site.rglob("*") if p.suffix in (".py", ".pyc") or "__pycache__" in p.parts]
+    assert not stray, stray

@@ -19,9 +19,9 @@ from auditor.reporting.escape import strict_json
 from auditor.reporting.json_format import run_to_dict
 from auditor.tokenizers import encodings, fast
 from auditor.tokenizers.loader import load_tokenizer
-from support import CORPUS, FIXTURES
+from support import CORPUS, FIXTURES, NO_CORPUS
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present (PCDLINT_CORPUS)")
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=NO_CORPUS)
 
 # a few real third-party schemas with collisions, multi-token options and literals, and one
 # bundled fixture

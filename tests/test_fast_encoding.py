@@ -19,13 +19,13 @@ from auditor.pcd.scoring import TEXT_GROUPS, field_head, site_texts, split_optio
 from auditor.tokenizers import fast
 from auditor.tokenizers.builtins import BUILTINS
 from auditor.tokenizers.loader import LoadedTokenizer
-from support import CORPUS, get_tokenizer
+from support import CORPUS, NO_CORPUS, get_tokenizer
 
 pytest.importorskip("tiktoken")
 FAST_BUILTINS = [name for name, b in BUILTINS.items() if b.ranks is not None]
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present (PCDLINT_CORPUS)"),
+    pytest.mark.skipif(not CORPUS.is_dir(), reason=NO_CORPUS),
 ]
 
 

@@ -11,7 +11,7 @@ from markupsafe import escape
 from auditor.linter.engine import LintOptions, lint
 from auditor.pcd.scoring import SiteTokens
 from auditor.reporting.html import environment, render, report_view
-from support import CORPUS, corpus_files
+from support import CORPUS, NO_CORPUS, corpus_files
 
 PRESETS = CORPUS / "pcd-presets"
 
@@ -19,7 +19,7 @@ PRESETS = CORPUS / "pcd-presets"
 def preset(name: str):
     path = PRESETS / f"{name}.json"
     if not path.exists():
-        pytest.skip("shared corpus not present")
+        pytest.skip(NO_CORPUS)
     return path
 
 
@@ -76,7 +76,7 @@ def test_scored_token_and_multi_token_split_shown(qwen):
 def test_corpus_report_under_5_mb(qwen, smollm2, tmp_path):
     files = corpus_files()
     if not files:
-        pytest.skip("shared corpus not present")
+        pytest.skip(NO_CORPUS)
     run = lint([str(p) for p in files], [qwen, smollm2])
     page = render(run)
     size = len(page.encode("utf-8"))

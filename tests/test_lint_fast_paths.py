@@ -29,7 +29,7 @@ from auditor.pcd.scoring import SiteTokens, json_text
 from auditor.rules.confusable_options import _normalise, _plain_normals
 from auditor.rules.multi_token_option import disagreement_risks
 from auditor.schema.cache import analyse_file
-from support import corpus_files, get_tokenizer
+from support import NO_CORPUS, corpus_files, get_tokenizer
 
 JSON_VALUES = st.recursive(
     st.none()
@@ -123,7 +123,7 @@ def _corpus_fields(tokenizer_name: str):
     """(file, site, its SiteTokens) of every field of the shared corpus (skips without it)."""
     files = corpus_files()
     if not files:
-        pytest.skip("../shared/corpus not present")
+        pytest.skip(NO_CORPUS)
     tokenizer = get_tokenizer(tokenizer_name)
     for path in files:
         for site in analyse_file(path, str(path)).sites:
@@ -318,7 +318,7 @@ def test_plain_normals_take_plain_fields_and_leave_the_rest():
 def test_plain_normals_equal_normalise_on_the_corpus():
     files = corpus_files()
     if not files:
-        pytest.skip("../shared/corpus not present")
+        pytest.skip(NO_CORPUS)
     taken = 0
     for path in files:
         for site in analyse_file(path, str(path)).sites:

@@ -16,7 +16,7 @@ import pytest
 
 from auditor.errors import InputFileError
 from auditor.linter.pool import POOL_MIN_FILES, pool_size
-from support import CORPUS, FIXTURES, REPO, corpus_files, run_cli, seed_cache
+from support import CORPUS, FIXTURES, NO_CORPUS, REPO, corpus_files, run_cli, seed_cache
 
 GOLDEN = json.loads((REPO / "tests" / "golden" / "positions_main.json").read_text(encoding="utf-8"))
 CORPUS_JSON = [p for p in corpus_files() if p.suffix == ".json"]
@@ -51,7 +51,7 @@ def golden_name(path: str) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(len(CORPUS_JSON) < POOL_MIN_FILES, reason="../shared/corpus not present")
+@pytest.mark.skipif(len(CORPUS_JSON) < POOL_MIN_FILES, reason=NO_CORPUS)
 def test_the_corpus_through_the_pool_is_the_serial_output_and_mains_positions(tmp_path):
     files = [str(p) for p in CORPUS_JSON]
     serial = check(["-f", "json", "--no-cache", "-j", "1", *files], tmp_path / "c1")

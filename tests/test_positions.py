@@ -16,7 +16,7 @@ import pytest
 from auditor.schema.cache import analyse_file
 from auditor.schema.documents import Span, escape_token, parse_document
 from auditor.schema.positions import JsonPositions
-from support import CORPUS, FIXTURES, REPO, corpus_files, slow_corpus
+from support import CORPUS, FIXTURES, NO_CORPUS, REPO, corpus_files, slow_corpus
 
 json_source_map = pytest.importorskip("json_source_map")
 
@@ -97,7 +97,7 @@ def test_site_positions_are_mains(path):
 
 def test_the_golden_record_covers_the_corpus():
     if not corpus_files():
-        pytest.skip("../shared/corpus not present")
+        pytest.skip(NO_CORPUS)
     recorded = {name for name in GOLDEN["sites"] if name.startswith("corpus/")}
     assert len(recorded) == len([p for p in corpus_files() if p.suffix == ".json"]) == 36
 

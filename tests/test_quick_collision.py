@@ -14,10 +14,10 @@ from auditor.linter.suggest import kept_candidates
 from auditor.pcd.engines import get_engine
 from auditor.pcd.scoring import SiteTokens
 from auditor.schema.cache import analyse_file
-from support import corpus_files, get_tokenizer
+from support import NO_CORPUS, corpus_files, get_tokenizer
 
 FILES = corpus_files()
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not FILES, reason="../shared/corpus not present")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not FILES, reason=NO_CORPUS)]
 
 
 @pytest.mark.parametrize("tokenizer_name", ["qwen2.5", "smollm2"])

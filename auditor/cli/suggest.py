@@ -130,6 +130,14 @@ def write_fixed(
     return target, legend_path, len(renamings), len(designs)
 
 
+def _shown(name: str) -> str:
+    """A name as the text output prints it: quoted where it holds a line break, another control
+    character or space at either end (`'bill\\ning'`, `'billing '`), so one entry stays one line."""
+    if name != name.strip() or not name.isprintable():
+        return repr(name)
+    return name
+
+
 def format_text(entries: list[dict], label_sets: int = 0) -> str:
     """The text output; `label_sets`: the evaluation-config label sets the run left alone."""
     lines = []
@@ -146,14 +154,16 @@ def format_text(entries: list[dict], label_sets: int = 0) -> str:
             )
             lines.append(f"  fix: {e['fix']['description']} ({verdict})")
             continue
-        lines.append(f"{e['path']}:{e['line']}: {e['field']} [{e['tokenizer']}] {', '.join(e['codes'])}")
+        # what the fixes were checked against: a schema field's tokenizer, a request's engine
+        against = e["tokenizer"] or e.get("engine") or "?"
+        lines.append(f"{e['path']}:{e['line']}: {_shown(e['field'])} [{against}] {', '.join(e['codes'])}")
         if not e["suggestions"]:
             lines.append(
                 "  no renaming tried re-lints clean and keeps every distinguishing word; "
                 "see `pcdlint explain` for other fixes"
             )
         for rank, s in enumerate(e["suggestions"], 1):
-            pairs = ", ".join(f"{m['from']} -> {m['to']}" for m in s["mapping"][:8])
+            pairs = ", ".join(f"{_shown(m['from'])} -> {_shown(m['to'])}" for m in s["mapping"][:8])
             more = f", … ({len(s['mapping'])} options)" if len(s["mapping"]) > 8 else ""
             kept = (
                 "legend maps letters back"

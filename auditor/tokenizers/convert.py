@@ -157,11 +157,14 @@ def default_tiktoken_pattern(rank_count: int) -> str:
     return "cl100k"
 
 
+# the names --tiktoken-pattern takes (its help lists them: tests/test_cli.py checks)
+NAMED_PATTERNS = {**TIKTOKEN_PATTERNS, "qwen2": QWEN2_PATTERN}
+
+
 def resolve_pattern(choice: str) -> str:
     """--tiktoken-pattern: a name (cl100k, o200k, qwen2) or a regex of its own."""
-    named = {**TIKTOKEN_PATTERNS, "qwen2": QWEN2_PATTERN}
-    if choice in named:
-        return named[choice]
+    if choice in NAMED_PATTERNS:
+        return NAMED_PATTERNS[choice]
     try:
         Regex(choice)
     except Exception as exc:

@@ -11,7 +11,7 @@ import pytest
 
 from auditor.schema.code_requests import read_document
 from auditor.schema.sites import analyse
-from support import CORPUS, FIXTURES, run_cli
+from support import CORPUS, FIXTURES, NO_CORPUS, run_cli
 
 CODE = FIXTURES / "decisions" / "code"
 DIALECTS = FIXTURES / "decisions" / "dialects"
@@ -183,7 +183,7 @@ def test_a_directory_run_ends_with_its_summary_whatever_one_file_did(tmp_path):
 # --------------------------------------------------------------------------- real files
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="shared corpus not present (PCDLINT_CORPUS)")
+@pytest.mark.skipif(not REAL.is_dir(), reason=NO_CORPUS)
 def test_real_code_files_sites_found_over_expected():
     """Acceptance: >= 95% of the questions read by hand in 30+ real code files are found, at
     their line, and nothing else is."""

@@ -162,6 +162,31 @@ def test_suggest_renames_colliding_names_and_the_rewrite_lints_clean(project):
     assert code == 0 and json.loads(out)["findings"] == []
 
 
+def test_suggest_text_names_the_engine_and_keeps_a_name_with_a_newline_on_its_line(project):
+    body = dict(
+        BODY,
+        questions=[
+            BODY["questions"][0]
+            | {
+                "options": [
+                    {"name": "Billing"},
+                    {"name": "billing "},
+                    {"name": "bill\ning"},
+                    {"name": "sales"},
+                ]
+            }
+        ],
+    )
+    (project / "requests" / "ticket.json").write_text(json.dumps(body, indent=2), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["suggest", "requests/ticket.json", "--engine", "sglang-decisions"])
+    lines = result.stdout.splitlines()
+    renaming = [line for line in lines if "PCD101" in line]
+    assert renaming and all("[sglang-decisions]" in line for line in renaming), result.stdout
+    assert "[None]" not in result.stdout
+    (pairs,) = [line for line in lines if "distinct-names" in line]
+    assert "'billing ' -> billing 2" in pairs and "'bill\\ning' -> bill ing" in pairs, pairs
+
+
 def test_limit_finding_proposes_two_passes(project):
     body = dict(
         BODY, questions=[BODY["questions"][0] | {"options": [{"name": f"team {i}"} for i in range(60)]}]

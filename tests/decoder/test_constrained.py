@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from auditor.decoder.constrained import constrained_pick
+from support import CORPUS, NO_CORPUS
 
 REPO = Path(__file__).resolve().parents[2]
-PRESET = REPO.parent / "shared" / "corpus" / "pcd-presets" / "spam_email.json"
+PRESET = CORPUS / "pcd-presets" / "spam_email.json"
 
 
 def test_trie_walk_takes_the_best_child_at_each_node():
@@ -36,7 +37,7 @@ def test_pick_matches_xgrammar_greedy_decoding():
     xgr = pytest.importorskip("xgrammar")
     torch = pytest.importorskip("torch")
     if not PRESET.is_file():
-        pytest.skip(f"shared corpus not found at {PRESET}")
+        pytest.skip(NO_CORPUS)
     from auditor.decoder import DecoderError, load_fields, load_model, verify_fields
 
     try:

@@ -12,11 +12,12 @@ import pytest
 from auditor.decoder import DecoderError, FieldSpec, load_fields
 from auditor.decoder.tree import pack_forest, pack_tree
 from auditor.reporting.verdict import annotate, format_text
+from support import CORPUS, NO_CORPUS
 
 pytestmark = pytest.mark.model
 
 REPO = Path(__file__).resolve().parents[2]
-PRESETS = REPO.parent / "shared" / "corpus" / "pcd-presets"
+PRESETS = CORPUS / "pcd-presets"
 CONTEXT = "Transaction alert: 9,850 USD sent from a Tor exit node to a crypto exchange at 03:14 UTC."
 PARITY_TOLERANCE = 1e-3
 
@@ -63,7 +64,7 @@ def small_result(loaded):
 def customs_subset():
     preset = PRESETS / "high_cardinality_255.json"
     if not preset.is_file():
-        pytest.skip(f"shared corpus not found at {PRESETS}")
+        pytest.skip(NO_CORPUS)
     fields, context = load_fields(preset)
     (customs,) = [field for field in fields if field.name == "customs_category"]
     # 20 options spread over the CAT_0xx, CAT_1xx and CAT_2xx buckets.

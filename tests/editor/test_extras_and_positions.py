@@ -26,7 +26,7 @@ def test_a_missing_extra_is_one_line(command, module, extra):
     )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"pcdlint-audit[{extra}]" in lines[0] and module in lines[0], done.stderr
+    assert len(lines) == 1 and f"(pcdlint's {extra} extra)" in lines[0] and module in lines[0], done.stderr
 
 
 def test_mcp_root_must_be_a_folder(tmp_path):

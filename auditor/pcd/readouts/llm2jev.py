@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from auditor.distribution import NO_DEPS, package_hint
 from auditor.pcd.engines.table import EngineRow
 from auditor.pcd.readouts.base import (
     NO_TEMPLATE,
@@ -56,8 +57,8 @@ PROMPT = "llm2jev"
 CHAT_TEMPLATE = True
 # a prompt past the window (PCD207): llm2jev 0.6.1 __main__.py answers a backend's 400 with 422
 OVER_WINDOW = "its backend (SGLang or vLLM) refuses the prompt with 400, which {engine} answers with 422"
-TESTED_VERSION = "0.6.1"
-INSTALL = f"pip install --no-deps llm2jev=={TESTED_VERSION}"
+TESTED_VERSION = NO_DEPS["llm2jev"].split("==")[1]  # the pin lives with the install hints
+INSTALL = package_hint("llm2jev")
 CODES = (*UPPER, *PAIRS)
 PREFILL = "Answer:"  # the assistant turn's opening (llm2jev's ANSWER), where the package is absent
 # Where the question goes while the chat template renders; split out again afterwards, so the
