@@ -6,6 +6,7 @@ Only the faults are made here; every other answer is the real server's.
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 
@@ -14,10 +15,18 @@ class FaultProxy:
     """A small HTTP proxy on 127.0.0.1 in front of the real server that answers chosen requests
     itself: ``faults`` maps the n-th request (1-based) to (status, headers); ``fail_when`` is a
     substring of the body that always gets a 500 (set it to None to stop). A GET is passed
-    through uncounted. It records every Authorization header seen."""
+    through uncounted. It records every Authorization header seen, and every POST body
+    (``bodies``, parsed). ``rewrite(request, answer) -> bytes`` replaces the real server's
+    answer to a POST (both parsed) with other bytes: an answer in another shape than the server
+    gives, everything else in it the real server's. ``delay``: seconds before each answer."""
 
     def __init__(
-        self, upstream: str, faults: dict[int, tuple[int, dict]] | None = None, fail_when: str | None = None
+        self,
+        upstream: str,
+        faults: dict[int, tuple[int, dict]] | None = None,
+        fail_when: str | None = None,
+        rewrite=None,
+        delay: float = 0.0,
     ):
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +34,7 @@ class FaultProxy:
         proxy = self
         self.upstream, self.faults, self.fail_when = upstream, dict(faults or {}), fail_when
         self.count, self.authorizations, self.lock = 0, [], threading.Lock()
+        self.rewrite, self.delay, self.bodies = rewrite, delay, []
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
@@ -53,6 +63,7 @@ class FaultProxy:
                     proxy.count += 1
                     number = proxy.count
                     proxy.authorizations.append(self.headers.get("Authorization"))
+                    proxy.bodies.append(json.loads(data))
                 if number in proxy.faults:
                     status, headers = proxy.faults[number]
                     return self._reply(status, json.dumps({"error": f"injected {status}"}).encode(), headers)
@@ -63,9 +74,14 @@ class FaultProxy:
                 )
                 try:
                     with urllib.request.urlopen(request, timeout=600) as response:
-                        return self._reply(response.status, response.read(), {})
+                        status, answer = response.status, response.read()
                 except urllib.error.HTTPError as exc:
                     return self._reply(exc.code, exc.read(), {})
+                if proxy.rewrite is not None and status == 200:
+                    answer = proxy.rewrite(json.loads(data), json.loads(answer))
+                if proxy.delay:
+                    time.sleep(proxy.delay)
+                return self._reply(status, answer, {})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
