@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from auditor.decoder.answers import AnswerError
@@ -103,9 +104,7 @@ class _Reader:
             wanted = set(keys)
             extra = [key for key in value if key not in wanted]
             listed = ", ".join(shown(key) for key in extra[:3]) + (", …" if len(extra) > 3 else "")
-            raise self.fail(
-                where, f"has {len(extra)} key(s) that are no option of the request ({listed})"
-            )
+            raise self.fail(where, f"has {len(extra)} key(s) that are no option of the request ({listed})")
         probs = [self.probability(value[key], member(where, key)) for key in keys]
         total = math.fsum(probs)
         if not abs(total - 1.0) <= SUM_TOLERANCE:
@@ -113,17 +112,49 @@ class _Reader:
         return probs
 
 
-def _keys(question: dict) -> list[str]:
-    from auditor.decoder.systemone import question_keys
+@dataclass
+class QuestionAnswer:
+    """One question's answer, read off a response, probabilities aligned with the request's keys."""
 
-    return question_keys(question)
+    name: str
+    kind: str
+    keys: list[str]
+    probabilities: list[float] | None
+    answer: str | None
+    score: float | None = None
+    noul: float | None = None
+    label_mass: float | None = None
+
+    def probability_of(self, key: str) -> float | None:
+        if self.probabilities is None or key not in self.keys:
+            return None
+        return self.probabilities[self.keys.index(key)]
+
+    def to_dict(self) -> dict:
+        return {
+            "question": self.name,
+            "kind": self.kind,
+            "answer": self.answer,
+            "probabilities": None if self.probabilities is None else dict(zip(self.keys, self.probabilities)),
+            "score": self.score,
+            "noul": self.noul,
+            "label_mass": self.label_mass,
+        }
+
+
+def question_keys(question: dict) -> list[str]:
+    """The answer keys of a question, in the order the request lists them."""
+    kind, criteria = question.get("type"), question.get("criteria")
+    if kind == "choice":
+        return [str(key) for key in criteria] if isinstance(criteria, dict) else []
+    if kind == "score":
+        return [str(i) for i in range(len(criteria))] if isinstance(criteria, list) else []
+    return ["true", "false"]
 
 
 def read_checked(body: dict, response: Any, context: str = "the server's answer") -> list:
     """Every question of ``body`` answered in ``response``, checked (see the module docstring),
     as ``QuestionAnswer``s in request order; ``AnswerError`` (one line) otherwise."""
-    from auditor.decoder.systemone import QuestionAnswer
-
     read = _Reader(context)
     if not isinstance(response, dict):
         raise read.fail("the answer", f"is {_kind(response)}; expected an object")
@@ -141,7 +172,7 @@ def read_checked(body: dict, response: Any, context: str = "the server's answer"
         got = answers.get(qid)
         if not isinstance(got, dict):
             raise read.fail(at, f"is {_kind(got)}; expected the answer to question {shown(qid)}")
-        kind, keys = question["type"], _keys(question)
+        kind, keys = question["type"], question_keys(question)
         mass = None
         for field in ("x_label_mass", "label_mass"):
             if got.get(field) is not None:

@@ -81,7 +81,9 @@ def check_written(label: str, names: list[str], options: dict[str, list]) -> Non
 
 def check_duplicates(label: str, duplicates: list, pointer: str) -> None:
     """Refuse a key written twice inside the request at ``pointer`` (``Document.duplicates``)."""
-    inside = [d for d in duplicates if not pointer or d.pointer == pointer or d.pointer.startswith(pointer + "/")]
+    inside = [
+        d for d in duplicates if not pointer or d.pointer == pointer or d.pointer.startswith(pointer + "/")
+    ]
     if inside:
         first = inside[0]
         raise UsageError(

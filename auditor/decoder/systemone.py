@@ -17,9 +17,10 @@ service refuses the request (a 4xx with its message), ``DecoderError`` when it c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from auditor.decoder.decision_answers import QuestionAnswer, read_checked
+from auditor.decoder.decision_answers import question_keys as question_keys  # (re-exported)
 from auditor.decoder.errors import DecoderError
 
 DEFAULT_ROUTE = "/v1/systemone"
@@ -37,46 +38,6 @@ class DecisionRefused(Exception):
         self.message = message
 
 
-@dataclass
-class QuestionAnswer:
-    """One question's answer, read off a response, probabilities aligned with the request's keys."""
-
-    name: str
-    kind: str
-    keys: list[str]
-    probabilities: list[float] | None
-    answer: str | None
-    score: float | None = None
-    noul: float | None = None
-    label_mass: float | None = None
-
-    def probability_of(self, key: str) -> float | None:
-        if self.probabilities is None or key not in self.keys:
-            return None
-        return self.probabilities[self.keys.index(key)]
-
-    def to_dict(self) -> dict:
-        return {
-            "question": self.name,
-            "kind": self.kind,
-            "answer": self.answer,
-            "probabilities": None if self.probabilities is None else dict(zip(self.keys, self.probabilities)),
-            "score": self.score,
-            "noul": self.noul,
-            "label_mass": self.label_mass,
-        }
-
-
-def question_keys(question: dict) -> list[str]:
-    """The answer keys of a question, in the order the request lists them."""
-    kind, criteria = question.get("type"), question.get("criteria")
-    if kind == "choice":
-        return [str(key) for key in criteria] if isinstance(criteria, dict) else []
-    if kind == "score":
-        return [str(i) for i in range(len(criteria))] if isinstance(criteria, list) else []
-    return ["true", "false"]
-
-
 def check_body(body: Any) -> dict:
     """A System One body's outline, or DecoderError naming what is missing (exit 2, no request sent)."""
     if not isinstance(body, dict) or not isinstance(body.get("questions"), dict):
@@ -91,8 +52,6 @@ def read_answers(body: dict, response: Any) -> list[QuestionAnswer]:
     """Every question of ``body`` answered in ``response``, in request order, each checked
     against the request (``auditor.decoder.decision_answers``): an answer in another shape is an
     ``AnswerError`` naming the question and the field, never a verdict."""
-    from auditor.decoder.decision_answers import read_checked
-
     return read_checked(body, response)
 
 

@@ -531,14 +531,15 @@ def decision_calibration_file(report: dict) -> dict:
         "apply": "p = softmax(log(p_served) / T) over a question's options (p_served: the server's probabilities)",
         "split": {"holdout": report["options"]["holdout"], "seed": report["options"]["seed"]},
         "questions": {
-            question["name"]: {
-                METHOD: {
-                    "temperature": block["calibration"]["temperature"],
-                    "heldout_ece_before": block["calibration"]["before"]["ece"],
-                    "heldout_ece_after": block["calibration"]["after"]["ece"],
-                }
-                for block in (question["methods"][METHOD],)
-            }
+            question["name"]: {METHOD: _temperature(question["methods"][METHOD]["calibration"])}
             for question in report["questions"]
         },
+    }
+
+
+def _temperature(calibration: dict) -> dict:
+    return {
+        "temperature": calibration["temperature"],
+        "heldout_ece_before": calibration["before"]["ece"],
+        "heldout_ece_after": calibration["after"]["ece"],
     }

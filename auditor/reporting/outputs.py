@@ -58,11 +58,14 @@ def _masked(report: str | bytes, kind: str) -> str | bytes:
             document, parsed = json.loads(report), True
         except (ValueError, RecursionError):
             pass
-    if parsed:
-        from auditor.reporting.json_text import dumps_strict, dumps_strict_bytes
-
-        masked = redaction.redact_value(document)
-        return dumps_strict_bytes(masked) if isinstance(report, bytes) else dumps_strict(masked, newline=True)
+    if parsed:  # the JSON writer's form (auditor.reporting.json_text), from the masked document
+        masked = json.dumps(
+            escape.strict_json(redaction.redact_value(document)),
+            indent=2,
+            ensure_ascii=False,
+            allow_nan=False,
+        )
+        return encode_text(masked + "\n") if isinstance(report, bytes) else masked + "\n"
     text = report.decode("utf-8", "surrogateescape") if isinstance(report, bytes) else report
     for secret in redaction.secrets():
         text = text.replace(json.dumps(secret)[1:-1], redaction.MASK)
