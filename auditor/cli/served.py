@@ -189,16 +189,14 @@ def decision_engine(
 
 @contextmanager
 def _redacted(engine: Any, label: str = "") -> Iterator[None]:
-    """A DecoderError quoting a server's answer, with the API key masked; an answer in another
-    shape than documented (AnswerError) names the request it answered."""
-    from auditor.decoder.answers import AnswerError
+    """A DecoderError quoting a server's answer, with the API key masked, naming the request."""
     from auditor.decoder.errors import DecoderError
 
     try:
         yield
     except DecoderError as exc:
         redact = getattr(engine, "redact", None)
-        text = f"{label}: {exc}" if label and isinstance(exc, AnswerError) else str(exc)
+        text = f"{label}: {exc}" if label else str(exc)
         raise DecoderError(redact(text) if redact is not None else text) from None
 
 
