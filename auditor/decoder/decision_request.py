@@ -41,7 +41,7 @@ def check_route(route: str) -> str:
     """``--route`` as a path under the base URL (a leading ``/`` added), or one UsageError line."""
     if len(route) > MAX_ROUTE_CHARS:
         raise UsageError(f"--route: {len(route)} characters; a route is a path of at most {MAX_ROUTE_CHARS}")
-    if _ROUTE.fullmatch(route) is None or route.startswith("//"):
+    if _ROUTE.fullmatch(route) is None or route.startswith("//") or "://" in route:
         raise UsageError(
             f"--route {_shown(route)}: not a URL path (letters, digits, -._~!$&'()*+,;=:@/ and %XX; "
             "no query, fragment, space or scheme)"
