@@ -64,8 +64,9 @@ def holds_secret(data: str | bytes) -> bool:
     import json
 
     for secret in secrets():
-        forms = {secret, html.escape(secret), json.dumps(secret)[1:-1]}
-        for form in forms:
-            if (form.encode("utf-8") if isinstance(data, bytes) else form) in data:
+        for form in {secret, html.escape(secret), json.dumps(secret)[1:-1]}:
+            if isinstance(data, bytes) and form.encode("utf-8") in data:
+                return True
+            if isinstance(data, str) and form in data:
                 return True
     return False

@@ -166,7 +166,7 @@ def test_eval_refuses_a_bad_answer_naming_the_row(fault_proxy, tmp_path):
     def rewrite(request: dict, answer: dict) -> bytes:
         if "invoices for my accountant" in str(request["state"]):  # row t03 only
             table = answer["answers"]["team"]["probabilities"]
-            answer["answers"]["team"]["probabilities"] = {k: v * 3 for k, v in table.items()}
+            answer["answers"]["team"]["probabilities"] = {k: v / 2 for k, v in table.items()}
         return json.dumps(answer).encode()
 
     proxy = fault_proxy(rewrite=rewrite)
@@ -176,7 +176,7 @@ def test_eval_refuses_a_bad_answer_naming_the_row(fault_proxy, tmp_path):
         "--limit", "4", "--concurrency", "1", "--no-cache", "-f", "json", "-o", str(report), "-q",
     )  # fmt: skip
     line = _one_error_line(result)
-    assert "row 't03' (line 3, original)" in line and "answers.team.probabilities sum to 3" in line, line
+    assert "row 't03' (line 3, original)" in line and "answers.team.probabilities sum to 0.5" in line, line
     assert not report.exists()  # no report from a run that read a wrong answer
 
 
@@ -292,7 +292,7 @@ def test_typed_options_are_sent_as_json_values_none_dropped(fault_proxy, tmp_pat
         ),
         (
             "question-names-repeat",
-            [{"type": "noul", "name": "q", "instructions": f"Question {i}?"} for i in range(5)],
+            [{"type": "predicate", "name": "q", "instructions": f"Question {i}?"} for i in range(5)],
             "question name(s) 'q' asked more than once",
         ),
     ],
@@ -313,7 +313,7 @@ def test_what_cannot_be_sent_as_read_is_refused_before_sending(
         (
             "repeated-json-key",
             '{"state": "x", "questions": {"a": {"type": "noul"}, "a": {"type": "noul", "instructions": "?"}}}',
-            "key 'a' is written 2 times at /questions/a",
+            "key 'a' is written 2 times at '/questions/a'",
         ),
         (
             "empty-choice",
@@ -328,7 +328,7 @@ def test_what_cannot_be_sent_as_read_is_refused_before_sending(
         (
             "lone-surrogate",
             '{"state": "x", "questions": {"a": {"type": "choice", "criteria": {"\\ud800": null, "b": null}}}}',
-            "holds a lone surrogate (U+D800)",
+            "lone surrogate U+D800",  # (the document reader refuses it first)
         ),
     ],
 )
