@@ -308,6 +308,21 @@ EVAL_OPTIONS = [
         "(original, reversed, rotated by 1, 2, …), as verify's option-order probe.",
     ),
     *client_options("--backend systemone or openai"),
+    click.option(
+        "--run-timeout",
+        "run_timeout_s",
+        type=click.FloatRange(1, 864000),
+        default=None,
+        help="Seconds for all requests of the run together (--backend systemone or openai; "
+        "default: no limit — an interrupted run resumes from the cache).",
+    ),
+    click.option(
+        "--max-response-bytes",
+        type=click.IntRange(1024, 2**34),
+        default=64 * 1024 * 1024,
+        show_default=True,
+        help="The most bytes read of one server answer (--backend systemone or openai).",
+    ),
 ]
 EVAL_KEYS = (
     "base_url",
@@ -319,7 +334,14 @@ EVAL_KEYS = (
     "timeout_s",
     "retries",
     "retry_after_cap",
+    "run_timeout_s",
+    "max_response_bytes",
 )
+
+
+def _limits(served_opts: dict) -> dict:
+    """--run-timeout and --max-response-bytes for the one HTTP client."""
+    return {"max_bytes": served_opts["max_response_bytes"], "run_deadline": served_opts["run_timeout_s"]}
 
 
 def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) -> Any:
@@ -341,7 +363,9 @@ def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) ->
     try:
         parse_origin(served_opts["base_url"])  # the URL as written, checked before /v1 is appended
         tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
-        client = options_client(OpenAIBackend.api_base(served_opts["base_url"]), served_opts)
+        client = options_client(
+            OpenAIBackend.api_base(served_opts["base_url"]), served_opts, **_limits(served_opts)
+        )
         return OpenAIBackend(
             client.base_url,
             model,
@@ -413,7 +437,7 @@ def eval_decisions(
     rows = load_decision_rows(data_path, body)
     if limit:
         rows = rows[:limit]
-    client = options_client(served_opts["base_url"], served_opts)
+    client = options_client(served_opts["base_url"], served_opts, **_limits(served_opts))
     engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
     options = DecisionEvalOptions(
         concurrency=served_opts["concurrency"],

@@ -419,3 +419,24 @@ def test_eval_write_calibration_is_honoured(fault_proxy, tmp_path):
     assert set(written["questions"]) == {"team", "urgent"}
     for question in written["questions"].values():
         assert question["served"]["temperature"] > 0
+
+
+def test_eval_honours_max_response_bytes_and_run_timeout(fault_proxy, tmp_path):
+    """A row whose answer passes the cap, or that comes after the run's deadline, is a failed
+    row (listed with its error, exit 1), never read past the cap or waited on."""
+
+    def pad(request: dict, answer: dict) -> bytes:
+        answer["usage"] = {"padding": "x" * 4000}
+        return json.dumps(answer).encode()
+
+    base = ["eval", TRIAGE, "--data", ROWS, "--backend", "systemone", "--limit", "2", "--concurrency", "1"]
+    base += ["--no-cache", "--retries", "0", "-f", "json", "-q"]
+    capped = _run(*base, "--base-url", fault_proxy(rewrite=pad).url, "--max-response-bytes", "2048")
+    assert capped.exit_code == 1, capped.output
+    failed = json.loads(capped.stdout)["failed"]
+    assert [f["id"] for f in failed] == ["t01", "t02"]
+    assert all("--max-response-bytes" in f["error"] for f in failed)
+    late = _run(*base, "--base-url", fault_proxy(delay=1.5).url, "--run-timeout", "1")
+    assert late.exit_code == 1, late.output
+    errors = [f["error"] for f in json.loads(late.stdout)["failed"]]
+    assert errors and all("--run-timeout" in e or "--timeout" in e for e in errors), errors
