@@ -13,7 +13,8 @@ import urllib.request
 
 class FaultProxy:
     """A small HTTP proxy on 127.0.0.1 in front of the real server that answers chosen requests
-    itself: ``faults`` maps the n-th request (1-based) to (status, headers); ``fail_when`` is a
+    itself: ``faults`` maps the n-th request (1-based) to (status, headers) or (status, headers,
+    body); ``fail_when`` is a
     substring of the body that always gets a 500 (set it to None to stop). A GET is passed
     through uncounted. It records every Authorization header seen, and every POST body
     (``bodies``, parsed). ``rewrite(request, answer) -> bytes`` replaces the real server's
@@ -64,9 +65,10 @@ class FaultProxy:
                     number = proxy.count
                     proxy.authorizations.append(self.headers.get("Authorization"))
                     proxy.bodies.append(json.loads(data))
-                if number in proxy.faults:
-                    status, headers = proxy.faults[number]
-                    return self._reply(status, json.dumps({"error": f"injected {status}"}).encode(), headers)
+                if number in proxy.faults:  # (status, headers) or (status, headers, body bytes)
+                    status, headers, *body = proxy.faults[number]
+                    text = body[0] if body else json.dumps({"error": f"injected {status}"}).encode()
+                    return self._reply(status, text, headers)
                 if proxy.fail_when and proxy.fail_when.encode() in data:
                     return self._reply(500, b'{"error": "injected 500 for this row"}', {})
                 request = urllib.request.Request(

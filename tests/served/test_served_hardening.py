@@ -440,3 +440,17 @@ def test_eval_honours_max_response_bytes_and_run_timeout(fault_proxy, tmp_path):
     assert late.exit_code == 1, late.output
     errors = [f["error"] for f in json.loads(late.stdout)["failed"]]
     assert errors and all("--run-timeout" in e or "--timeout" in e for e in errors), errors
+
+
+def test_a_refusal_message_is_shortened_escaped_and_masked(fault_proxy):
+    """A 422 whose message holds raw ANSI escapes, the key and 4 MB: the verdict (refused, exit 1)
+    quotes a short, escaped, masked line."""
+    hostile = b'{"error": "\x1b[31mno \x1b]0;title\x07' + KEY.encode() + b" " + b"y" * 4_000_000 + b'"}'
+    proxy = fault_proxy(faults={1: (422, {}, hostile)})
+    result = _run(
+        "verify", "--backend", "systemone", "--base-url", proxy.url, INVOICE, "--probe", "off", "-q"
+    )
+    assert result.exit_code == 1, result.output
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("refused (422): ")]
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout and KEY not in result.stdout
+    assert len(line) < 250 and "***" in line
