@@ -6,18 +6,28 @@ Only the faults are made here; every other answer is the real server's.
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 
 
 class FaultProxy:
     """A small HTTP proxy on 127.0.0.1 in front of the real server that answers chosen requests
-    itself: ``faults`` maps the n-th request (1-based) to (status, headers); ``fail_when`` is a
+    itself: ``faults`` maps the n-th request (1-based) to (status, headers) or (status, headers,
+    body); ``fail_when`` is a
     substring of the body that always gets a 500 (set it to None to stop). A GET is passed
-    through uncounted. It records every Authorization header seen."""
+    through uncounted. It records every Authorization header seen, and every POST body
+    (``bodies``, parsed). ``rewrite(request, answer) -> bytes`` replaces the real server's
+    answer to a POST (both parsed) with other bytes: an answer in another shape than the server
+    gives, everything else in it the real server's. ``delay``: seconds before each answer."""
 
     def __init__(
-        self, upstream: str, faults: dict[int, tuple[int, dict]] | None = None, fail_when: str | None = None
+        self,
+        upstream: str,
+        faults: dict[int, tuple[int, dict]] | None = None,
+        fail_when: str | None = None,
+        rewrite=None,
+        delay: float = 0.0,
     ):
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +35,7 @@ class FaultProxy:
         proxy = self
         self.upstream, self.faults, self.fail_when = upstream, dict(faults or {}), fail_when
         self.count, self.authorizations, self.lock = 0, [], threading.Lock()
+        self.rewrite, self.delay, self.bodies = rewrite, delay, []
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
@@ -53,9 +64,11 @@ class FaultProxy:
                     proxy.count += 1
                     number = proxy.count
                     proxy.authorizations.append(self.headers.get("Authorization"))
-                if number in proxy.faults:
-                    status, headers = proxy.faults[number]
-                    return self._reply(status, json.dumps({"error": f"injected {status}"}).encode(), headers)
+                    proxy.bodies.append(json.loads(data))
+                if number in proxy.faults:  # (status, headers) or (status, headers, body bytes)
+                    status, headers, *body = proxy.faults[number]
+                    text = body[0] if body else json.dumps({"error": f"injected {status}"}).encode()
+                    return self._reply(status, text, headers)
                 if proxy.fail_when and proxy.fail_when.encode() in data:
                     return self._reply(500, b'{"error": "injected 500 for this row"}', {})
                 request = urllib.request.Request(
@@ -63,9 +76,14 @@ class FaultProxy:
                 )
                 try:
                     with urllib.request.urlopen(request, timeout=600) as response:
-                        return self._reply(response.status, response.read(), {})
+                        status, answer = response.status, response.read()
                 except urllib.error.HTTPError as exc:
                     return self._reply(exc.code, exc.read(), {})
+                if proxy.rewrite is not None and status == 200:
+                    answer = proxy.rewrite(json.loads(data), json.loads(answer))
+                if proxy.delay:
+                    time.sleep(proxy.delay)
+                return self._reply(status, answer, {})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -141,6 +141,21 @@ def eval_command(
     close: Callable[[], None] = lambda: None  # noqa: E731  the server client, once there is one
     if backend_name == "systemone":
         try:
+            if output_html:  # never accepted and silently not written
+                raise UsageError("--output-html is for schema evals; a decision eval writes text or json")
+            # every output checked against the inputs and the other outputs before any request
+            check_outputs(
+                [
+                    (flag, target)
+                    for flag, target in (
+                        ("--output", output),
+                        ("--output-json", output_json),
+                        ("--write-calibration", write_calibration),
+                    )
+                    if target
+                ],
+                inputs,
+            )
             failed = eval_decisions(
                 schema,
                 data_path,
@@ -154,6 +169,7 @@ def eval_command(
                 output_format=output_format,
                 output=output,
                 output_json=output_json,
+                write_calibration=write_calibration,
                 quiet=quiet,
             )
         except (UsageError, DecoderError) as problem:

@@ -30,6 +30,9 @@ DETAIL_FORMATS = {"json", "html"}  # outputs that show finding data (LintOptions
 @click.version_option(__version__, prog_name="pcdlint")
 def cli() -> None:
     """Lint enum schemas against LLM tokenizers before parallel constrained decoding runs."""
+    from auditor import redaction
+
+    redaction.clear()  # the keys of this run only (one process may run several: the tests)
 
 
 @cli.command()

@@ -84,9 +84,15 @@ def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
     """Every decision request in the files (any of the three shapes), as a System One body; a file
     with none asks its schema's enum fields as choice questions. ``--context`` is the state of a
     request that has none."""
+    from auditor.decoder.decision_request import check_duplicates, check_written, sendable
     from auditor.decoder.systemone import check_body
     from auditor.schema.cache import analyse_file
-    from auditor.schema.decisions import locate_requests, system_one_body
+    from auditor.schema.decisions import (
+        LocatedRequest,
+        locate_requests,
+        request_questions,
+        system_one_body,
+    )
     from auditor.schema.documents import resolve_pointer
 
     inputs = []
@@ -96,18 +102,35 @@ def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
         located = locate_requests(data)
         for request in located:
             node = resolve_pointer(data, request.pointer)
+            pointer = request.pointer if len(located) > 1 else ""
+            label = DecisionInput(name, pointer, {}).label
+            # what is sent is what was read: no repeated key, name or option lost on the way
+            check_duplicates(label, model.document.duplicates, request.pointer)
+            if request.shape != "systemone":
+                read = [q for q in request_questions(LocatedRequest("", request.shape), node) if q.kind]
+                check_written(
+                    label, [q.name for q in read], {q.name: q.options for q in read if q.kind == "choice"}
+                )
             body = system_one_body(node, context if context is not None else "")
-            inputs.append(DecisionInput(name, request.pointer if len(located) > 1 else "", body))
+            inputs.append(DecisionInput(name, pointer, sendable(label, body)))
         if located:
             continue
         if not model.sites:
             raise UsageError(
                 f"{name}: no decision request and no enum or boolean fields (format: {model.format})"
             )
+        for site in model.sites:
+            check_duplicates(name, model.document.duplicates, site.pointer)
+        check_written(
+            name,
+            [site.question_name or site.name for site in model.sites],
+            {site.question_name or site.name: list(site.options) for site in model.sites},
+        )
         questions: dict = {}
         for site in model.sites:
             questions.update(system_one_body(site, context or "")["questions"])
-        inputs.append(DecisionInput(name, "", {"state": context or "", "questions": questions}))
+        body = {"state": context or "", "questions": questions}
+        inputs.append(DecisionInput(name, "", sendable(name, body)))
     for item in inputs:
         try:
             check_body(item.body)
@@ -119,7 +142,11 @@ def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
 def http_client(verify_opts: dict) -> Any:
     """The one HTTP client for --base-url, with the key from --api-key-env (never from argv)."""
     return options_client(
-        verify_opts["base_url"], verify_opts, max_connections=max(4, verify_opts.get("concurrency") or 4)
+        verify_opts["base_url"],
+        verify_opts,
+        max_connections=max(4, verify_opts.get("concurrency") or 4),
+        max_bytes=verify_opts["max_response_bytes"],
+        run_deadline=verify_opts["run_timeout_s"],
     )
 
 
@@ -161,15 +188,16 @@ def decision_engine(
 
 
 @contextmanager
-def _redacted(engine: Any) -> Iterator[None]:
-    """A DecoderError quoting a server's answer, with the API key masked."""
+def _redacted(engine: Any, label: str = "") -> Iterator[None]:
+    """A DecoderError quoting a server's answer, with the API key masked, naming the request."""
     from auditor.decoder.errors import DecoderError
 
     try:
         yield
     except DecoderError as exc:
         redact = getattr(engine, "redact", None)
-        raise DecoderError(redact(str(exc)) if redact is not None else str(exc)) from None
+        text = f"{label}: {exc}" if label else str(exc)
+        raise DecoderError(redact(text) if redact is not None else text) from None
 
 
 def static_findings(paths: list[str], engine_name: str, engine: Any) -> dict[str, list]:
@@ -222,7 +250,7 @@ def verify_decisions(
     for item in requests:
         decision, refused = None, None
         try:
-            with progress.stage(f"decide {Path(item.path).name}"), _redacted(engine):
+            with progress.stage(f"decide {Path(item.path).name}"), _redacted(engine, item.label):
                 decision = probe_request(
                     engine, item.body, mode=decision_opts["probe"], orders=decision_opts["orders"]
                 )
@@ -280,6 +308,21 @@ EVAL_OPTIONS = [
         "(original, reversed, rotated by 1, 2, …), as verify's option-order probe.",
     ),
     *client_options("--backend systemone or openai"),
+    click.option(
+        "--run-timeout",
+        "run_timeout_s",
+        type=click.FloatRange(1, 864000),
+        default=None,
+        help="Seconds for all requests of the run together (--backend systemone or openai; "
+        "default: no limit — an interrupted run resumes from the cache).",
+    ),
+    click.option(
+        "--max-response-bytes",
+        type=click.IntRange(1024, 2**34),
+        default=64 * 1024 * 1024,
+        show_default=True,
+        help="The most bytes read of one server answer (--backend systemone or openai).",
+    ),
 ]
 EVAL_KEYS = (
     "base_url",
@@ -291,7 +334,14 @@ EVAL_KEYS = (
     "timeout_s",
     "retries",
     "retry_after_cap",
+    "run_timeout_s",
+    "max_response_bytes",
 )
+
+
+def _limits(served_opts: dict) -> dict:
+    """--run-timeout and --max-response-bytes for the one HTTP client."""
+    return {"max_bytes": served_opts["max_response_bytes"], "run_deadline": served_opts["run_timeout_s"]}
 
 
 def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) -> Any:
@@ -313,7 +363,9 @@ def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) ->
     try:
         parse_origin(served_opts["base_url"])  # the URL as written, checked before /v1 is appended
         tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
-        client = options_client(OpenAIBackend.api_base(served_opts["base_url"]), served_opts)
+        client = options_client(
+            OpenAIBackend.api_base(served_opts["base_url"]), served_opts, **_limits(served_opts)
+        )
         return OpenAIBackend(
             client.base_url,
             model,
@@ -356,6 +408,7 @@ def eval_decisions(
     output: str | None,
     output_json: str | None,
     quiet: bool,
+    write_calibration: str | None = None,
 ) -> bool:
     """`eval --backend systemone`: the request's questions on labeled rows, through the server.
     Returns whether a row failed (after the client's retries)."""
@@ -384,7 +437,7 @@ def eval_decisions(
     rows = load_decision_rows(data_path, body)
     if limit:
         rows = rows[:limit]
-    client = options_client(served_opts["base_url"], served_opts)
+    client = options_client(served_opts["base_url"], served_opts, **_limits(served_opts))
     engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
     options = DecisionEvalOptions(
         concurrency=served_opts["concurrency"],
@@ -405,15 +458,23 @@ def eval_decisions(
         raise SystemExit(130) from None
     finally:
         client.close()
-    text = (
-        render_decision_text(report)
-        if output_format == "text"
-        else json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-    )
+    from auditor.eval.decisions import decision_calibration_file
+    from auditor.reporting.json_text import dumps_strict_bytes
+
+    # JSON by the project's JSON writer (every string escaped for JSON, not for a terminal)
     inputs = [request_path, data_path]
-    write_output(text, output, inputs)
+    if output_format == "text":
+        write_output(render_decision_text(report), output, inputs)
+    else:
+        write_output(dumps_strict_bytes(report), output, inputs, kind="json")
     if output_json:
+        write_output(dumps_strict_bytes(report), output_json, inputs, flag="--output-json", kind="json")
+    if write_calibration:
         write_output(
-            json.dumps(report, indent=2, ensure_ascii=False) + "\n", output_json, inputs, flag="--output-json"
+            dumps_strict_bytes(decision_calibration_file(report)),
+            write_calibration,
+            inputs,
+            flag="--write-calibration",
+            kind="json",
         )
     return bool(report["failed"])

@@ -150,6 +150,9 @@ def api_key_from_env(variable: str | None, environ: dict[str, str] | None = None
             f"the API key in ${variable} holds {kind} at position {position + 1} of {len(value)}; "
             "an HTTP header cannot carry it (the key is not shown)"
         )
+    from auditor import redaction
+
+    redaction.register(value)  # masked in everything pcdlint prints or writes from now on
     return value
 
 
@@ -242,14 +245,27 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """An answer's object; one that repeats a key is refused (a reader would keep one of them)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _value in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        from auditor.redaction import redact
+
+        raise ValueError(f"an object repeats the key {excerpt(redact(repeated), 40)!r}")
+    return out
+
+
 def parse_json(data: bytes, what: str, secret: str | None = None) -> object:
-    """JSON from an answer's bytes: strict UTF-8, integers of at most ``MAX_INT_DIGITS`` digits."""
+    """JSON from an answer's bytes: strict UTF-8, integers of at most ``MAX_INT_DIGITS`` digits,
+    no object that repeats a key."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise HttpError(f"{what}: the answer is not UTF-8 (byte {exc.start})") from None
     try:
-        return json.loads(text, parse_int=_bounded_int)
+        return json.loads(text, parse_int=_bounded_int, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise HttpError(f"{what}: the answer's JSON is nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError and the integer guard
@@ -282,6 +298,9 @@ class HttpClient:
         if api_key is not None and KEY_CHARS.fullmatch(api_key) is None:
             raise HttpError("the API key holds characters an HTTP header cannot carry (the key is not shown)")
         self._key = api_key or None
+        from auditor import redaction
+
+        redaction.register(self._key)
         self.read_deadline, self.max_bytes = read_deadline, max_bytes
         self.retries, self.retry_after_cap = max(0, retries), retry_after_cap
         self.run_deadline = run_deadline

@@ -17,9 +17,10 @@ service refuses the request (a 4xx with its message), ``DecoderError`` when it c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from auditor.decoder.decision_answers import QuestionAnswer, read_checked
+from auditor.decoder.decision_answers import question_keys as question_keys  # (re-exported)
 from auditor.decoder.errors import DecoderError
 
 DEFAULT_ROUTE = "/v1/systemone"
@@ -37,46 +38,6 @@ class DecisionRefused(Exception):
         self.message = message
 
 
-@dataclass
-class QuestionAnswer:
-    """One question's answer, read off a response, probabilities aligned with the request's keys."""
-
-    name: str
-    kind: str
-    keys: list[str]
-    probabilities: list[float] | None
-    answer: str | None
-    score: float | None = None
-    noul: float | None = None
-    label_mass: float | None = None
-
-    def probability_of(self, key: str) -> float | None:
-        if self.probabilities is None or key not in self.keys:
-            return None
-        return self.probabilities[self.keys.index(key)]
-
-    def to_dict(self) -> dict:
-        return {
-            "question": self.name,
-            "kind": self.kind,
-            "answer": self.answer,
-            "probabilities": None if self.probabilities is None else dict(zip(self.keys, self.probabilities)),
-            "score": self.score,
-            "noul": self.noul,
-            "label_mass": self.label_mass,
-        }
-
-
-def question_keys(question: dict) -> list[str]:
-    """The answer keys of a question, in the order the request lists them."""
-    kind, criteria = question.get("type"), question.get("criteria")
-    if kind == "choice":
-        return [str(key) for key in criteria] if isinstance(criteria, dict) else []
-    if kind == "score":
-        return [str(i) for i in range(len(criteria))] if isinstance(criteria, list) else []
-    return ["true", "false"]
-
-
 def check_body(body: Any) -> dict:
     """A System One body's outline, or DecoderError naming what is missing (exit 2, no request sent)."""
     if not isinstance(body, dict) or not isinstance(body.get("questions"), dict):
@@ -87,59 +48,11 @@ def check_body(body: Any) -> dict:
     return body
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _probability(value: Any, where: str) -> float | None:
-    """A probability from the response, or DecoderError naming the field when it is not one."""
-    number = _number(value)
-    if value is not None and (number is None or not 0.0 <= number <= 1.0 + 1e-9):
-        shown = repr(value)[:40]
-        raise DecoderError(f"the server's response: {where} is not a probability ({shown})")
-    return number
-
-
 def read_answers(body: dict, response: Any) -> list[QuestionAnswer]:
-    """Every question of ``body`` answered in ``response``, in request order."""
-    answers = response.get("answers") if isinstance(response, dict) else None
-    if not isinstance(answers, dict):
-        raise DecoderError('the server\'s response has no "answers" object')
-    diagnostics = response.get("diagnostics")
-    out = []
-    for qid, question in body["questions"].items():
-        got = answers.get(qid)
-        if not isinstance(got, dict):
-            raise DecoderError(f"the server's response has no answer for question {qid!r}")
-        kind = question["type"]
-        keys = question_keys(question)
-        mass = _probability(got.get("x_label_mass", got.get("label_mass")), f"answers.{qid}.label_mass")
-        read = diagnostics.get(qid) if isinstance(diagnostics, dict) else None
-        if mass is None and isinstance(read, dict):
-            mass = _probability(read.get("label_mass"), f"diagnostics.{qid}.label_mass")
-        if kind == "noul":
-            p_true = _probability(got.get("noul"), f"answers.{qid}.noul")
-            probs = None if p_true is None else [p_true, 1.0 - p_true]
-            chosen = None if p_true is None else ("true" if p_true >= 0.5 else "false")
-            out.append(QuestionAnswer(qid, kind, keys, probs, chosen, noul=p_true, label_mass=mass))
-            continue
-        table = got.get("probabilities")
-        probs = None
-        if isinstance(table, dict) and all(key in table for key in keys):
-            probs = [_probability(table[key], f"answers.{qid}.probabilities.{key}") or 0.0 for key in keys]
-        if kind == "choice":
-            chosen = got.get("choice") if isinstance(got.get("choice"), str) else None
-            if chosen is None and probs is not None:
-                chosen = keys[max(range(len(keys)), key=probs.__getitem__)]
-            out.append(QuestionAnswer(qid, kind, keys, probs, chosen, label_mass=mass))
-        else:
-            chosen = None if probs is None else keys[max(range(len(keys)), key=probs.__getitem__)]
-            out.append(
-                QuestionAnswer(
-                    qid, kind, keys, probs, chosen, score=_number(got.get("score")), label_mass=mass
-                )
-            )
-    return out
+    """Every question of ``body`` answered in ``response``, in request order, each checked
+    against the request (``auditor.decoder.decision_answers``): an answer in another shape is an
+    ``AnswerError`` naming the question and the field, never a verdict."""
+    return read_checked(body, response)
 
 
 class SystemOneBackend:
@@ -150,7 +63,9 @@ class SystemOneBackend:
     ) -> None:
         self.client = client
         self.base_url = base_url
-        self.route = route if route.startswith("/") else "/" + route
+        from auditor.decoder.decision_request import check_route
+
+        self.route = check_route(route)  # a bounded URL path (a 10 kB or odd route: one line)
         self.model = model
 
     def identity(self) -> dict:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from auditor.decoder.answers import AnswerError
+from auditor.decoder.decision_answers import shown
 from auditor.decoder.errors import DecoderError
 from auditor.decoder.orderprobe import (
     DEFAULT_ORDERS,
@@ -173,6 +175,8 @@ def _score_one(engine: Any, body: dict, keys: dict[str, list[str]]) -> dict:
         answers = read_answers(body, engine.decide(body))
     except DecisionRefused as exc:
         return {"error": f"refused ({exc.status}): {exc.message}"}
+    except AnswerError:
+        raise  # an answer in another shape than documented: the run stops (exit 2), no row is scored
     except DecoderError as exc:
         redact = getattr(engine, "redact", None)
         return {"error": redact(str(exc)) if redact is not None else str(exc)}
@@ -251,7 +255,14 @@ def score_rows(
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     variant, row = pending.pop(future)
-                    result = future.result()
+                    try:
+                        result = future.result()
+                    except AnswerError as exc:
+                        for other in pending:
+                            other.cancel()
+                        redact = getattr(engine, "redact", None)
+                        message = f"row {shown(row.id)} (line {row.number}, {variant}): {exc}"
+                        raise AnswerError(redact(message) if redact is not None else message) from None
                     results[(variant, row.key)] = result
                     if "answers" in result:
                         cache.put(variant, row.key, _to_cache(result["answers"]))
@@ -507,3 +518,28 @@ def render_decision_text(report: dict) -> str:
         out.extend(f"  {f['id']} (line {f['line']}, {f['variant']}): {f['error']}" for f in report["failed"])
     out.extend(f"note: {note}" for note in report["notes"])
     return "\n".join(out) + "\n"
+
+
+def decision_calibration_file(report: dict) -> dict:
+    """``--write-calibration`` of a decision eval: the temperature fitted per question on the
+    served probabilities (the file ``eval`` writes for schema fields, keyed by question)."""
+    return {
+        "version": 1,
+        "kind": "pcdlint-temperature-calibration",
+        "backend": report["backend"],
+        "request": report["request"],
+        "apply": "p = softmax(log(p_served) / T) over a question's options (p_served: the server's probabilities)",
+        "split": {"holdout": report["options"]["holdout"], "seed": report["options"]["seed"]},
+        "questions": {
+            question["name"]: {METHOD: _temperature(question["methods"][METHOD]["calibration"])}
+            for question in report["questions"]
+        },
+    }
+
+
+def _temperature(calibration: dict) -> dict:
+    return {
+        "temperature": calibration["temperature"],
+        "heldout_ece_before": calibration["before"]["ece"],
+        "heldout_ece_after": calibration["after"]["ece"],
+    }

@@ -43,9 +43,41 @@ def encode_text(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
+def _masked(report: str | bytes, kind: str) -> str | bytes:
+    """`report` with every registered credential masked (auditor.redaction): a JSON document
+    inside its strings, so it stays valid JSON; anything else as text."""
+    from auditor import redaction
+
+    if not redaction.secrets() or not redaction.holds_secret(report):
+        return report
+    import json
+
+    document, parsed = None, False
+    if kind == "json":
+        try:
+            document, parsed = json.loads(report), True
+        except (ValueError, RecursionError):
+            pass
+    if parsed:  # the JSON writer's form (auditor.reporting.json_text), from the masked document
+        masked = json.dumps(
+            escape.strict_json(redaction.redact_value(document)),
+            indent=2,
+            ensure_ascii=False,
+            allow_nan=False,
+        )
+        return encode_text(masked + "\n") if isinstance(report, bytes) else masked + "\n"
+    text = report.decode("utf-8", "surrogateescape") if isinstance(report, bytes) else report
+    for secret in redaction.secrets():
+        text = text.replace(json.dumps(secret)[1:-1], redaction.MASK)
+    text = redaction.redact(text)
+    return text.encode("utf-8", "surrogateescape") if isinstance(report, bytes) else text
+
+
 def _sink_bytes(report: str | bytes, kind: str, colour: bool) -> bytes:
     """A rendered report's bytes for its sink; a formatter's own bytes (auditor.reporting
-    `render_output`: JSON and SARIF, which are written unescaped) are written as they are."""
+    `render_output`: JSON and SARIF, which are written unescaped) are written as they are.
+    Every registered credential is masked first (auditor.redaction)."""
+    report = _masked(report, kind)
     if isinstance(report, bytes):
         if kind in PLAIN_KINDS or kind == "github":
             raise TypeError(f"{kind} output is escaped for its sink: render it as text")
@@ -127,7 +159,9 @@ def _silence_stdout() -> None:
 
 def write_error(message: str) -> None:
     """One line on stderr: control characters (CR/LF included) escaped, never a command."""
-    line = encode_text(escape.one_line(message)).decode("utf-8") + "\n"
+    from auditor import redaction
+
+    line = encode_text(escape.one_line(redaction.redact(message))).decode("utf-8") + "\n"
     try:
         sys.stderr.write(line)
         sys.stderr.flush()

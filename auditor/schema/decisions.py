@@ -559,12 +559,18 @@ def system_one_body(subject: Any, state: object = "") -> dict:
     return {"state": subject.get("input", state), "questions": questions}
 
 
+def option_key(value: object) -> str:
+    """The key an option is sent as in a System One body: a string as it is, any other value as
+    its JSON text (``true``, ``null``, ``1.5``), never a Python repr (``True``, ``None``)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def _site_question(site) -> dict:
     if site.question_kind is None:  # a schema's field: its options, as a choice's labels
         return {
             "type": "choice",
             "instructions": site.description or site.name,
-            "criteria": {str(o): None for o in site.options},
+            "criteria": {option_key(o): None for o in site.options},
         }
     return _question(site.question_kind, site.question_text, site.options, site.option_details)
 
@@ -574,7 +580,7 @@ def _question(kind: str, text, options: list, details: list) -> dict:
     if text is not None:
         out["instructions"] = text
     if kind == "choice":
-        out["criteria"] = {str(o): d for o, d in zip(options, details)}
+        out["criteria"] = {option_key(o): d for o, d in zip(options, details)}
     elif kind == "score":
         out["criteria"] = list(details)
     elif any(d is not None for d in details):

@@ -105,8 +105,8 @@ def served_llm2jev(smollm2_dir, tmp_path_factory):
 def fault_proxy(served_llm2jev):
     proxies: list[FaultProxy] = []
 
-    def make(faults=None, fail_when=None) -> FaultProxy:
-        proxies.append(FaultProxy(served_llm2jev, faults, fail_when))
+    def make(faults=None, fail_when=None, rewrite=None, delay=0.0) -> FaultProxy:
+        proxies.append(FaultProxy(served_llm2jev, faults, fail_when, rewrite, delay))
         return proxies[-1]
 
     yield make

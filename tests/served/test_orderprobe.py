@@ -131,15 +131,15 @@ def test_probe_request_maps_answers_back_and_counts_requests():
 @pytest.mark.parametrize(
     ("response", "message"),
     [
-        ({}, 'no "answers" object'),
-        ({"answers": {}}, "no answer for question 'pick'"),
+        ({}, "answers is null; expected an object"),
+        ({"answers": {}}, "answers.pick is null; expected the answer to question 'pick'"),
         (
             {"answers": {"pick": {"choice": "a", "probabilities": {"a": float("nan"), "b": 0, "c": 0}}}},
-            "answers.pick.probabilities.a is not a probability",
+            "answers.pick.probabilities.a is nan; expected a probability",
         ),
         (
             {"answers": {"pick": {"choice": "a", "probabilities": {"a": "0.5", "b": 0, "c": 0}}}},
-            "answers.pick.probabilities.a is not a probability",
+            "answers.pick.probabilities.a is a string '0.5'; expected a probability",
         ),
     ],
 )
@@ -241,8 +241,10 @@ def test_eval_perturbation_counts_flips_in_the_request_key_order(tmp_path):
 
 
 def test_a_server_echoing_the_key_in_a_malformed_answer_is_masked():
+    from auditor.decoder.answers import AnswerError
     from auditor.decoder.systemone import SystemOneBackend
-    from auditor.eval.decisions import _score_one
+    from auditor.eval.cache import ScoreCache
+    from auditor.eval.decisions import DecisionEvalOptions, DecisionRow, score_rows
 
     key = "sk-echoed-0123456789"
 
@@ -255,5 +257,12 @@ def test_a_server_echoing_the_key_in_a_malformed_answer_is_masked():
 
     backend = SystemOneBackend(Echo(), "http://127.0.0.1:9")
     body = {"state": "s", "questions": {"pick": BODY["questions"]["pick"]}}
-    result = _score_one(backend, body, {"pick": ["a", "b", "c"]})
-    assert "not a probability" in result["error"] and key[:12] not in result["error"]
+    # a malformed answer stops the eval (exit 2) instead of becoming a failed row; its line is masked
+    rows = [DecisionRow(1, "r1", "s", {})]
+    with pytest.raises(AnswerError) as caught:
+        score_rows(
+            backend, {"original": body}, rows, ScoreCache(None, {}), DecisionEvalOptions(concurrency=1)
+        )
+    message = str(caught.value)
+    assert "row 'r1' (line 1, original)" in message and "answers.pick.probabilities.a is a string" in message
+    assert key[:12] not in message
