@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from auditor.cli.choices import format_option
 from auditor.cli.common import client_options, fail, options_client, write_output
 from auditor.errors import UsageError
 
@@ -38,9 +39,7 @@ def _client_options(func: Any) -> Any:
     default=None,
     help="Tokenizer of pcdlint's static verdicts (default: qwen2.5).",
 )
-@click.option(
-    "-f", "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option("conform")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @_client_options
 def conform(

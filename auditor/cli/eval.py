@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import click
 
+from auditor.backends import DEFAULT_BACKEND
+from auditor.cli.choices import backend_choice, backend_list, format_option
 from auditor.cli.served import eval_decisions, eval_options
 from auditor.errors import UsageError
-
-FORMATS = ("text", "json", "html")
 
 
 @click.command("eval")
@@ -28,13 +28,19 @@ FORMATS = ("text", "json", "html")
 @click.option(
     "--backend",
     "backend_name",
-    type=click.Choice(["in-process", "openai", "systemone"]),
-    default="in-process",
+    type=backend_choice("eval"),
+    default=DEFAULT_BACKEND,
     show_default=True,
-    help="Where the model runs. openai: the schema's fields scored through an OpenAI-compatible "
-    "/v1/completions server at --base-url (--model: the served model's name, --tokenizer: its "
-    "tokenizer). systemone: SCHEMA is a decision request, answered by the server "
-    'at --base-url for every row (rows: {"id", "state"|"context", "labels"}).',
+    help="Where the model runs. "
+    + backend_list(
+        "eval",
+        {
+            "openai": " at --base-url, the schema's fields (--model: the served model's name, "
+            "--tokenizer: its tokenizer)",
+            "systemone": ' at --base-url: SCHEMA is a decision request, answered for every row (rows: {"id", '
+            '"state"|"context", "labels"})',
+        },
+    ),
 )
 @click.option(
     "--model",
@@ -73,9 +79,7 @@ FORMATS = ("text", "json", "html")
     help="Per-row score cache (default: the pcdlint cache directory, or $PCDLINT_CACHE_DIR/eval).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the score cache.")
-@click.option(
-    "-f", "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True
-)
+@format_option("eval")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--output-json", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
 @click.option("--output-html", type=click.Path(dir_okay=False), help="Also write the HTML report here.")

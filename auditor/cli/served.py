@@ -1,7 +1,7 @@
 """`verify` on decision requests: a served System One endpoint, or llm2jev's service in process.
 
 ``verify --backend systemone --base-url URL`` POSTs each request (a System One body) to the
-server; ``verify --backend local --engine llm2jev`` computes what a served llm2jev computes, on
+server; ``verify --backend in-process --engine llm2jev`` computes what a served llm2jev computes, on
 pcdlint's decoder model. Both print every question's answer and probabilities and run the
 option-order probe (``auditor.decoder.orderprobe``).
 """
@@ -17,18 +17,21 @@ from typing import Any
 
 import click
 
+from auditor.backends import BACKENDS, DEFAULT_BACKEND
+from auditor.cli.choices import engine_option, probe_choice, probe_list
 from auditor.cli.common import client_options, options_client
 from auditor.errors import UsageError
+from auditor.probes import DEFAULT_PROBE
 
-IN_PROCESS_ENGINES = ("llm2jev",)  # decision engines pcdlint can compute in this process
+IN_PROCESS_ENGINES = BACKENDS[DEFAULT_BACKEND].decision_engines  # computed in this process
 
 DECISION_OPTIONS = [
-    click.option(
+    engine_option(
         "--engine",
         "engine_name",
-        metavar="NAME",
-        help="The decision engine the request is for. With --backend local: compute that engine's "
-        "answer in this process (llm2jev).",
+        kinds=("decision",),
+        help="The decision engine the request is for ({engines}). With --backend in-process: "
+        "compute that engine's answer in this process (" + ", ".join(IN_PROCESS_ENGINES) + ").",
     ),
     click.option(
         "--route",
@@ -40,11 +43,10 @@ DECISION_OPTIONS = [
     ),
     click.option(
         "--probe",
-        type=click.Choice(["auto", "order", "off"]),
-        default="auto",
+        type=probe_choice(),
+        default=DEFAULT_PROBE,
         show_default=True,
-        help="Option-order probe of decision requests: auto = choices with 3 or more options, "
-        "order = every choice, off = none.",
+        help=f"What to probe in decision requests: {probe_list()}.",
     ),
     click.option(
         "--orders",
@@ -138,11 +140,11 @@ def decision_engine(
         return SystemOneBackend(
             http_client(verify_opts), verify_opts["base_url"], route, verify_opts["model_spec"]
         )
-    if verify_opts["backend"] != "local":
-        raise UsageError(f"--engine {engine_name} is for --backend local or --backend systemone")
+    if verify_opts["backend"] != "in-process":
+        raise UsageError(f"--engine {engine_name} is for --backend in-process or --backend systemone")
     if engine_name not in IN_PROCESS_ENGINES:
         raise UsageError(
-            f"--backend local has no in-process reference for engine {engine_name!r} "
+            f"--backend in-process computes no answers of engine {engine_name!r} "
             f"(available: {', '.join(IN_PROCESS_ENGINES)}); use --backend systemone to ask its server"
         )
     if verify_opts["base_url"]:
@@ -210,11 +212,7 @@ def verify_decisions(
     )
 
     requests = load_requests(paths, context)
-    engine_name = decision_opts["engine_name"]
-    if engine_name is not None:
-        from auditor.linter.engine import LintOptions
-
-        LintOptions(engines=[engine_name]).engine_names()  # an unknown name: a usage error first
+    engine_name = decision_opts["engine_name"]  # checked against the engine table by --engine's choice
     engine = decision_engine(verify_opts, engine_name, decision_opts["route"], allow_download, progress)
     identity = engine.identity()
     by_file = static_findings(paths, engine_name, engine) if engine_name is not None else {}

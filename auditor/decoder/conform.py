@@ -39,7 +39,7 @@ from auditor.decoder.systemone import (
     SystemOneBackend,
     read_answers,
 )
-from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow
+from auditor.pcd.engines.table import EngineRow, UnknownEngineName, check_engine_name
 
 SERVER_KEYS = ("name", "base_url", "route", "engine", "api_key_env", "model")
 REQUIRED_KEYS = ("name", "base_url", "engine")
@@ -122,12 +122,10 @@ def parse_servers(text: str, source: str) -> list[ServerSpec]:
         if "://" in route or not route.startswith("/"):
             raise DecoderError(f"{where}: route must be a path that starts with / (got {route[:60]!r})")
         engine_name = _text(entry, "engine", where)
-        row = ENGINE_ROWS.get((engine_name or "").strip().lower())
-        if row is None or not row.is_decision:
-            choices = ", ".join(r.name for r in ENGINE_ROWS.values() if r.is_decision)
-            raise DecoderError(
-                f"{where}: engine {engine_name!r} is no decision engine (choose from {choices})"
-            )
+        try:
+            row = check_engine_name(engine_name or "", ("decision",))
+        except UnknownEngineName as error:
+            raise DecoderError(f"{where}: engine: {error}") from None
         if "systemone" not in row.shapes:
             raise DecoderError(
                 f"{where}: engine {row.name} takes {', '.join(row.shapes)} bodies; conform sends "
