@@ -120,12 +120,9 @@ def backend_choice(command: str) -> RegistryChoice:
     return RegistryChoice(names, "backend", aliases)
 
 
-def backend_list(command: str, notes: Mapping[str, str] | None = None) -> str:
-    """Each backend `command` takes with what it is (and `notes`' more words on one), for --backend's help."""
-    notes = notes or {}
-    return " ".join(
-        f"{name}: {BACKENDS[name].summary}{notes.get(name, '')}." for name in backend_names(command)
-    )
+def backend_list(command: str) -> str:
+    """Each backend `command` takes with what it is, for --backend's help."""
+    return " ".join(f"{name}: {BACKENDS[name].summary}." for name in backend_names(command))
 
 
 def probe_choice() -> RegistryChoice:

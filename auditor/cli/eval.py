@@ -31,16 +31,10 @@ from auditor.errors import UsageError
     type=backend_choice("eval"),
     default=DEFAULT_BACKEND,
     show_default=True,
-    help="Where the model runs. "
-    + backend_list(
-        "eval",
-        {
-            "openai": " at --base-url, the schema's fields (--model: the served model's name, "
-            "--tokenizer: its tokenizer)",
-            "systemone": ' at --base-url: SCHEMA is a decision request, answered for every row (rows: {"id", '
-            '"state"|"context", "labels"})',
-        },
-    ),
+    help=f"Where the model runs. {backend_list('eval')} A server backend is at --base-url: with openai "
+    "the schema's fields are scored (--model: the served model's name, --tokenizer: its tokenizer); "
+    'with systemone SCHEMA is a decision request, answered for every row (rows: {"id", '
+    '"state"|"context", "labels"}).',
 )
 @click.option(
     "--model",
