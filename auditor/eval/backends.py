@@ -274,7 +274,7 @@ class ServerBackend(PromptedBackend):
         from auditor.decoder.backends import ScoreRequest
         from auditor.decoder.prompt import build_prompt, letter_suffix
         from auditor.decoder.result import Ledger
-        from auditor.eval.metrics import softmax
+        from auditor.softmax import softmax
 
         tokenizer = self.tokenizer
         display = _display(fields, reverse_order)
