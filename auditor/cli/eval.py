@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import click
 
 from auditor.backends import DEFAULT_BACKEND
 from auditor.cli.choices import backend_choice, backend_list, format_option
 from auditor.cli.served import eval_decisions, eval_options
+
+if TYPE_CHECKING:
+    from auditor.cli.served import ServedOptions
 from auditor.errors import UsageError
 
 
@@ -105,7 +110,7 @@ def eval_command(
     output_json: str | None,
     output_html: str | None,
     write_calibration: str | None,
-    served_opts: dict,
+    served_opts: ServedOptions,
     quiet: bool,
 ) -> None:
     """Measure a schema's decisions on labeled data, per field and scoring method.
@@ -117,7 +122,8 @@ def eval_command(
     from pathlib import Path
 
     from auditor.cli.common import fail, write_output
-    from auditor.decoder import DecoderError, load_model
+    from auditor.decoder import DecoderError
+    from auditor.decoder.progress import Progress
     from auditor.eval import (
         EvalOptions,
         InProcessBackend,
@@ -186,24 +192,26 @@ def eval_command(
         )
         backend: InProcessBackend | ServerBackend
         if backend_name == "openai":
-            from auditor.cli.served import openai_scorer
+            from auditor.cli.served import served_backend
 
-            backend = ServerBackend(openai_scorer(served_opts, model_spec, allow_download))
-            close = backend.server.http.close
+            backend = ServerBackend(served_backend(served_opts, backend_name, model_spec, allow_download))
+            close = backend.server.close
         else:
-            if served_opts["base_url"]:
-                raise UsageError("--base-url is for --backend openai or systemone")
+            from auditor.decoder.open import open_backend
+
+            opened = replace(
+                served_opts.backend,
+                backend=backend_name,
+                model=model_spec,
+                device=device,
+                dtype=dtype,
+                allow_download=allow_download,
+            )
             try:
-                loaded = load_model(
-                    model_spec,
-                    device=device,
-                    dtype=dtype,
-                    allow_download=allow_download,
-                    progress=sys.stderr.isatty(),
-                )
+                scorer = open_backend(opened, progress=Progress(False if quiet else None))
             except DecoderError as exc:
                 raise UsageError(str(exc)) from None
-            backend = InProcessBackend(loaded)
+            backend = InProcessBackend(scorer.loaded)
         try:
             report = run_eval(fields, rows, backend, options, schema_path=schema, data_path=data_path)
         except KeyboardInterrupt:

@@ -239,7 +239,7 @@ def _run_check(options: CheckOptions) -> tuple[LintRun, str | None]:
     inputs = paths + [r.model.path for r in run.files]
     check_outputs(outputs, inputs)  # every output, before any report (stdout included) is written
     if options.run_verify:
-        attach_to_check(run, dict(options.verify), options.allow_download, options.quiet)
+        attach_to_check(run, options.verify, options.allow_download, options.quiet)
     if options.write_baseline:
         text, count = baseline.baseline_text(run)
         write_report(text, options.write_baseline, "--write-baseline", inputs)

@@ -11,17 +11,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from auditor.backends import BACKENDS, DEFAULT_BACKEND
+from auditor.backends import BACKENDS, DEFAULT_BACKEND, DEFAULT_ROUTE, BackendOptions
 from auditor.cli.choices import engine_option, probe_choice, probe_list
-from auditor.cli.common import client_options, options_client
+from auditor.cli.common import client_options
 from auditor.errors import UsageError
 from auditor.probes import DEFAULT_PROBE
+
+if TYPE_CHECKING:
+    from auditor.cli.verify import VerifyOptions
 
 IN_PROCESS_ENGINES = BACKENDS[DEFAULT_BACKEND].decision_engines  # computed in this process
 
@@ -36,7 +39,7 @@ DECISION_OPTIONS = [
     click.option(
         "--route",
         metavar="PATH",
-        default="/v1/systemone",
+        default=DEFAULT_ROUTE,
         show_default=True,
         help="--backend systemone: the path after --base-url (OpenRouter /api/alpha/decisions, "
         "Fireworks /inference/v1/systemone, Perplexity /v1/decisions).",
@@ -65,8 +68,8 @@ def decision_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def wants_decisions(verify_opts: dict, decision_opts: dict) -> bool:
-    return verify_opts["backend"] == "systemone" or decision_opts["engine_name"] is not None
+def wants_decisions(verify_opts: VerifyOptions, decision_opts: dict) -> bool:
+    return verify_opts.backend.name == "systemone" or decision_opts["engine_name"] is not None
 
 
 @dataclass
@@ -118,48 +121,16 @@ def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
     return inputs
 
 
-def http_client(verify_opts: dict) -> Any:
-    """The one HTTP client for --base-url, with the key from --api-key-env (never from argv)."""
-    return options_client(
-        verify_opts["base_url"], verify_opts, max_connections=max(4, verify_opts.get("concurrency") or 4)
-    )
-
-
 def decision_engine(
-    verify_opts: dict, engine_name: str | None, route: str, allow_download: bool, progress: Any
+    verify_opts: VerifyOptions, engine_name: str | None, route: str, allow_download: bool, progress: Any
 ) -> Any:
     """What answers the requests: a SystemOneBackend, or an in-process engine."""
-    from auditor.decoder import load_model
-    from auditor.decoder.systemone import SystemOneBackend
+    from auditor.decoder.open import open_backend
 
-    if verify_opts["backend"] == "systemone":
-        if not verify_opts["base_url"]:
-            raise UsageError(
-                "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)"
-            )
-        return SystemOneBackend(
-            http_client(verify_opts), verify_opts["base_url"], route, verify_opts["model_spec"]
-        )
-    if verify_opts["backend"] != "in-process":
+    options = replace(verify_opts.backend, engine=engine_name, route=route, allow_download=allow_download)
+    if options.name == "openai":
         raise UsageError(f"--engine {engine_name} is for --backend in-process or --backend systemone")
-    if engine_name not in IN_PROCESS_ENGINES:
-        raise UsageError(
-            f"--backend in-process computes no answers of engine {engine_name!r} "
-            f"(available: {', '.join(IN_PROCESS_ENGINES)}); use --backend systemone to ask its server"
-        )
-    if verify_opts["base_url"]:
-        raise UsageError("--base-url is for --backend openai or systemone")
-    from auditor.decoder.llm2jev import Llm2jevEngine
-
-    with progress.stage("model load"):
-        loaded = load_model(
-            verify_opts["model_spec"],
-            device=verify_opts["device"],
-            dtype=verify_opts["dtype"],
-            allow_download=allow_download,
-            progress=progress.enabled,
-        )
-    return Llm2jevEngine(loaded)
+    return open_backend(options, decisions=True, progress=progress)
 
 
 @contextmanager
@@ -190,7 +161,7 @@ def static_findings(paths: list[str], engine_name: str, engine: Any) -> dict[str
 
 def verify_decisions(
     paths: list[str],
-    verify_opts: dict,
+    verify_opts: VerifyOptions,
     decision_opts: dict,
     context: str | None,
     *,
@@ -265,7 +236,7 @@ EVAL_OPTIONS = [
     click.option(
         "--route",
         metavar="PATH",
-        default="/v1/systemone",
+        default=DEFAULT_ROUTE,
         show_default=True,
         help="--backend systemone: the path after --base-url.",
     ),
@@ -292,46 +263,58 @@ EVAL_KEYS = (
 )
 
 
-def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) -> Any:
-    """`eval --backend openai`: verify's ``OpenAIBackend`` on the one HTTP client, built from the
-    shared client options. One prompt per request (``batch_size`` 1), so ``--concurrency`` bounds
-    the scored prompts in flight; the key comes from ``--api-key-env`` only."""
-    from auditor.decoder.backends import OpenAIBackend
+def served_backend(served_opts: ServedOptions, name: str, model: str | None, allow_download: bool) -> Any:
+    """`eval --backend openai|systemone`'s backend, opened by the decoder's one factory: for
+    openai verify's ``OpenAIBackend`` with one prompt per request (``batch_size`` 1), so
+    ``--concurrency`` bounds the scored prompts in flight; the key comes from ``--api-key-env`` only."""
     from auditor.decoder.errors import DecoderError
-    from auditor.decoder.http import parse_origin
-    from auditor.decoder.model import load_tokenizer_only
-    from auditor.paths import resolve_text
+    from auditor.decoder.open import open_backend
 
-    if not served_opts["base_url"]:
-        raise UsageError("--backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
-    spec = served_opts["server_tokenizer"] or model
-    if not spec:
-        raise UsageError("--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)")
-    spec = resolve_text(spec, "--tokenizer")
+    options = replace(
+        served_opts.backend, backend=name, model=model, allow_download=allow_download, batch_size=1
+    )
     try:
-        parse_origin(served_opts["base_url"])  # the URL as written, checked before /v1 is appended
-        tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
-        client = options_client(OpenAIBackend.api_base(served_opts["base_url"]), served_opts)
-        return OpenAIBackend(
-            client.base_url,
-            model,
-            tokenizer,
-            tokenizer_name,
-            concurrency=served_opts["concurrency"],
-            batch_size=1,
-            client=client,
-        )
+        return open_backend(options, decisions=options.name == "systemone")
     except DecoderError as exc:
         raise UsageError(str(exc)) from None
 
 
+@dataclass(frozen=True)
+class ServedOptions:
+    """`eval`'s server options, parsed once: the backend's settings (its name, model and device
+    are eval's own flags, filled in when it is opened) and the probe's display orders."""
+
+    backend: BackendOptions
+    orders: int
+
+    @property
+    def base_url(self) -> str | None:
+        return self.backend.base_url
+
+
+def parse_served_options(params: dict[str, Any]) -> ServedOptions:
+    return ServedOptions(
+        backend=BackendOptions(
+            base_url=params["base_url"],
+            tokenizer=params["server_tokenizer"],
+            route=params["route"],
+            api_key_env=params["api_key_env"],
+            concurrency=params["concurrency"],
+            timeout_s=params["timeout_s"],
+            retries=params["retries"],
+            retry_after_cap=params["retry_after_cap"],
+        ),
+        orders=params["orders"],
+    )
+
+
 def eval_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The served-eval options; the command receives them as one ``served_opts`` dict."""
+    """The served-eval options; the command receives them as one ``served_opts``, a `ServedOptions`."""
     import functools
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        kwargs["served_opts"] = {key: kwargs.pop(key) for key in EVAL_KEYS}
+        kwargs["served_opts"] = parse_served_options({key: kwargs.pop(key) for key in EVAL_KEYS})
         return func(*args, **kwargs)
 
     for option in reversed(EVAL_OPTIONS):
@@ -342,7 +325,7 @@ def eval_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def eval_decisions(
     request_path: str,
     data_path: str,
-    served_opts: dict,
+    served_opts: ServedOptions,
     *,
     model: str | None,
     holdout: float,
@@ -359,7 +342,6 @@ def eval_decisions(
     Returns whether a row failed (after the client's retries)."""
     from auditor.cli.common import write_output
     from auditor.decoder.progress import Progress
-    from auditor.decoder.systemone import SystemOneBackend
     from auditor.eval.decisions import (
         DecisionEvalOptions,
         load_decision_rows,
@@ -367,7 +349,7 @@ def eval_decisions(
         run_decision_eval,
     )
 
-    if not served_opts["base_url"]:
+    if not served_opts.base_url:
         raise UsageError(
             "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)"
         )
@@ -382,14 +364,13 @@ def eval_decisions(
     rows = load_decision_rows(data_path, body)
     if limit:
         rows = rows[:limit]
-    client = options_client(served_opts["base_url"], served_opts)
-    engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
+    engine = served_backend(served_opts, "systemone", model, allow_download=False)
     options = DecisionEvalOptions(
-        concurrency=served_opts["concurrency"],
+        concurrency=served_opts.backend.concurrency,
         holdout=holdout,
         seed=seed,
         perturb=perturb,
-        orders=served_opts["orders"],
+        orders=served_opts.orders,
         cache_dir=cache_dir,
         progress=Progress(False if quiet else None),
     )
@@ -402,7 +383,7 @@ def eval_decisions(
         click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
         raise SystemExit(130) from None
     finally:
-        client.close()
+        engine.close()
     text = (
         render_decision_text(report)
         if output_format == "text"

@@ -12,13 +12,14 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from auditor.backends import DEFAULT_BACKEND
+from auditor.backends import DEFAULT_BACKEND, BackendOptions
 from auditor.cli.choices import backend_choice, backend_list, format_option
-from auditor.cli.common import client_options, options_client
+from auditor.cli.common import client_options
 from auditor.cli.served import decision_options, verify_decisions, wants_decisions
 from auditor.errors import UsageError
 
@@ -114,10 +115,51 @@ VERIFY_KEYS = (
 )
 
 
+@dataclass(frozen=True)
+class VerifyOptions:
+    """The model options of `verify` and `check --verify`, parsed once (as `CheckOptions` is):
+    the backend to open (auditor.decoder.open) and what to ask of it."""
+
+    backend: BackendOptions
+    context_arg: str | None  # --context: the text, or @FILE (read by `read_context`)
+    coupling_arg: str | None  # --coupling: None, "*" or FIELD,…
+    parity: str  # fast, full or off (--no-parity: off)
+
+    @property
+    def base_url(self) -> str | None:
+        return self.backend.base_url
+
+
+def parse_verify_options(params: dict[str, Any]) -> VerifyOptions:
+    """The `model_options` keyword arguments, typed."""
+    return VerifyOptions(
+        backend=BackendOptions(
+            backend=params["backend"],
+            model=params["model_spec"],
+            tokenizer=params["server_tokenizer"],
+            base_url=params["base_url"],
+            device=params["device"],
+            dtype=params["dtype"],
+            api_key_env=params["api_key_env"],
+            concurrency=params["concurrency"],
+            timeout_s=params["timeout_s"],
+            retries=params["retries"],
+            retry_after_cap=params["retry_after_cap"],
+            batch_size=params["batch_size"],
+            run_timeout_s=params["run_timeout_s"],
+            max_response_bytes=params["max_response_bytes"],
+        ),
+        context_arg=params["context_arg"],
+        coupling_arg=params["coupling_arg"],
+        parity="off" if params["no_parity"] else params["parity"],
+    )
+
+
 def model_options(
     command: str, tokenizer_flags: tuple[str, ...] = ("--server-tokenizer",)
 ) -> Callable[[Callable], Callable]:
-    """Add the verify options of `command`; it receives them as one ``verify_opts`` dict."""
+    """Add the verify options of `command`; it receives them as one ``verify_opts``, a
+    `VerifyOptions`."""
     options = [
         click.option(
             "--backend",
@@ -139,7 +181,7 @@ def model_options(
     def decorate(func):
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            kwargs["verify_opts"] = {key: kwargs.pop(key) for key in VERIFY_KEYS}
+            kwargs["verify_opts"] = parse_verify_options({key: kwargs.pop(key) for key in VERIFY_KEYS})
             return func(*args, **kwargs)
 
         for option in reversed(options):
@@ -270,64 +312,15 @@ def verification_summary(field: FieldResult, verified: VerifyResult) -> dict:
     }
 
 
-def _load(opts: dict, allow_download: bool, progress):
-    """The backend the options name: the model in-process, or an OpenAI-compatible server."""
-    from auditor.decoder import DecoderError, load_model
-    from auditor.decoder.backends import InProcessBackend, OpenAIBackend
-    from auditor.decoder.http import parse_origin
-    from auditor.decoder.model import load_tokenizer_only
-    from auditor.paths import resolve_text
+def _load(opts: VerifyOptions, allow_download: bool, progress: Progress) -> Any:
+    """The field backend the options name: the model in-process, or an OpenAI-compatible server."""
+    from auditor.decoder import DecoderError
+    from auditor.decoder.open import open_backend
 
-    for key, flag in (("model_spec", "--model"), ("server_tokenizer", "--tokenizer")):
-        if opts.get(key):  # ~ expanded; a path this system cannot name is one line, exit 2
-            opts[key] = resolve_text(opts[key], flag)
     try:
-        if opts["backend"] == "systemone":
-            raise UsageError(
-                "--backend systemone answers decision requests: use `pcdlint verify --backend systemone`"
-            )
-        if opts["backend"] == "openai":
-            if not opts["base_url"]:
-                raise UsageError("--backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
-            spec = opts["server_tokenizer"] or opts["model_spec"]
-            if not spec:
-                raise UsageError(
-                    "--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)"
-                )
-            parse_origin(opts["base_url"])  # the URL as written, checked before /v1 is appended
-            client = options_client(
-                OpenAIBackend.api_base(opts["base_url"]),
-                opts,
-                max_bytes=opts["max_response_bytes"],
-                run_deadline=opts["run_timeout_s"],
-            )
-            tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
-            return OpenAIBackend(
-                client.base_url,
-                opts["model_spec"],
-                tokenizer,
-                tokenizer_name,
-                concurrency=opts["concurrency"],
-                batch_size=opts["batch_size"],
-                client=client,
-            )
-        if opts["base_url"]:
-            raise UsageError("--base-url is for --backend openai")
-        with progress.stage("model load"):
-            loaded = load_model(
-                opts["model_spec"],
-                device=opts["device"],
-                dtype=opts["dtype"],
-                allow_download=allow_download,
-                progress=progress.enabled,
-            )
-        return InProcessBackend(loaded)
+        return open_backend(replace(opts.backend, allow_download=allow_download), progress=progress)
     except DecoderError as exc:
         raise UsageError(str(exc)) from None
-
-
-def _parity(opts: dict) -> str:
-    return "off" if opts["no_parity"] else opts["parity"]
 
 
 @click.command()
@@ -340,7 +333,7 @@ def _parity(opts: dict) -> str:
 @decision_options
 def verify(
     paths: tuple[str, ...],
-    verify_opts: dict[str, Any],
+    verify_opts: VerifyOptions,
     allow_download: bool,
     output_format: str,
     output: str | None,
@@ -375,7 +368,7 @@ def verify(
                 list(paths),
                 verify_opts,
                 decision_opts,
-                read_context(verify_opts["context_arg"]),
+                read_context(verify_opts.context_arg),
                 allow_download=allow_download,
                 output_format=output_format,
                 output=output,
@@ -387,7 +380,7 @@ def verify(
     try:
         if output:
             check_outputs([("--output", output)], list(paths))
-        context = read_context(verify_opts["context_arg"])
+        context = read_context(verify_opts.context_arg)
         backend = _load(verify_opts, allow_download, progress)
         tokenizer = backend.linter_tokenizer
         run = lint(list(paths), [tokenizer], LintOptions())
@@ -397,8 +390,8 @@ def verify(
             run,
             backend,
             context=context,
-            coupling=coupling_value(verify_opts["coupling_arg"]),
-            parity=_parity(verify_opts),
+            coupling=coupling_value(verify_opts.coupling_arg),
+            parity=verify_opts.parity,
             only_flagged=False,
             progress=progress,
         )
@@ -431,21 +424,23 @@ def verify(
     sys.exit(EXIT_FINDINGS if any(r.deciding for _path, r in results) else EXIT_CLEAN)
 
 
-def attach_to_check(run: LintRun, verify_opts: dict, allow_download: bool, quiet: bool = False) -> None:
+def attach_to_check(
+    run: LintRun, verify_opts: VerifyOptions, allow_download: bool, quiet: bool = False
+) -> None:
     """`check --verify`: verify the flagged fields of every file with the model."""
     from auditor.decoder import DecoderError
     from auditor.decoder.progress import Progress
 
     progress = Progress(False if quiet else None)
     try:
-        context = read_context(verify_opts["context_arg"])
+        context = read_context(verify_opts.context_arg)
         backend = _load(verify_opts, allow_download, progress)
         verify_run(
             run,
             backend,
             context=context,
-            coupling=coupling_value(verify_opts["coupling_arg"]),
-            parity=_parity(verify_opts),
+            coupling=coupling_value(verify_opts.coupling_arg),
+            parity=verify_opts.parity,
             only_flagged=True,
             progress=progress,
         )

@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from auditor.backends import BackendOptions
 from auditor.decoder.errors import DecoderError
+from auditor.decoder.open import open_backend
 from auditor.decoder.systemone import (
     DEFAULT_ROUTE,
     DecisionRefused,
     QuestionAnswer,
-    SystemOneBackend,
     read_answers,
 )
 from auditor.pcd.engines.table import EngineRow, UnknownEngineName, check_engine_name
@@ -242,7 +243,14 @@ def ask(
     ``client_for(server)`` makes the server's one HTTP client (closed here when done)."""
     clients = {server.name: client_for(server) for server in servers}
     try:
-        backends = {s.name: SystemOneBackend(clients[s.name], s.base_url, s.route, s.model) for s in servers}
+        backends = {
+            s.name: open_backend(
+                BackendOptions("systemone", model=s.model, base_url=s.base_url, route=s.route),
+                decisions=True,
+                client=clients[s.name],
+            )
+            for s in servers
+        }
 
         def one(pair: tuple[int, int]) -> Outcome:
             request, server = requests[pair[0]], servers[pair[1]]

@@ -156,14 +156,12 @@ class Llm2jevEngine:
             )
 
     def identity(self) -> dict:
-        return {
-            "backend": "local",
-            "engine": "llm2jev",
-            "model": self.loaded.name,
-            "device": self.loaded.device,
-            "dtype": self.loaded.dtype,
-            "temperature": self.temperature,
-        }
+        from auditor.decoder.backends import model_identity
+
+        return {**model_identity(self.loaded), "engine": self.name, "temperature": self.temperature}
+
+    def close(self) -> None:
+        """Nothing to release: the model goes with the engine."""
 
     def label_logprobs(self, text: str, count: int) -> list[float]:
         """log p(label) at the last position of ``text``, for the first ``count`` labels."""

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from auditor.backends import BackendOptions
 from auditor.decoder.backends import PARITY_MODES, InProcessBackend, ScoreRequest
 from auditor.decoder.constrained import constrained_pick
 from auditor.decoder.decision import decision, letter_bias
 from auditor.decoder.errors import DecoderError
-from auditor.decoder.model import LoadedModel, load_model
 from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES
 from auditor.decoder.progress import Progress
 from auditor.decoder.prompt import FieldSpec, build_prompt, letter_suffix, plan_field, written_field
@@ -239,10 +239,18 @@ def verify_fields(
 
 
 def _backend(model, device, dtype, allow_download, progress, cache_budget_bytes, full_sequence_mode):
+    """`model` itself where it is a field backend already, else the in-process backend on it
+    (a LoadedModel, or a spec loaded here), opened by the decoder's one factory."""
+    from auditor.decoder.open import open_backend
+
     if hasattr(model, "score") and hasattr(model, "tokenizer"):
         return model
-    if not isinstance(model, LoadedModel):
-        model = load_model(
-            model, device=device, dtype=dtype, allow_download=allow_download, progress=progress.enabled
-        )
-    return InProcessBackend(model, cache_budget_bytes, full_sequence_mode)
+    options = BackendOptions(
+        model=model,
+        device=device,
+        dtype=dtype,
+        allow_download=allow_download,
+        cache_budget_bytes=cache_budget_bytes,
+        full_sequence_mode=full_sequence_mode,
+    )
+    return open_backend(options, progress=progress)
