@@ -63,7 +63,7 @@ class DecisionBackend(Backend, Protocol):
         ...
 
 
-def http_client(options: BackendOptions, base_url: str, **overrides: Any) -> Any:
+def http_client(options: BackendOptions, base_url: str | tuple[Any, str], **overrides: Any) -> Any:
     """The one HTTP client (auditor.decoder.http) for `base_url`, with the key read from the
     variable `api_key_env` names (never from argv) and the options' deadline and retries."""
     from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env
@@ -147,8 +147,9 @@ def _decision_engine(options: BackendOptions, progress: Any) -> Any:
     return Llm2jevEngine(_loaded(options, progress))
 
 
-def _server_url(options: BackendOptions, example: str) -> tuple[str, str]:
-    """The server's URL, read once: (origin, path) as written, or a UsageError."""
+def _server_url(options: BackendOptions, example: str) -> tuple[Any, str]:
+    """The server's URL, read once (the HTTP client takes it as read): (origin, path), or a
+    UsageError."""
     from auditor.decoder.http import HttpError, parse_origin
 
     if not options.base_url:
@@ -157,7 +158,7 @@ def _server_url(options: BackendOptions, example: str) -> tuple[str, str]:
         origin, path = parse_origin(options.base_url)
     except HttpError as exc:
         raise UsageError(str(exc)) from None
-    return str(origin), path.rstrip("/")
+    return origin, path.rstrip("/")
 
 
 def _systemone(options: BackendOptions, client: Any) -> Any:
@@ -165,8 +166,8 @@ def _systemone(options: BackendOptions, client: Any) -> Any:
 
     model = options.model if isinstance(options.model, str) or options.model is None else None
     if client is None:
-        origin, path = _server_url(options, "the server root, e.g. http://127.0.0.1:8080")
-        client = http_client(options, origin + path, max_connections=max(4, options.concurrency or 4))
+        url = _server_url(options, "the server root, e.g. http://127.0.0.1:8080")
+        client = http_client(options, url, max_connections=max(4, options.concurrency or 4))
     return SystemOneBackend(client, client.base_url, options.route, model)
 
 
@@ -187,7 +188,8 @@ def _openai(options: BackendOptions) -> Any:
     if options.run_timeout_s is not None:
         overrides["run_deadline"] = options.run_timeout_s
     tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=options.allow_download)
-    client = http_client(options, OpenAIBackend.api_base(origin + path), **overrides)
+    api = path if path.endswith("/v1") else path + "/v1"  # (OpenAIBackend.api_base, on the path read)
+    client = http_client(options, (origin, api), **overrides)
     try:
         return OpenAIBackend(
             client.base_url,
