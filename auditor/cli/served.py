@@ -72,55 +72,6 @@ def wants_decisions(verify_opts: VerifyOptions, decision_opts: dict) -> bool:
     return verify_opts.backend.name == "systemone" or decision_opts["engine_name"] is not None
 
 
-@dataclass
-class DecisionInput:
-    """One request to ask: the file, where in it the request sits, and its System One body."""
-
-    path: str
-    pointer: str  # "" for a file that is one request, or a schema's fields
-    body: dict
-
-    @property
-    def label(self) -> str:
-        return self.path if not self.pointer else f"{self.path}#{self.pointer}"
-
-
-def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
-    """Every decision request in the files (any of the three shapes), as a System One body; a file
-    with none asks its schema's enum fields as choice questions. ``--context`` is the state of a
-    request that has none."""
-    from auditor.decoder.systemone import check_body
-    from auditor.schema.cache import analyse_file
-    from auditor.schema.decisions import locate_requests, system_one_body
-    from auditor.schema.documents import resolve_pointer
-
-    inputs = []
-    for name in paths:
-        model = analyse_file(Path(name), name)
-        data = model.document.data
-        located = locate_requests(data)
-        for request in located:
-            node = resolve_pointer(data, request.pointer)
-            body = system_one_body(node, context if context is not None else "")
-            inputs.append(DecisionInput(name, request.pointer if len(located) > 1 else "", body))
-        if located:
-            continue
-        if not model.sites:
-            raise UsageError(
-                f"{name}: no decision request and no enum or boolean fields (format: {model.format})"
-            )
-        questions: dict = {}
-        for site in model.sites:
-            questions.update(system_one_body(site, context or "")["questions"])
-        inputs.append(DecisionInput(name, "", {"state": context or "", "questions": questions}))
-    for item in inputs:
-        try:
-            check_body(item.body)
-        except Exception as exc:  # DecoderError: the body's outline
-            raise UsageError(f"{item.label}: {exc}") from None
-    return inputs
-
-
 def decision_engine(
     verify_opts: VerifyOptions, engine_name: str | None, route: str, allow_download: bool, progress: Any
 ) -> Any:
@@ -172,6 +123,7 @@ def verify_decisions(
 ) -> int:
     """Answer and probe every request; write the report; return the exit code."""
     from auditor.cli.common import write_output
+    from auditor.decoder.inputs import load_requests
     from auditor.decoder.orderprobe import probe_request
     from auditor.decoder.systemone import DecisionRefused
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
@@ -341,6 +293,7 @@ def eval_decisions(
     """`eval --backend systemone`: the request's questions on labeled rows, through the server.
     Returns whether a row failed (after the client's retries)."""
     from auditor.cli.common import write_output
+    from auditor.decoder.inputs import load_requests
     from auditor.decoder.progress import Progress
     from auditor.eval.decisions import (
         DecisionEvalOptions,
