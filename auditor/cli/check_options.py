@@ -20,7 +20,7 @@ from auditor.cli.common import split_values
 from auditor.cli.config import Config, load_config
 
 if TYPE_CHECKING:
-    from auditor.cli.verify import VerifyOptions
+    from auditor.cli.run_options import VerifyOptions
 
 # key in the config, the click parameter that overrides it, and how the raw value is cleaned
 _OVERRIDES: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (

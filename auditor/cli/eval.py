@@ -17,7 +17,7 @@ from auditor.cli.choices import backend_choice, backend_list, format_option
 from auditor.cli.served import eval_decisions, eval_options
 
 if TYPE_CHECKING:
-    from auditor.cli.served import ServedOptions
+    from auditor.cli.run_options import ServedOptions
 from auditor.errors import UsageError
 
 

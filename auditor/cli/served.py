@@ -11,20 +11,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from auditor.backends import BACKENDS, DEFAULT_BACKEND, DEFAULT_ROUTE, BackendOptions
+from auditor.backends import BACKENDS, DEFAULT_BACKEND, DEFAULT_ROUTE
 from auditor.cli.choices import engine_option, probe_choice, probe_list
 from auditor.cli.common import client_options
+from auditor.cli.run_options import parse_served_options
 from auditor.errors import UsageError
 from auditor.probes import DEFAULT_PROBE
 
 if TYPE_CHECKING:
-    from auditor.cli.verify import VerifyOptions
+    from auditor.cli.run_options import ServedOptions, VerifyOptions
 
 IN_PROCESS_ENGINES = BACKENDS[DEFAULT_BACKEND].decision_engines  # computed in this process
 
@@ -229,35 +230,6 @@ def served_backend(served_opts: ServedOptions, name: str, model: str | None, all
         return open_backend(options, decisions=options.name == "systemone")
     except DecoderError as exc:
         raise UsageError(str(exc)) from None
-
-
-@dataclass(frozen=True)
-class ServedOptions:
-    """`eval`'s server options, parsed once: the backend's settings (its name, model and device
-    are eval's own flags, filled in when it is opened) and the probe's display orders."""
-
-    backend: BackendOptions
-    orders: int
-
-    @property
-    def base_url(self) -> str | None:
-        return self.backend.base_url
-
-
-def parse_served_options(params: dict[str, Any]) -> ServedOptions:
-    return ServedOptions(
-        backend=BackendOptions(
-            base_url=params["base_url"],
-            tokenizer=params["server_tokenizer"],
-            route=params["route"],
-            api_key_env=params["api_key_env"],
-            concurrency=params["concurrency"],
-            timeout_s=params["timeout_s"],
-            retries=params["retries"],
-            retry_after_cap=params["retry_after_cap"],
-        ),
-        orders=params["orders"],
-    )
 
 
 def eval_options(func: Callable[..., Any]) -> Callable[..., Any]:

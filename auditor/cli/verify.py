@@ -12,14 +12,15 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from auditor.backends import DEFAULT_BACKEND, BackendOptions
+from auditor.backends import DEFAULT_BACKEND
 from auditor.cli.choices import backend_choice, backend_list, format_option
 from auditor.cli.common import client_options
+from auditor.cli.run_options import VerifyOptions, parse_verify_options
 from auditor.cli.served import decision_options, verify_decisions, wants_decisions
 from auditor.errors import UsageError
 
@@ -113,46 +114,6 @@ VERIFY_KEYS = (
     "no_parity",
     "server_tokenizer",
 )
-
-
-@dataclass(frozen=True)
-class VerifyOptions:
-    """The model options of `verify` and `check --verify`, parsed once (as `CheckOptions` is):
-    the backend to open (auditor.decoder.open) and what to ask of it."""
-
-    backend: BackendOptions
-    context_arg: str | None  # --context: the text, or @FILE (read by `read_context`)
-    coupling_arg: str | None  # --coupling: None, "*" or FIELD,…
-    parity: str  # fast, full or off (--no-parity: off)
-
-    @property
-    def base_url(self) -> str | None:
-        return self.backend.base_url
-
-
-def parse_verify_options(params: dict[str, Any]) -> VerifyOptions:
-    """The `model_options` keyword arguments, typed."""
-    return VerifyOptions(
-        backend=BackendOptions(
-            backend=params["backend"],
-            model=params["model_spec"],
-            tokenizer=params["server_tokenizer"],
-            base_url=params["base_url"],
-            device=params["device"],
-            dtype=params["dtype"],
-            api_key_env=params["api_key_env"],
-            concurrency=params["concurrency"],
-            timeout_s=params["timeout_s"],
-            retries=params["retries"],
-            retry_after_cap=params["retry_after_cap"],
-            batch_size=params["batch_size"],
-            run_timeout_s=params["run_timeout_s"],
-            max_response_bytes=params["max_response_bytes"],
-        ),
-        context_arg=params["context_arg"],
-        coupling_arg=params["coupling_arg"],
-        parity="off" if params["no_parity"] else params["parity"],
-    )
 
 
 def model_options(
