@@ -15,10 +15,10 @@ import click
 from auditor.backends import DEFAULT_BACKEND
 from auditor.cli.choices import backend_choice, backend_list, format_option
 from auditor.cli.served import eval_decisions, eval_options
+from auditor.errors import UsageError
 
 if TYPE_CHECKING:
     from auditor.cli.run_options import ServedOptions
-from auditor.errors import UsageError
 
 
 @click.command("eval")

@@ -60,12 +60,18 @@ def constructions(path: Path, tree: ast.AST) -> list[str]:
 
 
 def test_open_backend_is_the_only_place_a_backend_is_constructed():
-    paths = sorted(p for p in (REPO / "auditor").rglob("*.py") if "__pycache__" not in p.parts)
+    classes = set().union(*BACKEND_CLASSES.values())
+    texts = {
+        path: path.read_text(encoding="utf-8")
+        for path in sorted((REPO / "auditor").rglob("*.py"))
+        if "__pycache__" not in path.parts and str(path.relative_to(REPO)) != FACTORY
+    }
+    assert len(texts) > 100
     problems = [
         problem
-        for path in paths
-        if str(path.relative_to(REPO)) != FACTORY
-        for problem in constructions(path, ast.parse(path.read_text(encoding="utf-8")))
+        for path, text in texts.items()
+        if any(name in text for name in classes)  # a construction names its class
+        for problem in constructions(path, ast.parse(text))
     ]
     assert not problems, "\n".join(problems)
     factory = REPO / FACTORY
