@@ -160,9 +160,15 @@ def test_no_hand_kept_list_of_engine_format_or_backend_names():
         and not p.is_relative_to(REPO / "auditor" / "pcd" / "engines")
     )
     assert len(paths) > 100
-    problems = [
-        problem for path in paths for problem in hand_kept(path, ast.parse(path.read_text(encoding="utf-8")))
-    ]
+    quoted = re.compile(r"""["']([\w.-]+)["']""")
+    categories = (set(ENGINE_ROWS) - set(SHAPES), FORMAT_NAMES, BACKEND_NAMES)
+    problems = []
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        strings = set(quoted.findall(text))
+        if all(len(strings & names) < 2 for names in categories):  # cannot list two of any
+            continue
+        problems += hand_kept(path, ast.parse(text))
     assert not problems, "\n".join(problems)
 
 
