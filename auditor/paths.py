@@ -15,18 +15,12 @@ import os
 from pathlib import Path
 
 from auditor.errors import UsageError
+from auditor.shown import shorten
 
-SHOWN_CHARS = 120  # a value longer than this is cut in messages (a 5 MB label is not echoed)
+__all__ = ["path_problem", "resolve_path", "resolve_text", "shorten"]
+
 NAME_MAX = 255  # bytes in one path component (Linux, macOS, Windows)
 PATH_MAX = 4096  # bytes in a whole path (Linux)
-
-
-def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
-    """`text` as shown in a one-line message: at most `limit` characters, the cut said."""
-    if len(text) <= limit:
-        return text
-    keep = max(8, limit - 30)
-    return f"{text[:keep]}… ({len(text):,} characters)"
 
 
 def path_problem(text: str) -> str | None:

@@ -26,7 +26,7 @@ GOOD = '[[server]]\nname = "a"\nbase_url = "http://127.0.0.1:9"\nengine = "vllm-
         ('[[server]]\nname = "a"\nengine = "llm2jev"\n', "server 1: base_url is required"),
         (GOOD + 'colour = "red"\n', "unknown key 'colour'"),
         (GOOD + GOOD, "server 'a': listed twice"),
-        (GOOD.replace("vllm-systemone", "gather"), "engine 'gather' is no decision engine"),
+        (GOOD.replace("vllm-systemone", "gather"), "engine: unknown decision engine 'gather'"),
         (GOOD.replace("vllm-systemone", "vllm-decisions"), "takes openai-decisions bodies"),
         (GOOD.replace("http://127.0.0.1:9", "http://u:secret@127.0.0.1:9"), "user or password in the URL"),
         (GOOD + 'route = "v1/systemone"\n', "route must be a path"),

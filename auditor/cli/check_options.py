@@ -12,12 +12,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from auditor.cli.common import split_values
 from auditor.cli.config import Config, load_config
+
+if TYPE_CHECKING:
+    from auditor.cli.run_options import VerifyOptions
 
 # key in the config, the click parameter that overrides it, and how the raw value is cleaned
 _OVERRIDES: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
@@ -64,7 +67,7 @@ class CheckOptions:
     max_bytes: int
     max_depth: int
     run_verify: bool
-    verify: Mapping[str, Any]  # the model options (`model_options`), for --verify
+    verify: VerifyOptions  # the model options (`model_options`), for --verify
 
     @property
     def outputs(self) -> list[tuple[str, str]]:

@@ -43,23 +43,6 @@ def fail(message: str) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
-def options_client(base_url: str, opts: dict, **overrides: Any) -> Any:
-    """The one HTTP client (auditor.decoder.http) from the options `client_options` declares:
-    the key read from --api-key-env's variable (never from argv), the deadline, retries,
-    Retry-After cap and requests in flight; `overrides` are a command's own settings."""
-    from auditor.decoder.http import DEFAULT_CONNECT_TIMEOUT, HttpClient, api_key_from_env
-
-    settings: dict[str, Any] = {
-        "api_key": api_key_from_env(opts["api_key_env"]),
-        "connect_timeout": min(opts["timeout_s"], DEFAULT_CONNECT_TIMEOUT),
-        "read_deadline": opts["timeout_s"],
-        "retries": opts["retries"],
-        "retry_after_cap": opts["retry_after_cap"],
-        "max_connections": opts.get("concurrency") or 4,
-    }
-    return HttpClient(base_url, **{**settings, **overrides})
-
-
 def client_options(backends: str, concurrency_for: str | None = None) -> list[Any]:
     """The options of the one HTTP client (auditor.decoder.http) that `verify` and `eval` share:
     the key's variable, requests in flight, the per-request deadline and the retries. `backends`

@@ -310,11 +310,13 @@ def _from_table(path: Path, prefix: str, table) -> Config:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 fail(key, "must be a list of strings")
             if key == "engine":
-                from auditor.pcd.engines.table import ENGINE_ROWS
+                from auditor.pcd.engines.table import UnknownEngineName, check_engine_name
 
                 for name in value:
-                    if name not in ENGINE_ROWS:
-                        fail(key, f"unknown engine {name!r} (choose from {', '.join(ENGINE_ROWS)})")
+                    try:
+                        check_engine_name(name)
+                    except UnknownEngineName as error:
+                        fail(key, str(error))
             elif key != "tokenizers":
                 for selector in value:
                     if not selection.known(selector):

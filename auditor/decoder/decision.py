@@ -6,14 +6,10 @@ the decoder; ``auditor.reporting.verdict`` turns them into sentences.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from auditor.decoder.result import FieldResult
-
-
-def _show(option) -> str:
-    return json.dumps(option, ensure_ascii=False)
+from auditor.shown import shown
 
 
 def tied_top(field: FieldResult) -> list[int]:
@@ -38,14 +34,14 @@ def decision(field: FieldResult, labels: Mapping[str, str] | None = None) -> tup
     if len(tied) > 1:
         return True, (
             f"{labels.get('collision', 'collision')}: {len(tied)} options tie on their first token; a plain gather returns "
-            f"{_show(field.options[first])}, full-sequence picks {_show(field.options[full])}"
+            f"{shown(field.options[first])}, full-sequence picks {shown(field.options[full])}"
         )
     if first != full:
         return True, (
-            f"{labels.get('agreement', 'agreement')}: first-token picks {_show(field.options[first])}, full-sequence picks "
-            f"{_show(field.options[full])}"
+            f"{labels.get('agreement', 'agreement')}: first-token picks {shown(field.options[first])}, full-sequence picks "
+            f"{shown(field.options[full])}"
         )
-    return False, f"first-token and full-sequence agree on {_show(field.options[first])}"
+    return False, f"first-token and full-sequence agree on {shown(field.options[first])}"
 
 
 def letter_bias(fields: list[FieldResult]) -> dict:

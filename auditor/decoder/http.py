@@ -282,7 +282,7 @@ class HttpClient:
 
     def __init__(
         self,
-        base_url: str,
+        base_url: str | tuple[Origin, str],
         *,
         api_key: str | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
@@ -293,7 +293,8 @@ class HttpClient:
         run_deadline: float | None = None,
         max_connections: int = 16,
     ):
-        self.origin, path = parse_origin(base_url)
+        # a URL as written, or its (origin, path) as `parse_origin` read it already
+        self.origin, path = parse_origin(base_url) if isinstance(base_url, str) else base_url
         self.base_url = f"{self.origin}{path.rstrip('/')}"
         if api_key is not None and KEY_CHARS.fullmatch(api_key) is None:
             raise HttpError("the API key holds characters an HTTP header cannot carry (the key is not shown)")

@@ -29,6 +29,7 @@ from auditor.decoder.systemone import DecisionRefused
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineTableError, Limit
 from auditor.pcd.readouts import RenderError
 from auditor.pcd.readouts import llm2jev as family
+from auditor.softmax import softmax
 
 ENGINE = ENGINE_ROWS["llm2jev"]  # its limits and refusal status (engines.toml)
 
@@ -100,13 +101,12 @@ def render(
         raise DecisionRefused(REFUSAL_STATUS, str(error)) from None
 
 
-def softmax(logprobs: list[float], temperature: float = 1.0) -> list[float]:
-    peak = max(logprobs)
-    if not math.isfinite(peak):
+def label_probs(logprobs: list[float], temperature: float = 1.0) -> list[float]:
+    """The labels' probabilities, as llm2jev computes them (a DecoderError where no label
+    scored a finite log-probability)."""
+    if not math.isfinite(max(logprobs)):
         raise DecoderError("no finite label log-probability")
-    weights = [math.exp((x - peak) / temperature) for x in logprobs]
-    total = math.fsum(weights)
-    return [w / total for w in weights]
+    return softmax(logprobs, temperature)
 
 
 def confidence(probs: list[float]) -> float:
@@ -156,14 +156,12 @@ class Llm2jevEngine:
             )
 
     def identity(self) -> dict:
-        return {
-            "backend": "local",
-            "engine": "llm2jev",
-            "model": self.loaded.name,
-            "device": self.loaded.device,
-            "dtype": self.loaded.dtype,
-            "temperature": self.temperature,
-        }
+        from auditor.decoder.backends import model_identity
+
+        return {**model_identity(self.loaded), "engine": self.name, "temperature": self.temperature}
+
+    def close(self) -> None:
+        """Nothing to release: the model goes with the engine."""
 
     def label_logprobs(self, text: str, count: int) -> list[float]:
         """log p(label) at the last position of ``text``, for the first ``count`` labels."""
@@ -189,7 +187,7 @@ class Llm2jevEngine:
         for qid, (text, keys) in prompts.items():
             row = self.label_logprobs(text, len(keys))
             tokens += len(self.loaded.tokenizer.encode(text, add_special_tokens=False))
-            answers[qid] = answer(questions[qid], keys, softmax(row, self.temperature))
+            answers[qid] = answer(questions[qid], keys, label_probs(row, self.temperature))
         return {
             "model": body.get("model") or self.loaded.name,
             "answers": answers,

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from auditor.decoder.systemone import QuestionAnswer, read_answers
+from auditor.probes import PROBES
 
-PROBE_MODES = ("auto", "order", "off")
+PROBE_MODES = tuple(PROBES)
 DEFAULT_ORDERS = 4
 AUTO_MIN_OPTIONS = 3  # "auto" probes choices with at least this many options
 

@@ -76,6 +76,11 @@ class SystemOneBackend:
             "model": self.model,
         }
 
+    def close(self) -> None:
+        close = getattr(self.client, "close", None)
+        if close is not None:
+            close()
+
     def decide(self, body: dict) -> dict:
         from auditor.decoder.http import HttpError
 

@@ -7,30 +7,25 @@ from typing import Any
 
 import numpy as np
 
+from auditor.backends import BackendOptions
 from auditor.decoder.backends import PARITY_MODES, InProcessBackend, ScoreRequest
 from auditor.decoder.constrained import constrained_pick
 from auditor.decoder.decision import decision, letter_bias
 from auditor.decoder.errors import DecoderError
-from auditor.decoder.model import LoadedModel, load_model
 from auditor.decoder.pcd import DEFAULT_CACHE_BUDGET_BYTES
 from auditor.decoder.progress import Progress
 from auditor.decoder.prompt import FieldSpec, build_prompt, letter_suffix, plan_field, written_field
 from auditor.decoder.result import FieldResult, Ledger, VerifyResult
 from auditor.pcd.engines.full_sequence import VARIANTS, live_pick
+from auditor.softmax import softmax
 
 DEFAULT_CONTEXT = "No document was supplied. Choose the most typical value for each field."
 
 
-def _softmax(values) -> np.ndarray:
-    """Softmax in float32 (what the decoder's tensors hold); numpy, so a server backend needs no torch."""
-    row = np.asarray(values, dtype=np.float32)
-    exp = np.exp(row - row.max())
-    return exp / exp.sum(dtype=np.float32)
-
-
 def _subset_probs(logprobs: list[float]) -> np.ndarray:
-    """Softmax over exactly the gathered scores, duplicates included, as a plain gather does."""
-    return _softmax(logprobs)
+    """Softmax over exactly the gathered scores, duplicates included, as a plain gather does
+    (in float32, what the decoder's tensors hold)."""
+    return softmax(logprobs, float32=True)
 
 
 def _argmax(values) -> int:
@@ -172,7 +167,7 @@ def verify_fields(
                 ties_bit_identical=identical,
                 full_sequence_logprob_sum=sums.tolist(),
                 full_sequence_logprob_mean=means,
-                full_sequence_probs=_softmax(sums).tolist(),
+                full_sequence_probs=softmax(sums, float32=True).tolist(),
                 full_sequence_pick=_argmax(sums),
                 full_sequence_pick_mean=_argmax(means),
                 letter_viable=plan.letter_ids is not None,
@@ -244,10 +239,18 @@ def verify_fields(
 
 
 def _backend(model, device, dtype, allow_download, progress, cache_budget_bytes, full_sequence_mode):
+    """`model` itself where it is a field backend already, else the in-process backend on it
+    (a LoadedModel, or a spec loaded here), opened by the decoder's one factory."""
+    from auditor.decoder.open import open_backend
+
     if hasattr(model, "score") and hasattr(model, "tokenizer"):
         return model
-    if not isinstance(model, LoadedModel):
-        model = load_model(
-            model, device=device, dtype=dtype, allow_download=allow_download, progress=progress.enabled
-        )
-    return InProcessBackend(model, cache_budget_bytes, full_sequence_mode)
+    options = BackendOptions(
+        model=model,
+        device=device,
+        dtype=dtype,
+        allow_download=allow_download,
+        cache_budget_bytes=cache_budget_bytes,
+        full_sequence_mode=full_sequence_mode,
+    )
+    return open_backend(options, progress=progress)

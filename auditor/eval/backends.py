@@ -27,6 +27,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from auditor.decoder.backends import model_identity
 from auditor.decoder.constrained import constrained_pick
 from auditor.eval.constrained import constrained_distribution
 from auditor.eval.data import EvalField
@@ -155,13 +156,7 @@ class InProcessBackend(PromptedBackend):
         self.tokenizer = loaded.linter_tokenizer  # the scoring model's tokenizer (auditor.pcd)
 
     def identity(self) -> dict:
-        return {
-            "backend": "in-process",
-            "model": self.loaded.name,
-            "tokenizer": self.loaded.tokenizer_name,
-            "device": self.loaded.device,
-            "dtype": self.loaded.dtype,
-        }
+        return model_identity(self.loaded)
 
     def score(
         self, fields: list[EvalField], context: str, *, reverse_order: bool = False, letters: bool = True
@@ -254,14 +249,7 @@ class ServerBackend(PromptedBackend):
         self.mismatches = 0  # scored texts the server tokenized unlike pcdlint
 
     def identity(self) -> dict:
-        return {
-            "backend": "openai",
-            "endpoint": self.server.base_url,
-            "model": self.server.model,
-            "tokenizer": self.server.tokenizer_name,
-            "device": "server",
-            "dtype": "server",
-        }
+        return self.server.identity()
 
     @property
     def stats(self) -> dict:
@@ -274,7 +262,7 @@ class ServerBackend(PromptedBackend):
         from auditor.decoder.backends import ScoreRequest
         from auditor.decoder.prompt import build_prompt, letter_suffix
         from auditor.decoder.result import Ledger
-        from auditor.eval.metrics import softmax
+        from auditor.softmax import softmax
 
         tokenizer = self.tokenizer
         display = _display(fields, reverse_order)

@@ -11,7 +11,7 @@ file within the size limit (a FIFO or /dev/zero is refused, never read), nesting
 depth limit, integers within Python's digit limit. JSONL lines end at `\n` only, as JSON
 defines them: U+2028, U+2029 and NEL are valid inside a string. A CSV cell may be as long as
 the file (Python's csv module stops at 128 KiB by default), and a header naming one column twice
-is refused. Values quoted in messages are cut (auditor.paths.shorten).
+is refused. Values quoted in messages are cut (auditor.shown).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.errors import InputFileError, UsageError
-from auditor.paths import resolve_path, shorten
+from auditor.paths import resolve_path
 from auditor.schema.documents import MAX_DEPTH, MAX_FILE_BYTES, check_unicode, nesting_depth, read_source
+from auditor.shown import shorten, shown
 
 
 @dataclass
@@ -92,22 +93,13 @@ def _labels(where: str, raw: dict, fields: dict[str, EvalField], from_csv: bool)
         if index is None and from_csv:
             index = _option_index(field, cell)  # a string option that looks like a number or boolean
         if index is None:
-            shown = ", ".join(_shown(o, 40) for o in field.options[:8])
+            listed = ", ".join(shown(o, limit=40) for o in field.options[:8])
             raise UsageError(
-                f"{where}: label {_shown(value)} for field {shorten(repr(name))} "
-                f"is not one of its options ({shown}{', …' if len(field.options) > 8 else ''})"
+                f"{where}: label {shown(value, limit=80)} for field {shorten(repr(name))} "
+                f"is not one of its options ({listed}{', …' if len(field.options) > 8 else ''})"
             )
         labels[name] = index
     return labels
-
-
-def _shown(value, limit: int = 80) -> str:
-    """A label as quoted in a message: its JSON, cut (a 5 MB label is not echoed)."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        text = type(value).__name__
-    return shorten(text, limit)
 
 
 def _jsonl_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[Row]:

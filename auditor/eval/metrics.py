@@ -50,14 +50,6 @@ def macro_f1(gold: list[int], pred: list[int], classes: int) -> float:
     return sum(scores) / len(scores) if scores else 0.0
 
 
-def softmax(scores: list[float], temperature: float = 1.0) -> list[float]:
-    scaled = [s / temperature for s in scores]
-    top = max(scaled)
-    exps = [math.exp(s - top) for s in scaled]
-    total = sum(exps)
-    return [e / total for e in exps]
-
-
 def log_scores(probs: list[float]) -> list[float]:
     """Probabilities as log-scores (exact zeros kept finite)."""
     return [math.log(p) if p > 0 else LOG_FLOOR for p in probs]

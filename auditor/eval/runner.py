@@ -16,6 +16,7 @@ from auditor.eval import metrics
 from auditor.eval.backends import METHODS, FieldStructure, ScoringBackend
 from auditor.eval.cache import ScoreCache
 from auditor.eval.data import EvalField, Row
+from auditor.softmax import softmax
 from auditor.version import __version__
 
 REPORT_VERSION = 1
@@ -93,7 +94,7 @@ def pick(method: str, scores: dict) -> int:
 
 
 def _confidence(scores: list[float], chosen: int, temperature: float = 1.0) -> float:
-    return metrics.softmax(scores, temperature)[chosen]
+    return softmax(scores, temperature)[chosen]
 
 
 def _calibration_block(

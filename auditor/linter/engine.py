@@ -23,8 +23,13 @@ from auditor.linter.registry import Rule, default_codes, internal_error_rule, lo
 from auditor.linter.suggest import SharedSuggestions, prefetch_suggestions, verified_suggestions
 from auditor.pcd.chat import ChatTemplateBudgetError
 from auditor.pcd.cost import result_costs, run_cost
-from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, UnknownEngine, get_engine
-from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, decision_engines, default_decision_row
+from auditor.pcd.engines import DEFAULT_ENGINE, EngineProfile, EngineSelection, get_engine, select_engines
+from auditor.pcd.engines.table import (
+    EngineRow,
+    UnknownEngineName,
+    decision_engines,
+    default_decision_row,
+)
 from auditor.pcd.letters import letter_probe_texts
 from auditor.pcd.readouts import renders_in_chat_template
 from auditor.pcd.runcache import RunCache
@@ -72,38 +77,30 @@ class LintOptions:
     # "prose", auditor.schema.prose); off until measured precise on real files
     prose_choices: bool = False
 
+    def engine_selection(self) -> EngineSelection:
+        """The named engines, resolved once (auditor.pcd.engines.select_engines; a usage error
+        for a name the engine table does not let a user name)."""
+        try:
+            return select_engines(tuple(self.engines))
+        except UnknownEngineName as error:
+            raise UsageError(f"--engine: {error}") from None
+
     def engine_names(self) -> list[str]:
         """The named engines, each checked against the engine table (a usage error if unknown)."""
-        names = list(dict.fromkeys(name.strip().lower() for name in self.engines))
-        nameable = [name for name, row in ENGINE_ROWS.items() if row.kind != "harness"]
-        for name in names:
-            if name not in ENGINE_ROWS:
-                raise UsageError(f"--engine: unknown engine '{name}' (choose from {', '.join(nameable)})")
-            if ENGINE_ROWS[name].kind == "harness":
-                raise UsageError(
-                    f"--engine: {name} scores the label sets of {ENGINE_ROWS[name].extra.get('harness')}, "
-                    "and is applied to them without being named"
-                )
-        return names
+        return list(self.engine_selection().named)
 
     def named_profiles(self) -> list[EngineProfile]:
         """The named engines that score option names: the PCD profiles named."""
-        try:
-            return [get_engine(name) for name in self.engine_names() if ENGINE_ROWS[name].scores_option_names]
-        except UnknownEngine as error:
-            raise UsageError(f"--engine: {error}") from None
+        return list(self.engine_selection().named_profiles)
 
     def engine_profiles(self) -> list[EngineProfile]:
         """The PCD profiles a schema's fields are checked under (gather when none is named)."""
-        return self.named_profiles() or [get_engine(DEFAULT_ENGINE)]
+        return list(self.engine_selection().profiles)
 
     def decision_rows(self) -> list[EngineRow]:
         """The decision engines a decision request's questions are checked under (the System
         One specification's row when none is named)."""
-        rows = [
-            ENGINE_ROWS[name] for name in self.engine_names() if not ENGINE_ROWS[name].scores_option_names
-        ]
-        return rows or [default_decision_row()]
+        return list(self.engine_selection().decision_rows)
 
     def reading_key(self) -> str:
         """A digest of the options that decide which texts a lint reads (the rules and their
@@ -125,7 +122,7 @@ class LintOptions:
 
     def names_decisions(self) -> bool:
         """Whether a decision request's option names are scored (a named engine scores names)."""
-        return any(not ENGINE_ROWS[name].is_decision for name in self.engine_names())
+        return self.engine_selection().names_decisions
 
 
 @dataclass
@@ -170,6 +167,9 @@ class LintRun:
     skipped: list[InputFileError] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)
     cost: dict | None = None  # the cost model per tokenizer (auditor.pcd.cost), set by lint()
+    # the engines the run was asked for, resolved once (auditor.pcd.engines.EngineSelection);
+    # `engines`, `decision_engines`, `names_decisions` and `default_decisions` are read off it
+    engine_selection: EngineSelection = field(default_factory=select_engines)
     engines: list[EngineProfile] = field(default_factory=lambda: [get_engine(DEFAULT_ENGINE)])
     empty_dirs: list[str] = field(default_factory=list)  # directories with no JSON/YAML file
     # the decision engines decision requests were checked under; whether an engine named scores
@@ -266,12 +266,14 @@ class LintRun:
 def new_run(tokenizers: list[LoadedTokenizer], options: LintOptions | None) -> LintRun:
     """An empty run under the options' engines."""
     options = options or LintOptions()
+    chosen = options.engine_selection()
     return LintRun(
         tokenizers=tokenizers,
-        engines=options.engine_profiles(),
-        decision_engines=options.decision_rows(),
-        names_decisions=options.names_decisions(),
-        default_decisions=all(row.default for row in options.decision_rows()),
+        engine_selection=chosen,
+        engines=list(chosen.profiles),
+        decision_engines=list(chosen.decision_rows),
+        names_decisions=chosen.names_decisions,
+        default_decisions=chosen.default_decisions,
         chat_template=options.chat_template,
     )
 

@@ -19,17 +19,52 @@ class Formatter:
     # the bytes a sink gets for `render`'s text, made without that text (JSON and SARIF: an
     # 18 MB report is written from orjson's bytes, not decoded to a str and encoded again)
     render_bytes: Callable[..., bytes] | None = None
+    suggestions: bool = False  # shows verified fix suggestions (LintOptions.suggestions)
+    details: bool = False  # shows finding data (LintOptions.details)
 
 
+# The registry's names: every format `check -f` writes → the module that registers its
+# formatter, in the order help lists them (known without importing a formatter: the CLI builds
+# its choices from them at start-up).
+FORMAT_MODULES: dict[str, str] = {
+    "text": "text",
+    "json": "json_format",
+    "csv": "csv_format",
+    "sarif": "sarif",
+    "github": "github",
+    "html": "html",
+    "junit": "junit",
+}
+# The formats of the commands that write their own reports (not a LintRun's formatters).
+COMMAND_FORMATS: dict[str, tuple[str, ...]] = {
+    "verify": ("text", "json"),
+    "suggest": ("text", "json"),
+    "conform": ("text", "json"),
+    "engines": ("text", "json"),
+    "tokenizers": ("text", "json"),
+    "eval": ("text", "json", "html"),
+}
 _FORMATTERS: dict[str, Formatter] = {}
-_MODULES = ("text", "json_format", "csv_format", "sarif", "github", "html", "junit")
+
+
+def command_formats(command: str) -> list[str]:
+    """The formats `command`'s -f/--format takes, in help order (`check`: every formatter)."""
+    return list(FORMAT_MODULES) if command == "check" else list(COMMAND_FORMATS[command])
 
 
 def formatter(
-    name: str, description: str, render_bytes: Callable[..., bytes] | None = None
+    name: str,
+    description: str,
+    render_bytes: Callable[..., bytes] | None = None,
+    *,
+    suggestions: bool = False,
+    details: bool = False,
 ) -> Callable[[Callable[..., str]], Callable[..., str]]:
+    if name not in FORMAT_MODULES:
+        raise ValueError(f"formatter {name!r} is not in FORMAT_MODULES")
+
     def register(render: Callable[..., str]) -> Callable[..., str]:
-        _FORMATTERS[name] = Formatter(name, render, description, render_bytes)
+        _FORMATTERS[name] = Formatter(name, render, description, render_bytes, suggestions, details)
         return render
 
     return register
@@ -37,9 +72,9 @@ def formatter(
 
 def formatters() -> dict[str, Formatter]:
     # import every module, even when one was imported directly first and registered alone
-    for module in _MODULES:
+    for module in FORMAT_MODULES.values():
         importlib.import_module(f"auditor.reporting.{module}")
-    return _FORMATTERS
+    return {name: _FORMATTERS[name] for name in FORMAT_MODULES}
 
 
 def render(name: str, run: LintRun, **options: Any) -> str:

@@ -40,6 +40,11 @@ def rule_page(rule: Rule) -> str:
         f"- **Default severity** {rule.severity}; {in_default}",
         f"- **Runs** once per {'engine named with `--engine`' if rule.per_engine else rule.scope}",
     ]
+    if rule.internal:  # the engine's own finding: no check runs it
+        facts[1:] = [
+            f"- **Severity** {rule.severity}; reported by the engine itself, at the field or file "
+            "where a rule's check raised"
+        ]
     sections = rule.sections
     body = [f"# {rule.code} {rule.name}", "", rule.summary, "", *facts, ""]
     for title in ("What it does", "Why is this bad?", "Example", "Use instead"):
@@ -64,14 +69,14 @@ def _rules_index(rules: dict[str, Rule]) -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for code, rule in rules.items():
-        default = "yes" if rule.default else "opt-in"
+        default = "internal" if rule.internal else "yes" if rule.default else "opt-in"
         link = f"[{code}]({code}.md)"
         rows.append(f"| {link} | `{rule.name}` | {rule.severity} | {default} | {rule.summary} |")
     return "\n".join(rows) + "\n"
 
 
 def rule_pages() -> Iterator[tuple[str, str]]:
-    rules = {code: r for code, r in load_rules().items() if not r.internal}
+    rules = load_rules()  # the engine's own codes (PCD999) too: SARIF's helpUri names their pages
     yield f"{RULES_DIR}/index.md", _rules_index(rules)
     for code, rule in rules.items():
         yield rule_page_path(code), rule_page(rule)

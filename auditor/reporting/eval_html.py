@@ -4,10 +4,9 @@ drawn by ``reports/templates/eval.html.j2`` (autoescape on) as inline SVG and ta
 
 from __future__ import annotations
 
-import json
-
 from auditor.eval.backends import METHOD_LABELS, METHODS
 from auditor.reporting.jinja import environment
+from auditor.shown import shown
 from auditor.version import __version__
 
 BAR_WIDTH = 360  # px of the accuracy axis (0..1)
@@ -16,10 +15,6 @@ BAR_LEFT = 110
 DIAGRAM = 180  # px side of a reliability diagram's plot area
 DIAGRAM_MARGIN = 28
 SHADES = 6
-
-
-def _show(option) -> str:
-    return option if isinstance(option, str) else json.dumps(option)
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -112,10 +107,10 @@ def confusion_view(field: dict, method: str) -> dict:
     peak = max((max(row) for row in matrix), default=0) or 1
     return {
         "method": METHOD_LABELS[method],
-        "labels": [_show(o) for o in field["options"]],
+        "labels": [shown(o, quoted=False) for o in field["options"]],
         "rows": [
             {
-                "label": _show(field["options"][g]),
+                "label": shown(field["options"][g], quoted=False),
                 "cells": [
                     {
                         "count": count,
@@ -139,13 +134,13 @@ def field_view(field: dict, perturb: list[str]) -> dict:
         "kind": field["kind"],
         "labeled": field["labeled"],
         "options": [
-            {"text": _show(o), "count": c, "scored": structure["scored_tokens"][i]}
+            {"text": shown(o, quoted=False), "count": c, "scored": structure["scored_tokens"][i]}
             for i, (o, c) in enumerate(zip(field["options"], field["label_counts"]))
         ],
         "buckets": [
             {
-                "options": [_show(field["options"][i]) for i in bucket],
-                "winner": _show(field["options"][bucket[0]]),
+                "options": [shown(field["options"][i], quoted=False) for i in bucket],
+                "winner": shown(field["options"][bucket[0]], quoted=False),
             }
             for bucket in structure["buckets"]
         ],

@@ -11,10 +11,7 @@ from __future__ import annotations
 import json
 
 from auditor.eval.backends import METHOD_LABELS, METHODS
-
-
-def _show(option) -> str:
-    return option if isinstance(option, str) else json.dumps(option)
+from auditor.shown import shown
 
 
 def _num(value, digits: int = 3) -> str:
@@ -62,23 +59,24 @@ def render_text(report: dict) -> str:
             )
             for name in perturb:
                 flips = field["perturbation"][name]["flips"].get(method)
-                shown = "" if flips is None else f"{flips}/{field['labeled']}"
-                line += f" {shown:>11}"
+                flipped = "" if flips is None else f"{flips}/{field['labeled']}"
+                line += f" {flipped:>11}"
             out.append(line)
     out.append("")
     for field in report["fields"]:
         tokenization = field["tokenization"]
         first = field["methods"]["first_token"]
         buckets = field["structure"]["buckets"]
-        shown = "; ".join(
-            "{" + ", ".join(_show(field["options"][i]) for i in bucket) + "}" for bucket in buckets
+        colliding = "; ".join(
+            "{" + ", ".join(shown(field["options"][i], quoted=False) for i in bucket) + "}"
+            for bucket in buckets
         )
         out.append(
             f"{field['name']}: {field['labeled']} labeled rows; first-token ceiling {_num(tokenization['first_token_ceiling'])} "
             f"({tokenization['ceiling_rows']} golds can win), first-token accuracy {_num(first['accuracy'])}; "
             f"tokenization-caused errors: {tokenization['gold_unreachable']} gold not its bucket's tie winner, "
             f"{tokenization['first_token_wrong_full_sequence_right']} first-token wrong but full-sequence right"
-            + (f"; colliding buckets {shown}" if buckets else "")
+            + (f"; colliding buckets {colliding}" if buckets else "")
         )
         letter = field["methods"]["letter"]
         if not letter.get("available"):

@@ -474,6 +474,6 @@ def render_report(view: dict) -> str:
     return environment().get_template("page.html.j2").render(report=view)
 
 
-@formatter("html", "a self-contained HTML report for reviewers")
+@formatter("html", "a self-contained HTML report for reviewers", suggestions=True, details=True)
 def render(run: LintRun, **_options: Any) -> str:
     return render_report(report_view(run))

@@ -92,7 +92,7 @@ def render_bytes(run: LintRun, **_options: Any) -> bytes:
     return dumps_strict_bytes(run_to_dict(run), _checked(run))
 
 
-@formatter("json", "machine-readable, versioned (version 1)", render_bytes)
+@formatter("json", "machine-readable, versioned (version 1)", render_bytes, suggestions=True, details=True)
 def render(run: LintRun, **_options: Any) -> str:
     raw = _fragment_bytes(run)
     if raw is not None:

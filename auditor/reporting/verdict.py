@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from auditor.linter.registry import CONFIRMS, confirming
+from auditor.shown import shown
 
 if TYPE_CHECKING:  # the decoder (and its HTTP client) is loaded only by a verify run
     from auditor.decoder.result import FieldResult, VerifyResult
@@ -23,17 +23,13 @@ def _code(what: str) -> str:
     return confirmation_labels().get(what, what)
 
 
-def _show(option) -> str:
-    return json.dumps(option, ensure_ascii=False)
-
-
 def _listing(options: list) -> str:
-    shown = ", ".join(_show(option) for option in options[:MAX_LISTED])
-    return shown if len(options) <= MAX_LISTED else f"{shown}, … ({len(options)} options)"
+    listed = ", ".join(shown(option) for option in options[:MAX_LISTED])
+    return listed if len(options) <= MAX_LISTED else f"{listed}, … ({len(options)} options)"
 
 
 def _full(field: FieldResult, index: int) -> str:
-    return f"{_show(field.options[index])} (p={field.full_sequence_probs[index]:.3f})"
+    return f"{shown(field.options[index])} (p={field.full_sequence_probs[index]:.3f})"
 
 
 def collision_verdict(field: FieldResult) -> str | None:
@@ -50,13 +46,13 @@ def collision_verdict(field: FieldResult) -> str | None:
         inside = "inside" if full_pick in tied else "outside"
         return (
             f"{_code('collision')} confirmed: options {_listing([field.options[i] for i in tied])} got {identical} "
-            f"first-token scores (p={top:.3f} each); a plain gather returns {_show(field.options[field.first_token_pick])}; "
+            f"first-token scores (p={top:.3f} each); a plain gather returns {shown(field.options[field.first_token_pick])}; "
             f"full-sequence scoring picks {_full(field, full_pick)}, {inside} the tie"
         )
     groups = "; ".join(_listing([field.options[i] for i in group]) for group in field.collision_groups)
     return (
         f"{_code('collision')}: collision present but harmless on this context: colliding options ({groups}) got {identical} "
-        f"scores and lose to {_show(field.options[field.first_token_pick])} (p={top:.3f})"
+        f"scores and lose to {shown(field.options[field.first_token_pick])} (p={top:.3f})"
     )
 
 
@@ -67,13 +63,13 @@ def agreement_verdict(field: FieldResult) -> str:
         ranked = sorted(field.full_sequence_probs, reverse=True)
         margin = ranked[0] - ranked[1] if len(ranked) > 1 else ranked[0]
         return (
-            f"{_code('agreement')}: first-token and full-sequence argmax agree on {_show(field.options[first])} "
+            f"{_code('agreement')}: first-token and full-sequence argmax agree on {shown(field.options[first])} "
             f"(first-token p={p_first:.3f}, full-sequence p={field.full_sequence_probs[full]:.3f}, "
             f"margin over runner-up {margin:.3f})"
         )
     gap = field.full_sequence_probs[full] - field.full_sequence_probs[first]
     return (
-        f"{_code('agreement')} confirmed: first-token picks {_show(field.options[first])} (p={p_first:.3f}) but full-sequence "
+        f"{_code('agreement')} confirmed: first-token picks {shown(field.options[first])} (p={p_first:.3f}) but full-sequence "
         f"picks {_full(field, full)}; the first-token pick has full-sequence p={field.full_sequence_probs[first]:.3f} "
         f"(gap {gap:.3f})"
     )
@@ -85,25 +81,25 @@ def remap_verdict(field: FieldResult) -> str | None:
     letter = chr(ord("A") + field.letter_pick)
     agree = "agrees" if field.letter_pick == field.full_sequence_pick else "disagrees"
     line = (
-        f"remap: letter scoring picks {letter} = {_show(field.options[field.letter_pick])} "
+        f"remap: letter scoring picks {letter} = {shown(field.options[field.letter_pick])} "
         f"(p={field.letter_probs[field.letter_pick]:.3f}); {agree} with full-sequence {_full(field, field.full_sequence_pick)}"
     )
     if field.letter_pick_reversed is not None:
         back = chr(ord("A") + len(field.options) - 1 - field.letter_pick_reversed)
         same = "the same value" if field.letter_pick_reversed == field.letter_pick else "a different value"
-        line += f"; with the legend reversed it picks {back} = {_show(field.options[field.letter_pick_reversed])} ({same})"
+        line += f"; with the legend reversed it picks {back} = {shown(field.options[field.letter_pick_reversed])} ({same})"
     return line
 
 
 def field_verdicts(field: FieldResult) -> list[str]:
     first, full = field.first_token_pick, field.full_sequence_pick
     lines = [
-        f"first-token picks {_show(field.options[first])} (p={field.first_token_probs[first]:.3f}); "
+        f"first-token picks {shown(field.options[first])} (p={field.first_token_probs[first]:.3f}); "
         f"full-sequence picks {_full(field, full)}"
         + (
             ""
             if field.constrained_pick is None
-            else f"; constrained decoding returns {_show(field.options[field.constrained_pick])}"
+            else f"; constrained decoding returns {shown(field.options[field.constrained_pick])}"
         )
     ]
     collision = collision_verdict(field)
@@ -185,8 +181,8 @@ def format_text(result: VerifyResult) -> str:
         out.extend(f"  {line}" for line in field.verdicts)
         for flip in field.coupling_flips:
             out.append(
-                f"  coupling: with {flip['given']}={_show(flip['value'])} written, answer flips "
-                f"{_show(flip['before'])} -> {_show(flip['after'])}"
+                f"  coupling: with {flip['given']}={shown(flip['value'])} written, answer flips "
+                f"{shown(flip['before'])} -> {shown(flip['after'])}"
             )
     if result.coupling:
         flips = sum(len(entry["flips"]) for entry in result.coupling)

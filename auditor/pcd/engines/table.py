@@ -287,6 +287,47 @@ def engine_row(name: str) -> EngineRow | None:
     return ENGINE_ROWS.get(name.strip().lower())
 
 
+# the kinds of row a user names with `--engine` (a harness row applies to its own configs'
+# label sets without being named)
+NAMEABLE_KINDS = ("pcd", "decision")
+
+
+class UnknownEngineName(ValueError):
+    """A name `--engine` (or the config's `engine`) does not accept."""
+
+
+def engine_names(kinds: tuple[str, ...] = NAMEABLE_KINDS) -> list[str]:
+    """The names of the rows of `kinds`, in table order: what an `--engine` accepts and lists."""
+    return [name for name, row in ENGINE_ROWS.items() if row.kind in kinds]
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """`; did you mean 'x'?` for the nearest known name, or nothing."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def check_engine_name(name: str, kinds: tuple[str, ...] = NAMEABLE_KINDS) -> EngineRow:
+    """The one validator of an engine name (the CLI's choices, the config, the Python API): the
+    row it names, case and surrounding space ignored; UnknownEngineName otherwise."""
+    key = name.strip().lower()
+    row = ENGINE_ROWS.get(key)
+    if row is not None and row.kind in kinds:
+        return row
+    if row is not None and row.kind == "harness":
+        raise UnknownEngineName(
+            f"{key} scores the label sets of {row.extra.get('harness')}, and is applied to them "
+            "without being named"
+        )
+    known = engine_names(kinds)
+    kind = f"{kinds[0]} " if row is not None and len(kinds) == 1 else ""
+    raise UnknownEngineName(
+        f"unknown {kind}engine {name!r}{did_you_mean(key, known)} (choose from {', '.join(known)})"
+    )
+
+
 # --------------------------------------------------------------------------- README table
 
 TABLE_BEGIN = (

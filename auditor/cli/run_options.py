@@ -1,0 +1,85 @@
+"""The model and server options of `verify`, `check --verify` and `eval`, parsed once.
+
+click hands each command its flags as keyword arguments; `parse_verify_options` and
+`parse_served_options` turn them into frozen objects (as `parse_check_options` does for
+`check`), each holding the `BackendOptions` the decoder's one factory opens
+(auditor.decoder.open.open_backend) and what the command asks of the backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from auditor.backends import BackendOptions
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """The model options of `verify` and `check --verify`, parsed once (as `CheckOptions` is):
+    the backend to open (auditor.decoder.open) and what to ask of it."""
+
+    backend: BackendOptions
+    context_arg: str | None  # --context: the text, or @FILE (read by `read_context`)
+    coupling_arg: str | None  # --coupling: None, "*" or FIELD,…
+    parity: str  # fast, full or off (--no-parity: off)
+
+    @property
+    def base_url(self) -> str | None:
+        return self.backend.base_url
+
+
+def parse_verify_options(params: dict[str, Any]) -> VerifyOptions:
+    """The `model_options` keyword arguments, typed."""
+    return VerifyOptions(
+        backend=BackendOptions(
+            backend=params["backend"],
+            model=params["model_spec"],
+            tokenizer=params["server_tokenizer"],
+            base_url=params["base_url"],
+            device=params["device"],
+            dtype=params["dtype"],
+            api_key_env=params["api_key_env"],
+            concurrency=params["concurrency"],
+            timeout_s=params["timeout_s"],
+            retries=params["retries"],
+            retry_after_cap=params["retry_after_cap"],
+            batch_size=params["batch_size"],
+            run_timeout_s=params["run_timeout_s"],
+            max_response_bytes=params["max_response_bytes"],
+        ),
+        context_arg=params["context_arg"],
+        coupling_arg=params["coupling_arg"],
+        parity="off" if params["no_parity"] else params["parity"],
+    )
+
+
+@dataclass(frozen=True)
+class ServedOptions:
+    """`eval`'s server options, parsed once: the backend's settings (its name, model and device
+    are eval's own flags, filled in when it is opened) and the probe's display orders."""
+
+    backend: BackendOptions
+    orders: int
+
+    @property
+    def base_url(self) -> str | None:
+        return self.backend.base_url
+
+
+def parse_served_options(params: dict[str, Any]) -> ServedOptions:
+    return ServedOptions(
+        backend=BackendOptions(
+            base_url=params["base_url"],
+            tokenizer=params["server_tokenizer"],
+            route=params["route"],
+            api_key_env=params["api_key_env"],
+            concurrency=params["concurrency"],
+            timeout_s=params["timeout_s"],
+            retries=params["retries"],
+            retry_after_cap=params["retry_after_cap"],
+            run_timeout_s=params["run_timeout_s"],
+            max_response_bytes=params["max_response_bytes"],
+        ),
+        orders=params["orders"],
+    )

@@ -1,0 +1,16 @@
+"""The decision probes `verify --probe` names: one row per mode, with what it probes.
+
+The CLI's `--probe` choices and help list are made from these rows (auditor.cli.choices); the
+decoder's probe (auditor.decoder.orderprobe) reads the same names. Pure data: the CLI reads it at
+start-up without loading the decoder.
+"""
+
+from __future__ import annotations
+
+# name → what it probes (for the help list), in the order the help shows them
+PROBES: dict[str, str] = {
+    "auto": "the option order of choice questions with 3 or more options",
+    "order": "the option order of every choice question",
+    "off": "nothing",
+}
+DEFAULT_PROBE = "auto"
