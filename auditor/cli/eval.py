@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import click
 
+from auditor.cli.gates import check_gate_options
 from auditor.cli.served import eval_decisions, eval_options
 from auditor.errors import UsageError
 
@@ -114,7 +115,8 @@ def eval_command(
 
     Exit status: 0 measured, 2 usage or input error, 130 interrupted (rerun to resume from the cache);
     --backend openai or systemone: 1 when a row still failed after the retries (it is listed, not
-    dropped).
+    dropped); --compare --fail-if-worse: 1 when B is worse than A by more than the margin and
+    McNemar's test says so at --alpha.
     """
     from pathlib import Path
 
@@ -139,9 +141,13 @@ def eval_command(
 
     inputs = [schema, data_path]
     close: Callable[[], None] = lambda: None  # noqa: E731  the server client, once there is one
+    try:
+        check_gate_options(served_opts, backend_name)
+    except UsageError as problem:
+        fail(str(problem))
     if backend_name == "systemone":
         try:
-            failed = eval_decisions(
+            code = eval_decisions(
                 schema,
                 data_path,
                 served_opts,
@@ -155,10 +161,11 @@ def eval_command(
                 output=output,
                 output_json=output_json,
                 quiet=quiet,
+                output_html=output_html,
             )
         except (UsageError, DecoderError) as problem:
             fail(str(problem))
-        sys.exit(1 if failed else 0)
+        sys.exit(code)
     try:
         # every output is checked against the inputs and the other outputs before the run
         check_outputs(

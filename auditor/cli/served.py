@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from auditor.cli.common import client_options, options_client
+from auditor.cli.gates import COMPARE_KEYS, COMPARE_OPTIONS, PROBE_CHOICES, RECORD_KEYS, RECORD_OPTIONS
 from auditor.errors import UsageError
 
 IN_PROCESS_ENGINES = ("llm2jev",)  # decision engines pcdlint can compute in this process
@@ -40,11 +41,13 @@ DECISION_OPTIONS = [
     ),
     click.option(
         "--probe",
-        type=click.Choice(["auto", "order", "off"]),
-        default="auto",
-        show_default=True,
-        help="Option-order probe of decision requests: auto = choices with 3 or more options, "
-        "order = every choice, off = none.",
+        "probe",
+        multiple=True,
+        type=click.Choice(list(PROBE_CHOICES)),
+        help="Probes of decision requests, repeatable (--probe order --probe scope): order = every "
+        "choice's options reordered; scope = an empty and an off-topic state; criteria = a noul's "
+        "descriptions swapped, a choice's removed; names = option names replaced by neutral ids; "
+        "auto (the default) = the order probe on choices with 3 or more options; off = none.",
     ),
     click.option(
         "--orders",
@@ -53,8 +56,9 @@ DECISION_OPTIONS = [
         show_default=True,
         help="Display orders per probed question (original, reversed, rotated by 1, 2, …).",
     ),
+    *RECORD_OPTIONS,
 ]
-DECISION_KEYS = ("engine_name", "route", "probe", "orders")
+DECISION_KEYS = ("engine_name", "route", "probe", "orders", *RECORD_KEYS)
 
 
 def decision_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -196,10 +200,12 @@ def verify_decisions(
     output_format: str,
     output: str | None,
     progress: Any,
+    quiet: bool = False,
 ) -> int:
-    """Answer and probe every request; write the report; return the exit code."""
+    """Answer and probe every request; write the report; return the exit code. Each request's
+    probes state on stderr how many extra requests they send before sending (not with --quiet;
+    the report has the counts as ``probe_requests``)."""
     from auditor.cli.common import write_output
-    from auditor.decoder.orderprobe import probe_request
     from auditor.decoder.systemone import DecisionRefused
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
     from auditor.reporting.decisions import (
@@ -209,40 +215,70 @@ def verify_decisions(
         static_verdict,
     )
 
+    from auditor.cli.gates import AnswerSource, check_gate_options, design_refs, name_request
+    from auditor.decoder.probes import announce, planned_requests, probe_decision, resolve_probes
+
+    probes, order_mode = resolve_probes(decision_opts["probe"])
     requests = load_requests(paths, context)
     engine_name = decision_opts["engine_name"]
     if engine_name is not None:
         from auditor.linter.engine import LintOptions
 
         LintOptions(engines=[engine_name]).engine_names()  # an unknown name: a usage error first
-    engine = decision_engine(verify_opts, engine_name, decision_opts["route"], allow_download, progress)
+    check_gate_options(decision_opts, verify_opts["backend"])
+    source = None
+    if verify_opts["backend"] == "systemone":
+        source = AnswerSource({**verify_opts, **decision_opts}, decision_opts["route"])
+        source.announce()
+        engine = source.engine(verify_opts["base_url"], verify_opts["model_spec"])
+    else:
+        engine = decision_engine(verify_opts, engine_name, decision_opts["route"], allow_download, progress)
     identity = engine.identity()
     by_file = static_findings(paths, engine_name, engine) if engine_name is not None else {}
+    design = design_refs(requests) if "scope" in probes else {}
     entries, texts, findings = [], [], False
-    for item in requests:
-        decision, refused = None, None
-        try:
-            with progress.stage(f"decide {Path(item.path).name}"), _redacted(engine):
-                decision = probe_request(
-                    engine, item.body, mode=decision_opts["probe"], orders=decision_opts["orders"]
-                )
-        except DecisionRefused as exc:
-            refused = exc
-        static = disagreements = None
-        if engine_name is not None:
-            static = static_verdict(by_file.get(str(Path(item.path)), []), engine_name, item.pointer)
-            disagreements = compare_static_live(static, refused)
-        findings = (
-            findings or refused is not None or bool(disagreements) or bool(decision and decision.flipped)
-        )
-        entries.append(
-            decision_to_dict(item.path, item.pointer, identity, decision, refused, static, disagreements)
-        )
-        texts.append(format_decision(item.label, identity, decision, refused, static, disagreements))
+    try:
+        for item in requests:
+            decision, refused = None, None
+            counts = planned_requests(item.body, probes, order_mode, decision_opts["orders"])
+            if not quiet:
+                click.echo(f"pcdlint: {item.label}: {announce(counts)}", err=True)
+            try:
+                with progress.stage(f"decide {Path(item.path).name}"), _redacted(engine):
+                    decision = probe_decision(
+                        engine,
+                        item.body,
+                        probes,
+                        order_mode,
+                        orders=decision_opts["orders"],
+                        design=design.get(item.label, {}),
+                    )
+            except DecisionRefused as exc:
+                refused = exc
+            except UsageError as error:
+                raise name_request(error, item.label) from None
+            static = disagreements = None
+            if engine_name is not None:
+                static = static_verdict(by_file.get(str(Path(item.path)), []), engine_name, item.pointer)
+                disagreements = compare_static_live(static, refused)
+            findings = (
+                findings or refused is not None or bool(disagreements) or bool(decision and decision.flagged)
+            )
+            entry = decision_to_dict(item.path, item.pointer, identity, decision, refused, static, disagreements)
+            entry["probe_requests"] = counts
+            entries.append(entry)
+            texts.append(format_decision(item.label, identity, decision, refused, static, disagreements))
+    finally:
+        if source is not None:
+            source.finish(list(paths))
+    if source is not None and source.replay is not None:
+        texts.insert(0, f"{source.replay.when()}\n")
     if output_format == "json":
         from auditor.reporting.escape import strict_json
 
-        report = {"version": 1, "lint": None, "verify": [], "decisions": entries}
+        report: dict = {"version": 1, "lint": None, "verify": [], "decisions": entries}
+        if source is not None and source.answers_block() is not None:
+            report["answers"] = source.answers_block()
         text = json.dumps(strict_json(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     else:
         text = "".join(texts)
@@ -280,6 +316,8 @@ EVAL_OPTIONS = [
         "(original, reversed, rotated by 1, 2, …), as verify's option-order probe.",
     ),
     *client_options("--backend systemone or openai"),
+    *RECORD_OPTIONS,
+    *COMPARE_OPTIONS,
 ]
 EVAL_KEYS = (
     "base_url",
@@ -291,6 +329,8 @@ EVAL_KEYS = (
     "timeout_s",
     "retries",
     "retry_after_cap",
+    *RECORD_KEYS,
+    *COMPARE_KEYS,
 )
 
 
@@ -356,12 +396,14 @@ def eval_decisions(
     output: str | None,
     output_json: str | None,
     quiet: bool,
-) -> bool:
-    """`eval --backend systemone`: the request's questions on labeled rows, through the server.
-    Returns whether a row failed (after the client's retries)."""
+    output_html: str | None = None,
+) -> int:
+    """`eval --backend systemone`: the request's questions on labeled rows, through the server
+    (or a ``--replay`` recording); with ``--compare``, two sides paired (``auditor.cli.gates``).
+    Returns the exit code: 1 when a row failed (after the client's retries) or the gate failed."""
     from auditor.cli.common import write_output
+    from auditor.cli.gates import AnswerSource, eval_compare, name_request
     from auditor.decoder.progress import Progress
-    from auditor.decoder.systemone import SystemOneBackend
     from auditor.eval.decisions import (
         DecisionEvalOptions,
         load_decision_rows,
@@ -369,23 +411,6 @@ def eval_decisions(
         run_decision_eval,
     )
 
-    if not served_opts["base_url"]:
-        raise UsageError(
-            "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)"
-        )
-    if output_format == "html":
-        raise UsageError("-f html is for schema evals; a decision eval writes text or json")
-    requests = load_requests([request_path], None)
-    if len(requests) != 1:
-        raise UsageError(
-            f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one"
-        )
-    body = requests[0].body
-    rows = load_decision_rows(data_path, body)
-    if limit:
-        rows = rows[:limit]
-    client = options_client(served_opts["base_url"], served_opts)
-    engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
     options = DecisionEvalOptions(
         concurrency=served_opts["concurrency"],
         holdout=holdout,
@@ -395,25 +420,58 @@ def eval_decisions(
         cache_dir=cache_dir,
         progress=Progress(False if quiet else None),
     )
+    if served_opts.get("compare"):
+        return eval_compare(
+            request_path,
+            data_path,
+            served_opts,
+            model=model,
+            options=options,
+            limit=limit,
+            output_format=output_format,
+            output=output,
+            output_json=output_json,
+            output_html=output_html,
+        )
+    if output_format == "html" or output_html:
+        raise UsageError("a decision eval writes text or json; HTML is for schema evals and eval --compare")
+    requests = load_requests([request_path], None)
+    if len(requests) != 1:
+        raise UsageError(
+            f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one"
+        )
+    body = requests[0].body
+    rows = load_decision_rows(data_path, body)
+    if limit:
+        rows = rows[:limit]
+    inputs = [request_path, data_path]
+    source = AnswerSource(served_opts, served_opts["route"])
+    if source.bypasses_cache:
+        options.cache_dir = None
+    source.announce()
     try:
+        engine = source.engine(served_opts["base_url"], model)
         report = run_decision_eval(
             engine, body, rows, options, request_path=request_path, data_path=data_path
         )
+    except UsageError as error:
+        raise name_request(error, request_path) from None
     except KeyboardInterrupt:
-        where = "" if cache_dir is None else f"; rows answered so far are cached in {cache_dir}"
+        where = "" if options.cache_dir is None else f"; rows answered so far are cached in {cache_dir}"
         click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
         raise SystemExit(130) from None
     finally:
-        client.close()
+        source.finish(inputs)
+    if source.answers_block() is not None:
+        report["server"]["answers"] = source.answers_block()
     text = (
         render_decision_text(report)
         if output_format == "text"
         else json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     )
-    inputs = [request_path, data_path]
     write_output(text, output, inputs)
     if output_json:
         write_output(
             json.dumps(report, indent=2, ensure_ascii=False) + "\n", output_json, inputs, flag="--output-json"
         )
-    return bool(report["failed"])
+    return 1 if report["failed"] else 0

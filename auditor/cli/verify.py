@@ -381,6 +381,7 @@ def verify(
                 output_format=output_format,
                 output=output,
                 progress=progress,
+                quiet=quiet,
             )
         except (UsageError, DecoderError) as problem:
             fail(str(problem))
