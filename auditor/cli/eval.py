@@ -59,9 +59,10 @@ FORMATS = ("text", "json", "html")
 @click.option(
     "--perturb",
     multiple=True,
-    type=click.Choice(["order"]),
+    type=click.Choice(["order", "scope", "criteria", "names"]),
     help="order: rescore with every field's options reversed in the prompt and report flips; "
-    "--backend systemone: the option-order probe of verify (--orders display orders per row).",
+    "--backend systemone: verify's probes on every row (order: --orders display orders; scope, "
+    "criteria, names: as verify --probe; scope, criteria and names need a decision request).",
 )
 @click.option(
     "--no-letters", is_flag=True, help="Skip letter-slot scoring (it needs a second prefill per row)."
@@ -181,6 +182,14 @@ def eval_command(
             ],
             inputs,
         )
+        needs_request = [p for p in dict.fromkeys(perturb) if p != "order"]
+        if needs_request:
+            click.echo(
+                f"pcdlint: --perturb {', '.join(needs_request)} needs a decision request "
+                "(--backend systemone); not run on a schema eval",
+                err=True,
+            )
+            perturb = tuple(p for p in perturb if p == "order")
         fields = load_fields(schema)
         rows = load_rows(data_path, fields)
         if limit:

@@ -46,7 +46,9 @@ COMPARE_OPTIONS = [
         "and/or --model-b) and compare them row by row.",
     ),
     click.option("--request-b", metavar="FILE", help="--compare: side B's request file (default: the same)."),
-    click.option("--base-url-b", metavar="URL", help="--compare: side B's server root (default: --base-url)."),
+    click.option(
+        "--base-url-b", metavar="URL", help="--compare: side B's server root (default: --base-url)."
+    ),
     click.option("--model-b", metavar="NAME", help="--compare: side B's model name (default: --model)."),
     click.option(
         "--fail-if-worse",
@@ -72,7 +74,11 @@ def check_gate_options(opts: dict, backend: str) -> None:
         raise UsageError("--record and --replay exclude each other (record once, then replay)")
     if (opts.get("record_path") or opts.get("replay_path")) and backend != "systemone":
         raise UsageError("--record and --replay are for --backend systemone (served decision models)")
-    side_b = [f for f, k in (("--request-b", "request_b"), ("--base-url-b", "base_url_b"), ("--model-b", "model_b")) if opts.get(k)]
+    side_b = [
+        f
+        for f, k in (("--request-b", "request_b"), ("--base-url-b", "base_url_b"), ("--model-b", "model_b"))
+        if opts.get(k)
+    ]
     if opts.get("compare") and backend != "systemone":
         raise UsageError("--compare is for --backend systemone (served decision models)")
     if not opts.get("compare"):
@@ -107,7 +113,9 @@ class AnswerSource:
         if self.replay is not None:
             route = self.route if self.route.startswith("/") else "/" + self.route
             endpoint = base_url.rstrip("/") + route if base_url else f"replay of {self.replay_path}"
-            engine: Any = ReplayBackend(self.replay, str(self.replay_path), model=model, endpoint=endpoint, side=side)
+            engine: Any = ReplayBackend(
+                self.replay, str(self.replay_path), model=model, endpoint=endpoint, side=side
+            )
         else:
             if not base_url:
                 raise UsageError(
@@ -155,7 +163,11 @@ class AnswerSource:
                     return text
 
                 write_output(
-                    self.recording.dumps(__version__, redact), self.record_path, inputs, flag="--record", kind="json"
+                    self.recording.dumps(__version__, redact),
+                    self.record_path,
+                    inputs,
+                    flag="--record",
+                    kind="json",
                 )
         finally:
             self.close()
@@ -185,6 +197,7 @@ def eval_compare(
     output: str | None,
     output_json: str | None,
     output_html: str | None,
+    quiet: bool = False,
 ) -> int:
     """`eval --backend systemone --compare`: both sides, the paired report, the exit code."""
     from auditor.cli.common import write_output
@@ -212,15 +225,18 @@ def eval_compare(
         ],
         inputs,
     )
-    bodies = []
+    items = []
     for path in (request_path, request_b or request_path):
         requests = load_requests([path], None)
         if len(requests) != 1:
             raise UsageError(f"{path}: holds {len(requests)} decision requests; eval takes a file with one")
-        bodies.append(requests[0].body)
+        items.append(requests[0])
+    bodies = [item.body for item in items]
     rows = [load_decision_rows(data_path, body) for body in bodies]
     if limit:
         rows = [r[:limit] for r in rows]
+    for item, side_rows in zip(items, rows):
+        prepare_probes(options, item, len(side_rows), quiet)
     source = AnswerSource(served_opts, served_opts["route"])
     if source.bypasses_cache:
         options.cache_dir = None
@@ -229,12 +245,19 @@ def eval_compare(
     try:
         sides = (
             (request_path, served_opts["base_url"], model, None),
-            (request_b or request_path, base_url_b or served_opts["base_url"], model_b or model, "b" if base_url_b else None),
+            (
+                request_b or request_path,
+                base_url_b or served_opts["base_url"],
+                model_b or model,
+                "b" if base_url_b else None,
+            ),
         )
         for (path, base_url, side_model, side), body, side_rows in zip(sides, bodies, rows):
             engine = source.engine(base_url, side_model, side)
             try:
-                report = run_decision_eval(engine, body, side_rows, options, request_path=path, data_path=data_path)
+                report = run_decision_eval(
+                    engine, body, side_rows, options, request_path=path, data_path=data_path
+                )
             except UsageError as error:
                 raise name_request(error, path) from None
             if source.answers_block() is not None:
@@ -264,11 +287,16 @@ def eval_compare(
     write_output(render(output_format), output, inputs, kind="json" if output_format == "json" else "text")
     for name, target in (("json", output_json), ("html", output_html)):
         if target:
-            write_output(render(name), target, inputs, flag=f"--output-{name}", kind="json" if name == "json" else "text")
+            write_output(
+                render(name),
+                target,
+                inputs,
+                flag=f"--output-{name}",
+                kind="json" if name == "json" else "text",
+            )
     failed_rows = any(r["failed"] for r in reports)
     gate_failed = bool(compared["gate"] and compared["gate"]["failed"])
     return 1 if gate_failed or failed_rows else 0
-
 
 
 def design_refs(requests: list[Any]) -> dict[str, dict[str, str]]:
@@ -279,10 +307,16 @@ def design_refs(requests: list[Any]) -> dict[str, dict[str, str]]:
     from auditor.tokenizers import DEFAULT_TOKENIZER, load_tokenizer
 
     paths = list(dict.fromkeys(item.path for item in requests))
-    run = lint(paths, [load_tokenizer(DEFAULT_TOKENIZER)], LintOptions(select=["PCD201"], suggestions=False, details=False))
+    run = lint(
+        paths,
+        [load_tokenizer(DEFAULT_TOKENIZER)],
+        LintOptions(select=["PCD201"], suggestions=False, details=False),
+    )
     found: dict[str, list[str]] = {}
     for result in run.files:
-        found[str(result.model.path)] = [f.site_pointer or f.pointer for f in result.findings if f.code == "PCD201"]
+        found[str(result.model.path)] = [
+            f.site_pointer or f.pointer for f in result.findings if f.code == "PCD201"
+        ]
     refs: dict[str, dict[str, str]] = {}
     for item in requests:
         pointers = found.get(str(item.path), [])
@@ -291,3 +325,20 @@ def design_refs(requests: list[Any]) -> dict[str, dict[str, str]]:
             if f"{item.pointer}/questions/{escaped}" in pointers:
                 refs.setdefault(item.label, {})[qid] = f"PCD201 no-way-out: {rule_help_uri('PCD201')}"
     return refs
+
+
+def prepare_probes(options: Any, item: Any, rows: int, quiet: bool) -> None:
+    """`eval --perturb`: the scope probe's design links, and the one line that states how many
+    extra requests the probes send, before they send any."""
+    from auditor.decoder.probes import announce, planned_requests
+
+    if not options.perturb:
+        return
+    if "scope" in options.perturb:
+        options.design = design_refs([item]).get(item.label, {})
+    counts = planned_requests(item.body, list(options.perturb), "order", options.orders)
+    per_row = {k: v * rows for k, v in counts.items() if k != "scope"}
+    if "scope" in counts:
+        per_row["scope"] = counts["scope"]  # once, not per row
+    if not quiet:
+        click.echo(f"pcdlint: {item.label}: {announce(per_row, f' over {rows} rows')}", err=True)

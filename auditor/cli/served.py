@@ -206,6 +206,8 @@ def verify_decisions(
     probes state on stderr how many extra requests they send before sending (not with --quiet;
     the report has the counts as ``probe_requests``)."""
     from auditor.cli.common import write_output
+    from auditor.cli.gates import AnswerSource, check_gate_options, design_refs, name_request
+    from auditor.decoder.probes import announce, planned_requests, probe_decision, resolve_probes
     from auditor.decoder.systemone import DecisionRefused
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
     from auditor.reporting.decisions import (
@@ -214,9 +216,6 @@ def verify_decisions(
         format_decision,
         static_verdict,
     )
-
-    from auditor.cli.gates import AnswerSource, check_gate_options, design_refs, name_request
-    from auditor.decoder.probes import announce, planned_requests, probe_decision, resolve_probes
 
     probes, order_mode = resolve_probes(decision_opts["probe"])
     requests = load_requests(paths, context)
@@ -264,7 +263,9 @@ def verify_decisions(
             findings = (
                 findings or refused is not None or bool(disagreements) or bool(decision and decision.flagged)
             )
-            entry = decision_to_dict(item.path, item.pointer, identity, decision, refused, static, disagreements)
+            entry = decision_to_dict(
+                item.path, item.pointer, identity, decision, refused, static, disagreements
+            )
             entry["probe_requests"] = counts
             entries.append(entry)
             texts.append(format_decision(item.label, identity, decision, refused, static, disagreements))
@@ -402,7 +403,7 @@ def eval_decisions(
     (or a ``--replay`` recording); with ``--compare``, two sides paired (``auditor.cli.gates``).
     Returns the exit code: 1 when a row failed (after the client's retries) or the gate failed."""
     from auditor.cli.common import write_output
-    from auditor.cli.gates import AnswerSource, eval_compare, name_request
+    from auditor.cli.gates import AnswerSource, eval_compare, name_request, prepare_probes
     from auditor.decoder.progress import Progress
     from auditor.eval.decisions import (
         DecisionEvalOptions,
@@ -432,6 +433,7 @@ def eval_decisions(
             output=output,
             output_json=output_json,
             output_html=output_html,
+            quiet=quiet,
         )
     if output_format == "html" or output_html:
         raise UsageError("a decision eval writes text or json; HTML is for schema evals and eval --compare")
@@ -444,6 +446,7 @@ def eval_decisions(
     rows = load_decision_rows(data_path, body)
     if limit:
         rows = rows[:limit]
+    prepare_probes(options, requests[0], len(rows), quiet)
     inputs = [request_path, data_path]
     source = AnswerSource(served_opts, served_opts["route"])
     if source.bypasses_cache:

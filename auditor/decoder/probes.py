@@ -85,9 +85,11 @@ def criteria_questions(body: dict) -> list[str]:
     out = []
     for qid, q in body["questions"].items():
         criteria = q.get("criteria")
-        if q.get("type") == "noul" and isinstance(criteria, dict) and ("true" in criteria or "false" in criteria):
-            out.append(qid)
-        elif qid in _choices(body) and _described(q):
+        if (
+            q.get("type") == "noul"
+            and isinstance(criteria, dict)
+            and ("true" in criteria or "false" in criteria)
+        ) or (qid in _choices(body) and _described(q)):
             out.append(qid)
     return out
 
@@ -156,12 +158,17 @@ def realign(answer: QuestionAnswer, keys: list[str]) -> list[float]:
     return [answer.probability_of(key) or 0.0 for key in keys]
 
 
-def planned_requests(body: dict, probes: list[str], order_mode: str, orders: int = DEFAULT_ORDERS) -> dict[str, int]:
+def planned_requests(
+    body: dict, probes: list[str], order_mode: str, orders: int = DEFAULT_ORDERS
+) -> dict[str, int]:
     """How many extra requests each probe sends for this request (what it states before sending)."""
     counts = {}
     for probe in probes:
         if probe == "order":
-            plans = [display_orders(len(body["questions"][q]["criteria"]), orders) for q in probed_questions(body, order_mode)]
+            plans = [
+                display_orders(len(body["questions"][q]["criteria"]), orders)
+                for q in probed_questions(body, order_mode)
+            ]
             counts[probe] = max((len(p) for p in plans), default=1) - 1
         elif probe == "scope":
             counts[probe] = len(scope_bodies(body))
@@ -224,7 +231,9 @@ def _variant(name: str, answer: QuestionAnswer, keys: list[str]) -> dict:
     probs = realign(answer, keys)
     return {
         "variant": name,
-        "answer": keys[max(range(len(keys)), key=probs.__getitem__)] if answer.probabilities is not None else None,
+        "answer": keys[max(range(len(keys)), key=probs.__getitem__)]
+        if answer.probabilities is not None
+        else None,
         "probabilities": None if answer.probabilities is None else dict(zip(keys, probs)),
     }
 
@@ -265,10 +274,14 @@ def scope_verdict(
     return f"no way out needed by the design rules; {p:.2f} on {option!r} {where}", False
 
 
-def _criteria_result(question: dict, qid: str, keys: list[str], original: QuestionAnswer, changed: QuestionAnswer) -> ProbeResult:
+def _criteria_result(
+    question: dict, qid: str, keys: list[str], original: QuestionAnswer, changed: QuestionAnswer
+) -> ProbeResult:
     result = ProbeResult("criteria", qid, question["type"], keys)
-    result.variants = [_variant("original", original, keys), _variant("descriptions " + (
-        "swapped" if question["type"] == "noul" else "removed"), changed, keys)]
+    result.variants = [
+        _variant("original", original, keys),
+        _variant("descriptions " + ("swapped" if question["type"] == "noul" else "removed"), changed, keys),
+    ]
     if question["type"] == "noul":
         p, q = original.noul, changed.noul
         result.measures = {"p_true": p, "p_true_swapped": q, "ideal": None if p is None else 1 - p}
@@ -298,7 +311,12 @@ def _criteria_result(question: dict, qid: str, keys: list[str], original: Questi
 
 
 def _moved(
-    result: ProbeResult, original: QuestionAnswer, changed: QuestionAnswer, keys: list[str], how: str, what: str
+    result: ProbeResult,
+    original: QuestionAnswer,
+    changed: QuestionAnswer,
+    keys: list[str],
+    how: str,
+    what: str,
 ) -> ProbeResult:
     before, after = realign(original, keys), realign(changed, keys)
     distance = total_variation(before, after) or 0.0
@@ -313,7 +331,9 @@ def _moved(
     return result
 
 
-def _names_result(question: dict, qid: str, keys: list[str], original: QuestionAnswer, changed: QuestionAnswer) -> ProbeResult:
+def _names_result(
+    question: dict, qid: str, keys: list[str], original: QuestionAnswer, changed: QuestionAnswer
+) -> ProbeResult:
     result = ProbeResult("names", qid, question["type"], keys)
     result.variants = [_variant("original", original, keys), _variant("neutral ids", changed, keys)]
     moved = _moved(result, original, changed, keys, "with neutral ids", "the names")
@@ -336,39 +356,38 @@ def run_probes(
     sent = 0
     if "scope" in probes:
         bodies = scope_bodies(body)
-        got = {}
-        for variant, changed in bodies.items():
-            got[variant] = {a.name: a for a in read_answers(changed, engine.decide(changed))}
+        scoped: dict[str, dict[str, QuestionAnswer]] = {}
+        for variant, asked in bodies.items():
+            scoped[variant] = {a.name: a for a in read_answers(asked, engine.decide(asked))}
             sent += 1
         for qid in scope_questions(body):
             question = body["questions"][qid]
             keys = list(question["criteria"])
             result = ProbeResult("scope", qid, "choice", keys)
-            result.variants = [_variant("original", by_name[qid], keys)]
+            if qid in by_name:  # (an eval probes the request without a row's state)
+                result.variants = [_variant("original", by_name[qid], keys)]
             tops = []
             for variant in bodies:
-                result.variants.append(_variant(variant, got[variant][qid], keys))
-                probs = realign(got[variant][qid], keys)
+                result.variants.append(_variant(variant, scoped[variant][qid], keys))
+                probs = realign(scoped[variant][qid], keys)
                 option, p = _top(probs, keys)
                 tops.append((variant, option, p))
                 result.measures[variant] = {"top": option, "p": p}
             result.measures["no_way_out"] = design.get(qid)
             result.verdict, result.flagged = scope_verdict(question, keys, tops, design.get(qid))
             results.append(result)
-    if "criteria" in probes and (changed := criteria_body(body)) is not None:
+    for name, build, make in (
+        ("criteria", criteria_body, _criteria_result),
+        ("names", names_body, _names_result),
+    ):
+        changed = build(body) if name in probes else None
+        if changed is None:
+            continue
         got = {a.name: a for a in read_answers(changed, engine.decide(changed))}
         sent += 1
         for qid in changed["questions"]:
-            question = body["questions"][qid]
-            keys = by_name[qid].keys
-            results.append(_criteria_result(question, qid, keys, by_name[qid], got[qid]))
-    if "names" in probes and (changed := names_body(body)) is not None:
-        got = {a.name: a for a in read_answers(changed, engine.decide(changed))}
-        sent += 1
-        for qid in changed["questions"]:
-            question = body["questions"][qid]
-            keys = by_name[qid].keys
-            results.append(_names_result(question, qid, keys, by_name[qid], got[qid]))
+            if qid in by_name:
+                results.append(make(body["questions"][qid], qid, by_name[qid].keys, by_name[qid], got[qid]))
     return results, sent
 
 

@@ -133,7 +133,9 @@ class Recording:
             raise UsageError(f"--replay {path}: empty (no header line)")
         return recording
 
-    def add(self, body: dict, model: str | None, side: str | None, response: dict | None, refused: Any) -> None:
+    def add(
+        self, body: dict, model: str | None, side: str | None, response: dict | None, refused: Any
+    ) -> None:
         entry: dict[str, Any] = {
             "key": request_key(body, model, side),
             "model": model,
@@ -202,9 +204,7 @@ class Recording:
         difference (same state first, else same questions), or the state never recorded."""
         body = {k: v for k, v in body.items() if k != "model"}
         state = _excerpt(body.get("state", ""))
-        same_state = [
-            e for e in self.entries.values() if e["request"].get("state") == body.get("state")
-        ]
+        same_state = [e for e in self.entries.values() if e["request"].get("state") == body.get("state")]
         for entry in same_state:
             if entry.get("model") != model or entry.get("side") != side:
                 continue
@@ -219,7 +219,9 @@ class Recording:
                 )
             return f"the request with state {state} on side {side or 'a'} (recorded on another side)"
         questions = [sorted(body.get("questions", {}))]
-        recorded = any(sorted(e["request"].get("questions", {})) == questions[0] for e in self.entries.values())
+        recorded = any(
+            sorted(e["request"].get("questions", {})) == questions[0] for e in self.entries.values()
+        )
         return f"the request with state {state} (no request with this state was recorded" + (
             ")" if recorded else f"; questions {', '.join(questions[0])})"
         )
@@ -283,7 +285,9 @@ class ReplayBackend:
         with self._lock:
             self.replayed += 1
         if "refused" in entry:
-            raise DecisionRefused(int(entry["refused"].get("status", 400)), str(entry["refused"].get("message")))
+            raise DecisionRefused(
+                int(entry["refused"].get("status", 400)), str(entry["refused"].get("message"))
+            )
         return json.loads(json.dumps(entry["response"]))  # a copy: a reader never changes the recording
 
     def redact(self, text: str) -> str:
