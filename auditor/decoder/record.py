@@ -39,7 +39,8 @@ def request_key(body: dict, model: str | None, side: str | None = None) -> str:
     material: dict[str, Any] = {"body": {k: v for k, v in body.items() if k != "model"}, "model": model}
     if side:
         material["side"] = side
-    text = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    # key order kept: an engine reads the options in the order they are sent (the order probe)
+    text = json.dumps(material, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -204,7 +205,24 @@ class Recording:
         difference (same state first, else same questions), or the state never recorded."""
         body = {k: v for k, v in body.items() if k != "model"}
         state = _excerpt(body.get("state", ""))
-        same_state = [e for e in self.entries.values() if e["request"].get("state") == body.get("state")]
+
+        def shape(request: dict) -> list:
+            questions = request.get("questions")
+            if not isinstance(questions, dict):
+                return []
+            return [
+                (q, list(v.get("criteria") or []) if isinstance(v, dict) else None)
+                for q, v in questions.items()
+            ]
+
+        # the nearest first: the same questions, then the same options in the same order
+        same_state = sorted(
+            (e for e in self.entries.values() if e["request"].get("state") == body.get("state")),
+            key=lambda e: (
+                list(e["request"].get("questions", {})) != list(body.get("questions", {})),
+                shape(e["request"]) != shape(body),
+            ),
+        )
         for entry in same_state:
             if entry.get("model") != model or entry.get("side") != side:
                 continue
