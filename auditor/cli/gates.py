@@ -138,6 +138,7 @@ class AnswerSource:
                 "path": self.replay_path,
                 "recorded": self.replay.header.get("recorded"),
                 "servers": self.replay.header.get("servers"),
+                "replayed": sum(getattr(e, "replayed", 0) for e in self.engines),
                 "note": self.replay.when(),
             }
         if self.recording is not None:
