@@ -251,7 +251,7 @@ def test_a_replayed_refusal_is_a_refusal(tmp_path):
 
 
 def test_gate_options_need_compare_and_the_systemone_backend(tmp_path):
-    data, _rows_ = _rows(tmp_path, ["billing"])
+    data, _unused = _rows(tmp_path, ["billing"])
     for args, message in (
         (["--backend", "systemone", "--base-url", "http://127.0.0.1:9", "--fail-if-worse", "0.1"], "--fail-if-worse is for eval --compare"),
         (["--backend", "systemone", "--base-url", "http://127.0.0.1:9", "--compare"], "--compare needs side B"),
