@@ -343,3 +343,17 @@ def prepare_probes(options: Any, item: Any, rows: int, quiet: bool) -> None:
         per_row["scope"] = counts["scope"]  # once, not per row
     if not quiet:
         click.echo(f"pcdlint: {item.label}: {announce(per_row, f' over {rows} rows')}", err=True)
+
+
+def schema_probe_note(decision_opts: dict) -> None:
+    """`verify` of a schema: the one line saying that decision probes were not run."""
+    asked = [p for p in decision_opts.get("probe") or () if p not in ("auto", "off")]
+    if asked:
+        click.echo(
+            f"pcdlint: --probe {', '.join(dict.fromkeys(asked))} needs a decision request "
+            "(--backend systemone, or --backend local --engine llm2jev); not run on a schema",
+            err=True,
+        )
+    for flag, key in (("--record", "record_path"), ("--replay", "replay_path")):
+        if decision_opts.get(key):
+            raise UsageError(f"{flag} is for decision requests (--backend systemone)")

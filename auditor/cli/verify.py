@@ -386,7 +386,10 @@ def verify(
         except (UsageError, DecoderError) as problem:
             fail(str(problem))
         sys.exit(code)
+    from auditor.cli.gates import schema_probe_note
+
     try:
+        schema_probe_note(decision_opts)
         if output:
             check_outputs([("--output", output)], list(paths))
         context = read_context(verify_opts["context_arg"])
