@@ -16,6 +16,8 @@ import click
 
 from auditor.errors import UsageError
 
+# the design rule the scope probe's verdict links to (by name: rules declare their codes)
+WAY_OUT_RULE = "no-way-out"
 # auditor.decoder.probes.PROBE_CHOICES (not imported here: `check` never loads the decoder)
 PROBE_CHOICES = ("auto", "off", "order", "scope", "criteria", "names")
 
@@ -190,6 +192,7 @@ def eval_compare(
     request_path: str,
     data_path: str,
     served_opts: dict,
+    load_one: Any,
     *,
     model: str | None,
     options: Any,
@@ -200,9 +203,9 @@ def eval_compare(
     output_html: str | None,
     quiet: bool = False,
 ) -> int:
-    """`eval --backend systemone --compare`: both sides, the paired report, the exit code."""
+    """`eval --backend systemone --compare`: both sides, the paired report, the exit code.
+    ``load_one(path)``: the one decision request of a file (``auditor.cli.served``)."""
     from auditor.cli.common import write_output
-    from auditor.cli.served import load_requests
     from auditor.eval.compare import compare_reports, render_compare_text
     from auditor.eval.decisions import load_decision_rows, run_decision_eval
     from auditor.reporting.compare_html import render_compare_html
@@ -226,12 +229,7 @@ def eval_compare(
         ],
         inputs,
     )
-    items = []
-    for path in (request_path, request_b or request_path):
-        requests = load_requests([path], None)
-        if len(requests) != 1:
-            raise UsageError(f"{path}: holds {len(requests)} decision requests; eval takes a file with one")
-        items.append(requests[0])
+    items = [load_one(path) for path in (request_path, request_b or request_path)]
     bodies = [item.body for item in items]
     rows = [load_decision_rows(data_path, body) for body in bodies]
     if limit:
@@ -301,8 +299,8 @@ def eval_compare(
 
 
 def design_refs(requests: list[Any]) -> dict[str, dict[str, str]]:
-    """Per request (its label) and choice question: the no-way-out design finding (PCD201) the
-    scope probe's verdict links to, where the design rule flags the question."""
+    """Per request (its label) and choice question: the no-way-out design finding the scope
+    probe's verdict links to ("PCD201 no-way-out: URL"), where the design rule flags the question."""
     from auditor.linter.engine import LintOptions, lint
     from auditor.reporting.sarif import rule_help_uri
     from auditor.tokenizers import DEFAULT_TOKENIZER, load_tokenizer
@@ -311,20 +309,23 @@ def design_refs(requests: list[Any]) -> dict[str, dict[str, str]]:
     run = lint(
         paths,
         [load_tokenizer(DEFAULT_TOKENIZER)],
-        LintOptions(select=["PCD201"], suggestions=False, details=False),
+        LintOptions(select=[WAY_OUT_RULE], suggestions=False, details=False),
     )
-    found: dict[str, list[str]] = {}
+    found: dict[str, dict[str, str]] = {}
     for result in run.files:
-        found[str(result.model.path)] = [
-            f.site_pointer or f.pointer for f in result.findings if f.code == "PCD201"
-        ]
+        for f in result.findings:
+            if f.name == WAY_OUT_RULE:
+                found.setdefault(str(result.model.path), {})[f.site_pointer or f.pointer] = (
+                    f"{f.code} {f.name}: {rule_help_uri(f.code)}"
+                )
     refs: dict[str, dict[str, str]] = {}
     for item in requests:
-        pointers = found.get(str(item.path), [])
+        pointers = found.get(str(item.path), {})
         for qid in item.body["questions"]:
             escaped = str(qid).replace("~", "~0").replace("/", "~1")
-            if f"{item.pointer}/questions/{escaped}" in pointers:
-                refs.setdefault(item.label, {})[qid] = f"PCD201 no-way-out: {rule_help_uri('PCD201')}"
+            ref = pointers.get(f"{item.pointer}/questions/{escaped}")
+            if ref is not None:
+                refs.setdefault(item.label, {})[qid] = ref
     return refs
 
 

@@ -421,11 +421,19 @@ def eval_decisions(
         cache_dir=cache_dir,
         progress=Progress(False if quiet else None),
     )
+
+    def load_one(path: str) -> DecisionInput:
+        requests = load_requests([path], None)
+        if len(requests) != 1:
+            raise UsageError(f"{path}: holds {len(requests)} decision requests; eval takes a file with one")
+        return requests[0]
+
     if served_opts.get("compare"):
         return eval_compare(
             request_path,
             data_path,
             served_opts,
+            load_one,
             model=model,
             options=options,
             limit=limit,
@@ -437,16 +445,12 @@ def eval_decisions(
         )
     if output_format == "html" or output_html:
         raise UsageError("a decision eval writes text or json; HTML is for schema evals and eval --compare")
-    requests = load_requests([request_path], None)
-    if len(requests) != 1:
-        raise UsageError(
-            f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one"
-        )
-    body = requests[0].body
+    item = load_one(request_path)
+    body = item.body
     rows = load_decision_rows(data_path, body)
     if limit:
         rows = rows[:limit]
-    prepare_probes(options, requests[0], len(rows), quiet)
+    prepare_probes(options, item, len(rows), quiet)
     inputs = [request_path, data_path]
     source = AnswerSource(served_opts, served_opts["route"])
     if source.bypasses_cache:

@@ -261,7 +261,8 @@ def test_a_recorded_compare_replays_offline_identically(compared, served_llm2jev
         again["replay"]["note"].startswith("answers recorded ")
         and "from model smollm2" in again["replay"]["note"]
     )
-    assert replayed.output.startswith(again["replay"]["note"])
+    assert replayed.stdout.startswith(again["replay"]["note"])  # the text report's first line
+    assert f"pcdlint: replaying {answers}: {again['replay']['note']}" in replayed.stderr
     # a changed request is refused by name, nothing sent
     changed = json.loads(REQUEST_B.read_text())
     changed["questions"]["urgent"]["instructions"] = "Is this urgent?"
