@@ -422,6 +422,12 @@ def eval_decisions(
         progress=Progress(False if quiet else None),
     )
 
+    if not served_opts["base_url"] and not served_opts.get("replay_path"):
+        raise UsageError(
+            "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080), "
+            "or --replay FILE"
+        )
+
     def load_one(path: str) -> DecisionInput:
         requests = load_requests([path], None)
         if len(requests) != 1:
@@ -444,7 +450,9 @@ def eval_decisions(
             quiet=quiet,
         )
     if output_format == "html" or output_html:
-        raise UsageError("a decision eval writes text or json; HTML is for schema evals and eval --compare")
+        raise UsageError(
+            "-f html is for schema evals and eval --compare; a decision eval writes text or json"
+        )
     item = load_one(request_path)
     body = item.body
     rows = load_decision_rows(data_path, body)

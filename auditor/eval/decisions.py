@@ -14,7 +14,10 @@ confusion matrix, ECE and NLL before and after temperature scaling).
 row: each row is asked again once per extra display order (reversed, rotated by 1, by 2, …;
 ``orders`` in all), every choice question reordered together, and per question the report
 gives the rows whose answer changed, the win histogram by displayed position, the largest
-probability swing and a verdict, with each row's probe beside them.
+probability swing and a verdict, with each row's probe beside them. ``--perturb criteria`` and
+``names`` are per-row variants too (``auditor.eval.probes``); ``--perturb scope`` asks the
+request once with an empty and an off-topic state (``auditor.decoder.probes``). Two sides of
+``eval --compare`` are two runs of ``run_decision_eval`` paired by ``auditor.eval.compare``.
 """
 
 from __future__ import annotations
