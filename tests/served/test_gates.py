@@ -272,3 +272,44 @@ def test_a_recorded_compare_replays_offline_identically(compared, served_llm2jev
     assert refused.exit_code == 2
     assert f"{path}: --replay {answers}: no recorded answer for the request with state" in refused.output
     assert "questions.urgent.instructions differs from the recorded one" in refused.output
+
+
+def test_the_probes_on_vllm_report_what_the_same_bodies_posted_by_the_test_answer(served_vllm, tmp_path):
+    """The same probes against vLLM's /v1/systemone (a random-weight Qwen3: the numbers are
+    arbitrary, the mapping back to the request's keys is what is checked)."""
+    body = json.loads(REQUEST.read_text())
+    body["state"] = STATE
+    path = tmp_path / "ticket.json"
+    path.write_text(json.dumps(body))
+    env = {"PCDLINT_TEST_VLLM_KEY": served_vllm.api_key}
+    result = CliRunner(env=env).invoke(
+        cli,
+        ["verify", "--backend", "systemone", "--base-url", served_vllm.url, "--api-key-env", "PCDLINT_TEST_VLLM_KEY",
+         "--model", "pcdlint-qwen3-random", str(path), "--probe", "scope", "--probe", "names", "-f", "json", "-q"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    (entry,) = json.loads(result.stdout)["decisions"]
+    by = {(r["probe"], r["question"]): r for r in entry["probes"]}
+
+    def ask(sent: dict) -> dict:
+        request = urllib.request.Request(
+            served_vllm.url + "/v1/systemone",
+            json.dumps({**sent, "model": "pcdlint-qwen3-random"}).encode(),
+            {"Content-Type": "application/json", "Authorization": f"Bearer {served_vllm.api_key}"},
+        )
+        with urllib.request.urlopen(request, timeout=300) as response:
+            return json.loads(response.read())["answers"]
+
+    team = body["questions"]["team"]
+    keys = list(team["criteria"])
+    for variant, state in (("empty state", ""), ("off-topic state", OFF_TOPIC)):
+        got = probs(ask({"state": state, "questions": {"team": team}})["team"], keys)
+        assert by[("scope", "team")]["measures"][variant]["p"] == pytest.approx(max(got), abs=1e-6)
+    original = probs(ask(body)["team"], keys)
+    neutral = dict(zip(["opt1", "opt2", "opt3"], team["criteria"].values()))
+    renamed = ask({"state": STATE, "questions": {"team": {**team, "criteria": neutral}}})["team"][
+        "probabilities"
+    ]
+    back = [renamed[f"opt{i + 1}"] for i in range(3)]
+    assert by[("names", "team")]["measures"]["total_variation"] == pytest.approx(tv(original, back), abs=1e-6)
