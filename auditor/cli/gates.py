@@ -103,6 +103,13 @@ class AnswerSource:
         self.clients: list[Any] = []
         self.engines: list[Any] = []
 
+    def check_target(self, inputs: list[str]) -> None:
+        """A --record file that is an input (or unwritable) is refused before anything is sent."""
+        from auditor.reporting.outputs import check_outputs
+
+        if self.record_path:
+            check_outputs([("--record", self.record_path)], inputs)
+
     @property
     def bypasses_cache(self) -> bool:
         return bool(self.record_path or self.replay_path)

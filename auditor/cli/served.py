@@ -228,6 +228,7 @@ def verify_decisions(
     source = None
     if verify_opts["backend"] == "systemone":
         source = AnswerSource({**verify_opts, **decision_opts}, decision_opts["route"])
+        source.check_target(list(paths))
         source.announce()
         engine = source.engine(verify_opts["base_url"], verify_opts["model_spec"])
     else:
@@ -461,6 +462,7 @@ def eval_decisions(
     prepare_probes(options, item, len(rows), quiet)
     inputs = [request_path, data_path]
     source = AnswerSource(served_opts, served_opts["route"])
+    source.check_target(inputs)
     if source.bypasses_cache:
         options.cache_dir = None
     source.announce()

@@ -257,6 +257,7 @@ def test_gate_options_need_compare_and_the_systemone_backend(tmp_path):
         (["--backend", "systemone", "--base-url", "http://127.0.0.1:9", "--compare"], "--compare needs side B"),
         (["--record", str(tmp_path / "a.jsonl")], "--record and --replay are for --backend systemone"),
         (["--backend", "systemone", "--record", "a", "--replay", "b"], "--record and --replay exclude each other"),
+        (["--backend", "systemone", "--base-url", "http://127.0.0.1:9", "--record", str(REQUEST)], "--record"),
     ):  # fmt: skip
         result = _run(str(REQUEST), "--data", str(data), *args)
         assert result.exit_code == 2 and message in result.output, (args, result.output)
