@@ -169,7 +169,14 @@ def test_names_probe_maps_neutral_ids_back():
 def test_a_schema_verify_says_the_decision_probes_were_not_run(tmp_path):
     result = CliRunner().invoke(
         cli,
-        ["verify", str(FIXTURES / "schemas" / "clean_sentiment.json"), "--probe", "scope", "--backend", "openai"],
+        [
+            "verify",
+            str(FIXTURES / "schemas" / "clean_sentiment.json"),
+            "--probe",
+            "scope",
+            "--backend",
+            "openai",
+        ],
         catch_exceptions=False,
     )
     assert "--probe scope needs a decision request" in result.stderr
