@@ -482,7 +482,7 @@ def eval_decisions(
     if source.answers_block() is not None:
         report["server"]["answers"] = source.answers_block()
     text = (
-        render_decision_text(report)
+        ("" if source.replay is None else source.replay.when() + "\n") + render_decision_text(report)
         if output_format == "text"
         else json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     )
