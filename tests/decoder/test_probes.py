@@ -180,3 +180,29 @@ def test_a_schema_verify_says_the_decision_probes_were_not_run(tmp_path):
         catch_exceptions=False,
     )
     assert "--probe scope needs a decision request" in result.stderr
+
+
+def test_a_schema_eval_says_the_decision_probes_were_not_run():
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            str(FIXTURES / "eval" / "support_triage_eval.json"),
+            "--data",
+            str(FIXTURES / "eval" / "support_triage.jsonl"),
+            "--perturb",
+            "order",
+            "--perturb",
+            "names",
+            "--perturb",
+            "scope",
+            "--backend",
+            "openai",
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 2  # (no --base-url: the note comes first)
+    assert (
+        "pcdlint: --perturb names, scope needs a decision request (--backend systemone); not run on a schema eval"
+        in result.stderr
+    )
