@@ -115,3 +115,24 @@ def test_the_gate_refuses_a_request_that_was_not_recorded(tmp_path):
     assert done.returncode == 2 and outputs == "exit-code=2\n"
     assert "request_b.json: --replay answers.jsonl: no recorded answer" in done.stderr
     assert "No report (exit code 2)" in summary
+
+
+def test_the_gate_replays_the_recorded_fixture_offline(tmp_path):
+    """fixtures/served/ticket_triage.answers.jsonl: the real llm2jev server's answers to both
+    versions of the triage request (the docs' example); the gate passes at a margin of 0.02."""
+    served = FIXTURES / "served"
+    done, summary, outputs = _gate(
+        tmp_path,
+        {
+            "PCDLINT_DECISION_REQUEST": str(served / "ticket_triage.json"),
+            "PCDLINT_DECISION_DATA": str(served / "ticket_triage.jsonl"),
+            "PCDLINT_DECISION_REQUEST_B": str(served / "ticket_triage_v2.json"),
+            "PCDLINT_REPLAY": str(served / "ticket_triage.answers.jsonl"),
+            "PCDLINT_FAIL_IF_WORSE": "0.02",
+            "PCDLINT_ALPHA": "0.05",
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    assert outputs == "exit-code=0\n"
+    assert "gate: pass: B is not worse than A by more than 0.02 at alpha 0.05" in summary
+    assert "from model smollm2" in summary
