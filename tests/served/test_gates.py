@@ -313,3 +313,53 @@ def test_the_probes_on_vllm_report_what_the_same_bodies_posted_by_the_test_answe
     ]
     back = [renamed[f"opt{i + 1}"] for i in range(3)]
     assert by[("names", "team")]["measures"]["total_variation"] == pytest.approx(tv(original, back), abs=1e-6)
+
+
+def test_eval_perturb_runs_verifys_probes_on_every_row(served_llm2jev, tmp_path):
+    """`eval --perturb criteria --perturb names --perturb scope` gives, per row, what
+    `verify --probe criteria --probe names` gives for that row's request, and scope once."""
+    limit = 3
+    args = ["eval", str(REQUEST), "--data", str(ROWS), "--backend", "systemone", "--base-url", served_llm2jev,
+            "--limit", str(limit), "--cache-dir", str(tmp_path / "cache"), "-f", "json"]  # fmt: skip
+    probes = ["--perturb", "criteria", "--perturb", "names", "--perturb", "scope"]
+    result = CliRunner().invoke(cli, [*args, *probes], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert (
+        "probes: criteria 3 (descriptions swapped or removed), names 3 (option names replaced by"
+        in result.stderr
+    )
+    report = json.loads(result.stdout)
+    team, urgent = report["questions"]
+    # the original, criteria and names variants per row, and the scope probe's 2 requests once
+    assert report["server"]["requests"] == limit * 3 + 2
+    assert team["perturbation"]["scope"]["requests"] == 2
+    assert set(team["perturbation"]) == {"criteria", "names", "scope"} and set(urgent["perturbation"]) == {
+        "criteria"
+    }
+
+    rows = [json.loads(line) for line in ROWS.read_text().splitlines()[:limit]]
+    request = json.loads(REQUEST.read_text())
+    paths = []
+    for row in rows:
+        path = tmp_path / f"{row['id']}.json"
+        path.write_text(json.dumps({**request, "state": row["state"]}))
+        paths.append(str(path))
+    verified = CliRunner().invoke(
+        cli,
+        ["verify", "--backend", "systemone", "--base-url", served_llm2jev, *paths,
+         "--probe", "criteria", "--probe", "names", "--probe", "scope", "-f", "json", "-q"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert verified.exit_code in (0, 1), verified.output
+    for entry, row in zip(json.loads(verified.stdout)["decisions"], rows, strict=True):
+        by = {(r["probe"], r["question"]): r for r in entry["probes"]}
+        for probe in ("criteria", "names"):
+            (mine,) = [r for r in team["perturbation"][probe]["by_row"] if r["id"] == row["id"]]
+            live = by[(probe, "team")]
+            assert mine["total_variation"] == pytest.approx(live["measures"]["total_variation"], abs=1e-6)
+            assert mine["changed_answer"] == live["variants"][1]["answer"]
+        (mine,) = [r for r in urgent["perturbation"]["criteria"]["by_row"] if r["id"] == row["id"]]
+        assert mine["p_true_changed"] == pytest.approx(
+            by[("criteria", "urgent")]["measures"]["p_true_swapped"], abs=1e-6
+        )
+        assert team["perturbation"]["scope"]["measures"] == by[("scope", "team")]["measures"]
