@@ -266,6 +266,14 @@ def eval_compare(
                 )
             except UsageError as error:
                 raise name_request(error, path) from None
+            except KeyboardInterrupt:
+                where = (
+                    ""
+                    if options.cache_dir is None
+                    else f"; rows answered so far are cached in {options.cache_dir}"
+                )
+                click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
+                raise SystemExit(130) from None
             if source.answers_block() is not None:
                 report["server"]["answers"] = source.answers_block()
             reports.append(report)

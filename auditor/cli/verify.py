@@ -355,7 +355,9 @@ def verify(
     input error (no model, no torch, unreachable server, bad file).
 
     Decision requests (--backend systemone, or --backend local --engine llm2jev): exit 1 when an
-    answer changes with the order the options are shown in, or the service refuses a request.
+    answer changes with the order the options are shown in, another --probe flags its verdict
+    (forced, misses its way out, ignores its descriptions), or the service refuses a request;
+    exit 2 when a --replay file does not hold a request.
     """
     from auditor.cli.common import fail, write_output
     from auditor.decoder import DecoderError
