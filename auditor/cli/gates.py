@@ -241,8 +241,6 @@ def eval_compare(
     rows = [load_decision_rows(data_path, body) for body in bodies]
     if limit:
         rows = [r[:limit] for r in rows]
-    for item, side_rows in zip(items, rows):
-        prepare_probes(options, item, len(side_rows), quiet)
     source = AnswerSource(served_opts, served_opts["route"])
     if source.bypasses_cache:
         options.cache_dir = None
@@ -258,7 +256,9 @@ def eval_compare(
                 "b" if base_url_b else None,
             ),
         )
-        for (path, base_url, side_model, side), body, side_rows in zip(sides, bodies, rows):
+        for (path, base_url, side_model, side), item, side_rows in zip(sides, items, rows):
+            prepare_probes(options, item, len(side_rows), quiet)  # (each side's own design links)
+            body = item.body
             engine = source.engine(base_url, side_model, side)
             try:
                 report = run_decision_eval(
