@@ -22,7 +22,7 @@ from auditor.pcd.engines.table import (
     did_you_mean,
     engine_names,
 )
-from auditor.probes import PROBES
+from auditor.probes import PERTURBATIONS, PROBES
 from auditor.reporting import command_formats
 
 
@@ -125,8 +125,9 @@ def backend_list(command: str) -> str:
     return " ".join(f"{name}: {BACKENDS[name].summary}." for name in backend_names(command))
 
 
-def probe_choice() -> RegistryChoice:
-    return RegistryChoice(list(PROBES), "probe")
+def probe_choice(perturbations: bool = False) -> RegistryChoice:
+    """`verify --probe`'s names, or (``perturbations``) `eval --perturb`'s: the probes alone."""
+    return RegistryChoice(list(PERTURBATIONS if perturbations else PROBES), "probe")
 
 
 def probe_list() -> str:

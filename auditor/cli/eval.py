@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from auditor.backends import DEFAULT_BACKEND
-from auditor.cli.choices import backend_choice, backend_list, format_option
+from auditor.backends import DEFAULT_BACKEND, canonical_backend
+from auditor.cli.choices import backend_choice, backend_list, format_option, probe_choice
+from auditor.cli.gates import check_gate_options
 from auditor.cli.served import eval_decisions, eval_options
 from auditor.errors import UsageError
 
@@ -63,9 +64,10 @@ if TYPE_CHECKING:
 @click.option(
     "--perturb",
     multiple=True,
-    type=click.Choice(["order"]),
+    type=probe_choice(perturbations=True),
     help="order: rescore with every field's options reversed in the prompt and report flips; "
-    "--backend systemone: the option-order probe of verify (--orders display orders per row).",
+    "--backend systemone: verify's probes on every row (order: --orders display orders; scope, "
+    "criteria, names: as verify --probe; scope, criteria and names need a decision request).",
 )
 @click.option(
     "--no-letters", is_flag=True, help="Skip letter-slot scoring (it needs a second prefill per row)."
@@ -117,7 +119,8 @@ def eval_command(
 
     Exit status: 0 measured, 2 usage or input error, 130 interrupted (rerun to resume from the cache);
     --backend openai or systemone: 1 when a row still failed after the retries (it is listed, not
-    dropped).
+    dropped); --compare --fail-if-worse: 1 when B is worse than A by more than the margin and
+    McNemar's test says so at --alpha.
     """
     from pathlib import Path
 
@@ -143,10 +146,17 @@ def eval_command(
 
     inputs = [schema, data_path]
     close: Callable[[], None] = lambda: None  # noqa: E731  the server client, once there is one
+    try:
+        check_gate_options(served_opts.gate, canonical_backend(backend_name))
+    except UsageError as problem:
+        fail(str(problem))
     if backend_name == "systemone":
         try:
-            if output_html:  # never accepted and silently not written
-                raise UsageError("--output-html is for schema evals; a decision eval writes text or json")
+            if output_html and not served_opts.gate.compare:  # never accepted and silently not written
+                raise UsageError(
+                    "--output-html is for schema evals and eval --compare; a decision eval writes "
+                    "text or json"
+                )
             # every output checked against the inputs and the other outputs before any request
             check_outputs(
                 [
@@ -154,13 +164,14 @@ def eval_command(
                     for flag, target in (
                         ("--output", output),
                         ("--output-json", output_json),
+                        ("--output-html", output_html),
                         ("--write-calibration", write_calibration),
                     )
                     if target
                 ],
                 inputs,
             )
-            failed = eval_decisions(
+            code = eval_decisions(
                 schema,
                 data_path,
                 served_opts,
@@ -175,10 +186,11 @@ def eval_command(
                 output_json=output_json,
                 write_calibration=write_calibration,
                 quiet=quiet,
+                output_html=output_html,
             )
         except (UsageError, DecoderError) as problem:
             fail(str(problem))
-        sys.exit(1 if failed else 0)
+        sys.exit(code)
     try:
         # every output is checked against the inputs and the other outputs before the run
         check_outputs(
@@ -194,6 +206,14 @@ def eval_command(
             ],
             inputs,
         )
+        needs_request = [p for p in dict.fromkeys(perturb) if p != "order"]
+        if needs_request:
+            click.echo(
+                f"pcdlint: --perturb {', '.join(needs_request)} needs a decision request "
+                "(--backend systemone); not run on a schema eval",
+                err=True,
+            )
+            perturb = tuple(p for p in perturb if p == "order")
         fields = load_fields(schema)
         rows = load_rows(data_path, fields)
         if limit:

@@ -55,12 +55,35 @@ def parse_verify_options(params: dict[str, Any]) -> VerifyOptions:
 
 
 @dataclass(frozen=True)
+class GateOptions:
+    """The CI gate options of served decision runs (auditor.cli.gates): recorded answers
+    (`--record`/`--replay`, verify and eval) and eval's paired comparison (`--compare`)."""
+
+    record_path: str | None = None
+    replay_path: str | None = None
+    compare: bool = False
+    request_b: str | None = None
+    base_url_b: str | None = None
+    model_b: str | None = None
+    fail_if_worse: float | None = None
+    alpha: float = 0.05
+
+
+def parse_gate_options(params: dict[str, Any]) -> GateOptions:
+    """The gate keyword arguments a command was given (verify has no compare options)."""
+    return GateOptions(
+        **{name: params[name] for name in GateOptions.__dataclass_fields__ if params.get(name) is not None}
+    )
+
+
+@dataclass(frozen=True)
 class ServedOptions:
     """`eval`'s server options, parsed once: the backend's settings (its name, model and device
     are eval's own flags, filled in when it is opened) and the probe's display orders."""
 
     backend: BackendOptions
     orders: int
+    gate: GateOptions = GateOptions()
 
     @property
     def base_url(self) -> str | None:
@@ -82,4 +105,5 @@ def parse_served_options(params: dict[str, Any]) -> ServedOptions:
             max_response_bytes=params["max_response_bytes"],
         ),
         orders=params["orders"],
+        gate=parse_gate_options(params),
     )

@@ -20,9 +20,9 @@ import click
 from auditor.backends import BACKENDS, DEFAULT_BACKEND, DEFAULT_ROUTE
 from auditor.cli.choices import engine_option, probe_choice, probe_list
 from auditor.cli.common import client_options
+from auditor.cli.gates import COMPARE_KEYS, COMPARE_OPTIONS, RECORD_KEYS, RECORD_OPTIONS
 from auditor.cli.run_options import parse_served_options
 from auditor.errors import UsageError
-from auditor.probes import DEFAULT_PROBE
 
 if TYPE_CHECKING:
     from auditor.cli.run_options import ServedOptions, VerifyOptions
@@ -47,10 +47,10 @@ DECISION_OPTIONS = [
     ),
     click.option(
         "--probe",
+        multiple=True,
         type=probe_choice(),
-        default=DEFAULT_PROBE,
-        show_default=True,
-        help=f"What to probe in decision requests: {probe_list()}.",
+        help="What to probe in decision requests, repeatable (--probe order --probe scope; "
+        f"default: auto): {probe_list()}.",
     ),
     click.option(
         "--orders",
@@ -59,8 +59,9 @@ DECISION_OPTIONS = [
         show_default=True,
         help="Display orders per probed question (original, reversed, rotated by 1, 2, …).",
     ),
+    *RECORD_OPTIONS,
 ]
-DECISION_KEYS = ("engine_name", "route", "probe", "orders")
+DECISION_KEYS = ("engine_name", "route", "probe", "orders", *RECORD_KEYS)
 
 
 def decision_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -122,11 +123,16 @@ def verify_decisions(
     output_format: str,
     output: str | None,
     progress: Any,
+    quiet: bool = False,
 ) -> int:
-    """Answer and probe every request; write the report; return the exit code."""
+    """Answer and probe every request; write the report; return the exit code. Each request's
+    probes state on stderr how many extra requests they send before sending (not with --quiet;
+    the report has the counts as ``probe_requests``)."""
     from auditor.cli.common import write_output
+    from auditor.cli.gates import AnswerSource, check_gate_options, design_refs, name_request
+    from auditor.cli.run_options import parse_gate_options
     from auditor.decoder.inputs import load_requests
-    from auditor.decoder.orderprobe import probe_request
+    from auditor.decoder.probes import announce, planned_requests, probe_decision, resolve_probes
     from auditor.decoder.systemone import DecisionRefused
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
     from auditor.reporting.decisions import (
@@ -136,36 +142,69 @@ def verify_decisions(
         static_verdict,
     )
 
+    probes, order_mode = resolve_probes(decision_opts["probe"])
     requests = load_requests(paths, context)
     engine_name = decision_opts["engine_name"]  # checked against the engine table by --engine's choice
-    engine = decision_engine(verify_opts, engine_name, decision_opts["route"], allow_download, progress)
+    gate = parse_gate_options(decision_opts)
+    check_gate_options(gate, verify_opts.backend.name)
+    source = None
+    if verify_opts.backend.name == "systemone":
+        source = AnswerSource(gate, verify_opts.backend, decision_opts["route"])
+        source.check_target(list(paths))
+        source.announce()
+        engine = source.engine(verify_opts.base_url, verify_opts.backend.model)
+    else:
+        engine = decision_engine(verify_opts, engine_name, decision_opts["route"], allow_download, progress)
     identity = engine.identity()
     by_file = static_findings(paths, engine_name, engine) if engine_name is not None else {}
+    design = design_refs(requests) if "scope" in probes else {}
     entries, texts, findings = [], [], False
-    for item in requests:
-        decision, refused = None, None
-        try:
-            with progress.stage(f"decide {Path(item.path).name}"), _redacted(engine, item.label):
-                decision = probe_request(
-                    engine, item.body, mode=decision_opts["probe"], orders=decision_opts["orders"]
-                )
-        except DecisionRefused as exc:
-            refused = exc
-        static = disagreements = None
-        if engine_name is not None:
-            static = static_verdict(by_file.get(str(Path(item.path)), []), engine_name, item.pointer)
-            disagreements = compare_static_live(static, refused)
-        findings = (
-            findings or refused is not None or bool(disagreements) or bool(decision and decision.flipped)
-        )
-        entries.append(
-            decision_to_dict(item.path, item.pointer, identity, decision, refused, static, disagreements)
-        )
-        texts.append(format_decision(item.label, identity, decision, refused, static, disagreements))
+    try:
+        for item in requests:
+            decision, refused = None, None
+            counts = planned_requests(item.body, probes, order_mode, decision_opts["orders"])
+            if not quiet:
+                click.echo(f"pcdlint: {item.label}: {announce(counts)}", err=True)
+            try:
+                with progress.stage(f"decide {Path(item.path).name}"), _redacted(engine, item.label):
+                    decision = probe_decision(
+                        engine,
+                        item.body,
+                        probes,
+                        order_mode,
+                        orders=decision_opts["orders"],
+                        design=design.get(item.label, {}),
+                    )
+            except DecisionRefused as exc:
+                refused = exc
+            except UsageError as error:
+                raise name_request(error, item.label) from None
+            static = disagreements = None
+            if engine_name is not None:
+                static = static_verdict(by_file.get(str(Path(item.path)), []), engine_name, item.pointer)
+                disagreements = compare_static_live(static, refused)
+            findings = (
+                findings or refused is not None or bool(disagreements) or bool(decision and decision.flagged)
+            )
+            entry = decision_to_dict(
+                item.path, item.pointer, identity, decision, refused, static, disagreements
+            )
+            entry["probe_requests"] = counts
+            entries.append(entry)
+            texts.append(format_decision(item.label, identity, decision, refused, static, disagreements))
+    finally:
+        if source is not None:
+            source.finish(list(paths))
+        else:
+            engine.close()
+    if source is not None and source.replay is not None:
+        texts.insert(0, f"{source.replay.when()}\n")
     if output_format == "json":
         from auditor.reporting.escape import strict_json
 
-        report = {"version": 1, "lint": None, "verify": [], "decisions": entries}
+        report: dict = {"version": 1, "lint": None, "verify": [], "decisions": entries}
+        if source is not None and source.answers_block() is not None:
+            report["answers"] = source.answers_block()
         text = json.dumps(strict_json(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     else:
         text = "".join(texts)
@@ -203,6 +242,8 @@ EVAL_OPTIONS = [
         "(original, reversed, rotated by 1, 2, …), as verify's option-order probe.",
     ),
     *client_options("--backend systemone or openai"),
+    *RECORD_OPTIONS,
+    *COMPARE_OPTIONS,
     click.option(
         "--run-timeout",
         "run_timeout_s",
@@ -231,6 +272,8 @@ EVAL_KEYS = (
     "retry_after_cap",
     "run_timeout_s",
     "max_response_bytes",
+    *RECORD_KEYS,
+    *COMPARE_KEYS,
 )
 
 
@@ -280,35 +323,30 @@ def eval_decisions(
     output_json: str | None,
     quiet: bool,
     write_calibration: str | None = None,
-) -> bool:
-    """`eval --backend systemone`: the request's questions on labeled rows, through the server.
-    Returns whether a row failed (after the client's retries)."""
+    output_html: str | None = None,
+) -> int:
+    """`eval --backend systemone`: the request's questions on labeled rows, through the server
+    (or a ``--replay`` recording); with ``--compare``, two sides paired (``auditor.cli.gates``).
+    Returns the exit code: 1 when a row failed (after the client's retries) or the gate failed."""
     from auditor.cli.common import write_output
-    from auditor.decoder.inputs import load_requests
+    from auditor.cli.gates import AnswerSource, eval_compare, name_request, prepare_probes
+    from auditor.decoder.inputs import DecisionInput, load_requests
     from auditor.decoder.progress import Progress
     from auditor.eval.decisions import (
         DecisionEvalOptions,
+        decision_calibration_file,
         load_decision_rows,
         render_decision_text,
         run_decision_eval,
     )
+    from auditor.reporting.json_text import dumps_strict_bytes
 
-    if not served_opts.base_url:
+    gate = served_opts.gate
+    if not served_opts.base_url and not gate.replay_path:
         raise UsageError(
-            "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080)"
+            "--backend systemone needs --base-url URL (the server root, e.g. http://127.0.0.1:8080), "
+            "or --replay FILE"
         )
-    if output_format == "html":
-        raise UsageError("-f html is for schema evals; a decision eval writes text or json")
-    requests = load_requests([request_path], None)
-    if len(requests) != 1:
-        raise UsageError(
-            f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one"
-        )
-    body = requests[0].body
-    rows = load_decision_rows(data_path, body)
-    if limit:
-        rows = rows[:limit]
-    engine = served_backend(served_opts, "systemone", model, allow_download=False)
     options = DecisionEvalOptions(
         concurrency=served_opts.backend.concurrency,
         holdout=holdout,
@@ -318,23 +356,63 @@ def eval_decisions(
         cache_dir=cache_dir,
         progress=Progress(False if quiet else None),
     )
+
+    def load_one(path: str) -> DecisionInput:
+        requests = load_requests([path], None)
+        if len(requests) != 1:
+            raise UsageError(f"{path}: holds {len(requests)} decision requests; eval takes a file with one")
+        return requests[0]
+
+    if gate.compare:
+        return eval_compare(
+            request_path,
+            data_path,
+            served_opts,
+            load_one,
+            model=model,
+            options=options,
+            limit=limit,
+            output_format=output_format,
+            output=output,
+            output_json=output_json,
+            output_html=output_html,
+            quiet=quiet,
+        )
+    if output_format == "html" or output_html:
+        raise UsageError(
+            "-f html is for schema evals and eval --compare; a decision eval writes text or json"
+        )
+    item = load_one(request_path)
+    body = item.body
+    rows = load_decision_rows(data_path, body)
+    if limit:
+        rows = rows[:limit]
+    prepare_probes(options, item, len(rows), quiet)
+    inputs = [request_path, data_path]
+    source = AnswerSource(gate, served_opts.backend, served_opts.backend.route)
+    source.check_target(inputs)
+    if source.bypasses_cache:
+        options.cache_dir = None
+    source.announce()
     try:
+        engine = source.engine(served_opts.base_url, model)
         report = run_decision_eval(
             engine, body, rows, options, request_path=request_path, data_path=data_path
         )
+    except UsageError as error:
+        raise name_request(error, request_path) from None
     except KeyboardInterrupt:
-        where = "" if cache_dir is None else f"; rows answered so far are cached in {cache_dir}"
+        where = "" if options.cache_dir is None else f"; rows answered so far are cached in {cache_dir}"
         click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
         raise SystemExit(130) from None
     finally:
-        engine.close()
-    from auditor.eval.decisions import decision_calibration_file
-    from auditor.reporting.json_text import dumps_strict_bytes
-
+        source.finish(inputs)
+    if source.answers_block() is not None:
+        report["server"]["answers"] = source.answers_block()
     # JSON by the project's JSON writer (every string escaped for JSON, not for a terminal)
-    inputs = [request_path, data_path]
     if output_format == "text":
-        write_output(render_decision_text(report), output, inputs)
+        replayed = "" if source.replay is None else source.replay.when() + "\n"
+        write_output(replayed + render_decision_text(report), output, inputs)
     else:
         write_output(dumps_strict_bytes(report), output, inputs, kind="json")
     if output_json:
@@ -347,4 +425,4 @@ def eval_decisions(
             flag="--write-calibration",
             kind="json",
         )
-    return bool(report["failed"])
+    return 1 if report["failed"] else 0

@@ -314,7 +314,9 @@ def verify(
     input error (no model, no torch, unreachable server, bad file).
 
     Decision requests (--backend systemone, or --backend in-process --engine llm2jev): exit 1 when an
-    answer changes with the order the options are shown in, or the service refuses a request.
+    answer changes with the order the options are shown in, another --probe flags its verdict
+    (forced, misses its way out, ignores its descriptions), or the service refuses a request;
+    exit 2 when a --replay file does not hold a request.
     """
     from auditor.cli.common import fail, write_output
     from auditor.decoder import DecoderError
@@ -340,11 +342,15 @@ def verify(
                 output_format=output_format,
                 output=output,
                 progress=progress,
+                quiet=quiet,
             )
         except (UsageError, DecoderError) as problem:
             fail(str(problem))
         sys.exit(code)
+    from auditor.cli.gates import schema_probe_note
+
     try:
+        schema_probe_note(decision_opts)
         if output:
             check_outputs([("--output", output)], list(paths))
         context = read_context(verify_opts.context_arg)

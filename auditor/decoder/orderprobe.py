@@ -148,10 +148,16 @@ class ProbedDecision:
     answers: list[QuestionAnswer]
     probes: list[OrderProbe]
     requests: int
+    results: list = field(default_factory=list)  # the other probes (auditor.decoder.probes.ProbeResult)
 
     @property
     def flipped(self) -> bool:
         return any(p.flips for p in self.probes)
+
+    @property
+    def flagged(self) -> bool:
+        """An answer that moved with the order, or another probe's verdict that is a finding."""
+        return self.flipped or any(r.flagged for r in self.results)
 
 
 def probe_request(

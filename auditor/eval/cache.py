@@ -22,7 +22,8 @@ from auditor.limits import Unreadable, read_regular
 
 _ROW_KEY = re.compile(r"[0-9a-f]{64}")
 VARIANTS = ("original", "reversed")
-_ORDER_VARIANT = re.compile(r"order[1-9][0-9]?")  # a decision eval's probe orders (eval/decisions.py)
+# a decision eval's probe variants (eval/decisions.py): orders, and the criteria and names probes
+_ORDER_VARIANT = re.compile(r"order[1-9][0-9]?|criteria|names")
 
 SCORE_FORMAT_VERSION = 1  # bump when the meaning of cached scores changes
 

@@ -14,7 +14,10 @@ confusion matrix, ECE and NLL before and after temperature scaling).
 row: each row is asked again once per extra display order (reversed, rotated by 1, by 2, …;
 ``orders`` in all), every choice question reordered together, and per question the report
 gives the rows whose answer changed, the win histogram by displayed position, the largest
-probability swing and a verdict, with each row's probe beside them.
+probability swing and a verdict, with each row's probe beside them. ``--perturb criteria`` and
+``names`` are per-row variants too (``auditor.eval.probes``); ``--perturb scope`` asks the
+request once with an empty and an off-topic state (``auditor.decoder.probes``). Two sides of
+``eval --compare`` are two runs of ``run_decision_eval`` paired by ``auditor.eval.compare``.
 """
 
 from __future__ import annotations
@@ -39,10 +42,12 @@ from auditor.decoder.orderprobe import (
     reordered_body,
     summarize,
 )
+from auditor.decoder.probes import probe_bodies, realign, run_probes
 from auditor.decoder.systemone import DecisionRefused, question_keys, read_answers
 from auditor.errors import UsageError
 from auditor.eval import metrics
 from auditor.eval.cache import ScoreCache
+from auditor.eval.probes import ROW_PROBES, probe_lines, row_probe_report
 from auditor.eval.runner import _method_block
 from auditor.version import __version__
 
@@ -73,6 +78,8 @@ class DecisionEvalOptions:
     cache_dir: Path | None = None
     progress: object = None  # auditor.decoder.progress.Progress, or None
     notes: list[str] = field(default_factory=list)
+    # --perturb scope: the design finding (PCD201) per question the scope verdict links to
+    design: dict[str, str] = field(default_factory=dict)
 
 
 def _gold(question: dict, value: Any, keys: list[str]) -> int | None:
@@ -184,8 +191,9 @@ def _score_one(engine: Any, body: dict, keys: dict[str, list[str]]) -> dict:
     for answer in answers:
         if answer.probabilities is None:
             return {"error": f"no probabilities for question {answer.name!r}"}
-        # a reordered body lists keys as displayed: realign with the original order
-        out[answer.name] = [answer.probability_of(key) or 0.0 for key in keys[answer.name]]
+        # a reordered body lists keys as displayed, the names probe's neutral ids by position:
+        # realign with the original order
+        out[answer.name] = realign(answer, keys[answer.name])
     return {"answers": out}
 
 
@@ -357,6 +365,11 @@ def _question_report(
     }
     if qid in plans:
         report["perturbation"]["order"] = _order_report(qid, keys, plans[qid], answered, results)
+    for name in ROW_PROBES:
+        if name in options.perturb and (
+            found := row_probe_report(name, qid, question, keys, answered, results)
+        ):
+            report["perturbation"][name] = found
     return report
 
 
@@ -391,6 +404,7 @@ def run_decision_eval(
     cache = ScoreCache(options.cache_dir, material)
     plans = order_plans(body, options)
     bodies = variant_bodies(body, plans)
+    bodies.update(probe_bodies(body, options.perturb))
     variants = list(bodies)
     results = score_rows(engine, bodies, rows, cache, options)
     hits = sum(1 for result in results.values() if result.get("cached"))
@@ -404,6 +418,12 @@ def run_decision_eval(
     questions = [
         _question_report(qid, q, rows, results, options, plans) for qid, q in body["questions"].items()
     ]
+    if "scope" in options.perturb:  # not per row: the request with an empty and an off-topic state
+        scoped, sent = run_probes(engine, body, [], ["scope"], options.design)
+        for question in questions:
+            for result in scoped:
+                if result.question == question["name"]:
+                    question["perturbation"]["scope"] = {**result.to_dict(), "requests": sent}
     stats = getattr(engine, "stats", {}) or {}
     return _finite(
         {
@@ -470,7 +490,8 @@ def render_decision_text(report: dict) -> str:
     perturb = report["options"]["perturb"]
     header = (
         f"{'question':<22} {'kind':<7} {'n':>4} {'acc':>5}  {'95% CI':<13} {'F1':>5}  {'ECE':>5} {'ECE(T)':>6} "
-        f"{'NLL':>5} {'NLL(T)':>6} {'T':>5}" + "".join(f" {'flips:' + p:>11}" for p in perturb)
+        f"{'NLL':>5} {'NLL(T)':>6} {'T':>5}"
+        + "".join(f" {'flips:' + p:>11}" for p in perturb if p != "scope")
     )
     out += [header, "-" * len(header)]
 
@@ -487,9 +508,12 @@ def render_decision_text(report: dict) -> str:
             f"{num(calibration['after']['ece']):>6} {num(calibration['before']['nll'])} "
             f"{num(calibration['after']['nll']):>6} {calibration['temperature']:>5.2f}"
         )
-        for name in perturb:
+        for name in (p for p in perturb if p != "scope"):
             moved = question["perturbation"].get(name)
-            line += f" {'' if moved is None else str(moved['flips'][METHOD]) + '/' + str(moved['rows']):>11}"
+            shown = (
+                "" if moved is None or "flips" not in moved else f"{moved['flips'][METHOD]}/{moved['rows']}"
+            )
+            line += f" {shown:>11}"
         out.append(line)
     for question in report["questions"]:
         probe = question["perturbation"].get("order")
@@ -512,6 +536,7 @@ def render_decision_text(report: dict) -> str:
             f"  wins by displayed position: {wins}{swing}",
             f"  {probe['verdict']}",
         ]
+    out.extend(probe_lines(report))
     if report["failed"]:
         out.append("")
         out.append(f"failed rows ({len(report['failed'])}; not in the metrics):")

@@ -108,6 +108,9 @@ def format_decision(
             lines.append(_answer_line(answer))
             if answer.name in probes:
                 lines.extend(_probe_lines(probes[answer.name]))
+            for result in getattr(decision, "results", []):
+                if result.question == answer.name:
+                    lines.append(f"  {result.probe} probe: {result.verdict}")
     if static is not None:
         live = f"refused ({refused.status})" if refused is not None else "answered"
         agree = "agree" if not disagreements else "DISAGREE"
@@ -136,8 +139,10 @@ def decision_to_dict(
         "requests": decision.requests if decision is not None else 1,
         "refused": None if refused is None else {"status": refused.status, "message": refused.message},
         "flipped": bool(decision is not None and decision.flipped),
+        "flagged": bool(decision is not None and decision.flagged),
         "answers": [] if decision is None else [a.to_dict() for a in decision.answers],
         "order_probe": [] if decision is None else [p.to_dict() for p in decision.probes],
+        "probes": [] if decision is None else [r.to_dict() for r in getattr(decision, "results", [])],
         "static": static,
         "static_vs_live": list(disagreements or []),
     }
