@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 import click
 
 from auditor.exitcodes import EXIT_USAGE
-from auditor.reporting.outputs import write_error, write_report, write_stdout
+from auditor.reporting.outputs import Chunks, write_error, write_report, write_stdout
 
 
 def split_values(values: tuple[str, ...]) -> list[str]:
@@ -18,7 +18,7 @@ def split_values(values: tuple[str, ...]) -> list[str]:
 
 
 def write_output(
-    text: str | bytes,
+    text: str | bytes | Chunks,
     output: str | None,
     inputs: list[str],
     color: bool = False,

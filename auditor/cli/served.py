@@ -356,18 +356,26 @@ def eval_decisions(
     output: str | None,
     output_json: str | None,
     quiet: bool,
+    max_row_bytes: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> bool:
     """`eval --backend systemone`: the request's questions on labeled rows, through the server.
-    Returns whether a row failed (after the client's retries)."""
+    The data is read twice as a stream (auditor.eval.stream): once to check every row before any
+    request (bad input: exit 2), then row by row while answering. Returns whether a row failed
+    (after the client's retries, or over the row limit)."""
     from auditor.cli.common import write_output
     from auditor.decoder.progress import Progress
     from auditor.decoder.systemone import SystemOneBackend
     from auditor.eval.decisions import (
         DecisionEvalOptions,
-        load_decision_rows,
+        DecisionSelection,
         render_decision_text,
         run_decision_eval,
+        selected_rows,
     )
+    from auditor.eval.spill import report_chunks
+    from auditor.eval.stream import DEFAULT_MAX_ROW_BYTES, DataStream, data_identity
+    from auditor.reporting.outputs import Chunks
 
     if not served_opts["base_url"]:
         raise UsageError(
@@ -381,9 +389,13 @@ def eval_decisions(
             f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one"
         )
     body = requests[0].body
-    rows = load_decision_rows(data_path, body)
-    if limit:
-        rows = rows[:limit]
+    stream = DataStream(data_path, max_row_bytes or DEFAULT_MAX_ROW_BYTES)
+    selection = DecisionSelection(limit=limit, shard=shard)
+    total = sum(1 for _row in selected_rows(stream, body, selection))  # every row checked first
+    if not total and shard is None:
+        raise UsageError(f"{stream.display}: no labeled rows")
+    stream.file_digest()
+    stamp = stream.stamp()
     client = options_client(served_opts["base_url"], served_opts)
     engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
     options = DecisionEvalOptions(
@@ -397,7 +409,15 @@ def eval_decisions(
     )
     try:
         report = run_decision_eval(
-            engine, body, rows, options, request_path=request_path, data_path=data_path
+            engine,
+            body,
+            selected_rows(stream, body, selection),
+            options,
+            request_path=request_path,
+            data_path=data_path,
+            total=total,
+            data={**data_identity(stream), "limit": limit},
+            shard=shard,
         )
     except KeyboardInterrupt:
         where = "" if cache_dir is None else f"; rows answered so far are cached in {cache_dir}"
@@ -405,15 +425,13 @@ def eval_decisions(
         raise SystemExit(130) from None
     finally:
         client.close()
-    text = (
-        render_decision_text(report)
-        if output_format == "text"
-        else json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-    )
+    if stream.stamp() != stamp:
+        raise UsageError(f"{stream.display}: the file changed during the run; its report is not written")
     inputs = [request_path, data_path]
-    write_output(text, output, inputs)
+    if output_format == "text":
+        write_output(render_decision_text(report), output, inputs)
+    else:
+        write_output(Chunks(report_chunks(report)), output, inputs, kind="json")
     if output_json:
-        write_output(
-            json.dumps(report, indent=2, ensure_ascii=False) + "\n", output_json, inputs, flag="--output-json"
-        )
+        write_output(Chunks(report_chunks(report)), output_json, inputs, flag="--output-json", kind="json")
     return bool(report["failed"])
