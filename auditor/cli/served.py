@@ -389,6 +389,8 @@ def eval_decisions(
             f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one"
         )
     body = requests[0].body
+    if shard is not None and output_format != "json" and not output_json:
+        raise UsageError("--shard writes a JSON report for eval-merge: add -f json or --output-json FILE")
     stream = DataStream(data_path, max_row_bytes or DEFAULT_MAX_ROW_BYTES)
     selection = DecisionSelection(limit=limit, shard=shard)
     total = sum(1 for _row in selected_rows(stream, body, selection))  # every row checked first

@@ -277,6 +277,7 @@ class _Collector:
         self.predictions.append(
             {
                 "id": row.id,
+                "line": row.number,
                 "labels": labels,
                 "answers": None
                 if original is None
@@ -444,7 +445,7 @@ def run_decision_eval(
     score_stream(engine, bodies, iter(rows), cache, options, collector.add, total)
     stats = getattr(engine, "stats", {}) or {}
     report = build_report(
-        body,
+        list(body["questions"]),
         collector,
         options,
         plans,
@@ -461,13 +462,20 @@ def run_decision_eval(
     if data is not None:
         report["data_file"] = data
     if shard is not None:
-        report["shard"] = {"index": shard[0], "count": shard[1]}
-        report["tallies"] = {qid: tally.to_dict() for qid, tally in collector.tallies.items()}
+        report["shard"] = {
+            "index": shard[0],
+            "count": shard[1],
+            "request_sha256": fingerprint(body),
+            "body": body,
+        }
+        report["tallies"] = {
+            qid: {**tally.to_dict(), "probes": tally.probes} for qid, tally in collector.tallies.items()
+        }
     return report
 
 
 def build_report(
-    body: dict,
+    order: list[str],
     collector: Any,
     options: DecisionEvalOptions,
     plans: dict,
@@ -479,9 +487,7 @@ def build_report(
     server: dict,
 ) -> dict:
     """The report of the rows a collector holds (a run's, or merged shards')."""
-    questions = [
-        collector.tallies[qid].report(len(plans[qid]) if qid in plans else None) for qid in body["questions"]
-    ]
+    questions = [collector.tallies[qid].report(len(plans[qid]) if qid in plans else None) for qid in order]
     failed = sorted(collector.failed, key=lambda f: (f["line"], f["variant"]))
     unread = sum(1 for f in failed if f["error"].startswith("row is ") and "--max-row-bytes" in f["error"])
     notes = list(options.notes)
