@@ -138,7 +138,8 @@ def main() -> None:
     delay = args.delay_ms / 1000
     sockets = [listening_socket(args.port) for _ in range(args.workers)]
     workers = [
-        multiprocessing.Process(target=serve, args=(sock, answers, delay), daemon=True) for sock in sockets[1:]
+        multiprocessing.Process(target=serve, args=(sock, answers, delay), daemon=True)
+        for sock in sockets[1:]
     ]
     for worker in workers:
         worker.start()

@@ -80,7 +80,9 @@ def check_shards(named: list[tuple[str, dict]]) -> None:
     for path, report in named:
         index = report["shard"]["index"]
         if index in seen:
-            raise UsageError(f"shard {index}/{count} given twice ({shorten(seen[index])} and {shorten(path)})")
+            raise UsageError(
+                f"shard {index}/{count} given twice ({shorten(seen[index])} and {shorten(path)})"
+            )
         seen[index] = path
     missing = [i for i in range(1, count + 1) if i not in seen]
     if missing:
@@ -176,7 +178,9 @@ def merge_reports(paths: list[str]) -> dict:
     )
     report["data_file"] = first["data_file"]
     report["merged"] = {
-        "shards": [str(Path(path)) for path, _report in sorted(named, key=lambda item: item[1]["shard"]["index"])],
+        "shards": [
+            str(Path(path)) for path, _report in sorted(named, key=lambda item: item[1]["shard"]["index"])
+        ],
         "count": first["shard"]["count"],
     }
     return report

@@ -11,6 +11,7 @@ from its file, piece by piece, indented as the rest of the report.
 from __future__ import annotations
 
 import json
+import secrets
 import tempfile
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +19,8 @@ from typing import Any
 from auditor.reporting.escape import strict_json
 from auditor.reporting.json_text import dumps_strict_bytes
 
-_MARK = "\ue000pcdlint-spill-{}\ue000"  # a private-use placeholder string, replaced by the list
+# a placeholder string no report holds (a random token per process), replaced by the list
+_MARK = "\ue000pcdlint-spill-" + secrets.token_hex(16) + "-{}\ue000"
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ": "))
 
 
@@ -64,7 +66,7 @@ class Spill:
 def _encode(value: Any) -> bytes:
     try:
         text = _COMPACT.encode(value)
-    except ValueError:  # a non-finite float: as the report writer writes it (null)
+    except ValueError:  # a non-finite float: as the report writer writes it ("NaN")
         text = _COMPACT.encode(strict_json(value))
     return text.encode("utf-8", "backslashreplace")
 

@@ -81,11 +81,14 @@ def test_csv_record_over_the_row_limit_spans_lines_and_the_next_record_is_read(t
     data = tmp_path / "rows.csv"
     long_cell = "line\n" * 5000  # a quoted cell over many lines, 25 KB
     data.write_text(
-        f'context,sentiment\n"{long_cell}",negative\n"quoted ""x""\nnext",positive\nplain,\n', encoding="utf-8"
+        f'context,sentiment\n"{long_cell}",negative\n"quoted ""x""\nnext",positive\nplain,\n',
+        encoding="utf-8",
     )
     big, quoted, plain = load_rows(data, fields, max_row_bytes=10_000)
     assert big.error is not None and big.number == 2
-    assert quoted.context == 'quoted "x"\nnext' and quoted.labels == {"sentiment": 2} and quoted.number == 5003
+    assert (
+        quoted.context == 'quoted "x"\nnext' and quoted.labels == {"sentiment": 2} and quoted.number == 5003
+    )
     assert plain.context == "plain" and plain.labels == {}
 
 

@@ -193,7 +193,9 @@ def test_a_row_that_could_not_be_read_is_one_failed_row_and_no_metric():
     """A row over --max-row-bytes (Row.error) is listed as failed, never scored, and the other
     rows' metrics are those of a run without it."""
     data = rows(12)
-    unread = Row(13, "13", "", {}, error="row is 40,000,000 bytes, over the limit of 16,777,216 (--max-row-bytes)")
+    unread = Row(
+        13, "13", "", {}, error="row is 40,000,000 bytes, over the limit of 16,777,216 (--max-row-bytes)"
+    )
     backend = ScriptedBackend()
     with_it = run_eval(FIELDS, [*data, unread], backend, EvalOptions(), schema_path="s", data_path="d")
     without = run_eval(FIELDS, data, ScriptedBackend(), EvalOptions(), schema_path="s", data_path="d")
