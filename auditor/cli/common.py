@@ -60,6 +60,9 @@ def options_client(base_url: str, opts: dict, **overrides: Any) -> Any:
     return HttpClient(base_url, **{**settings, **overrides})
 
 
+MAX_CONCURRENCY = 1024  # requests in flight at most (a thread each; benchmarks/eval_scale.py)
+
+
 def client_options(backends: str) -> list[Any]:
     """The options of the one HTTP client (auditor.decoder.http) that `verify` and `eval` share:
     the key's variable, requests in flight, the per-request deadline and the retries. `backends`
@@ -74,7 +77,7 @@ def client_options(backends: str) -> list[Any]:
         ),
         click.option(
             "--concurrency",
-            type=click.IntRange(1, 64),
+            type=click.IntRange(1, MAX_CONCURRENCY),
             default=4,
             show_default=True,
             help=f"Requests in flight at once ({backends}).",
