@@ -10,7 +10,8 @@ bare client loop, whole processes, against a System One stand-in that answers in
 - pcdlint: ``pcdlint eval REQUEST --data ROWS --backend systemone --base-url URL --no-cache
   --concurrency C -q`` (its start-up, the data checked before the first request, the report).
 - The two alternate (bare first) ``--repeat`` times per concurrency; rows/s are medians, the
-  ratio is of the medians; CPU per row is the process's user+system time over the rows.
+  ratio is of the medians; CPU per row is the process's user+system time over the rows. At 1 in
+  flight a row takes the delay, so that line runs ``--rows-at-1`` rows (1,000: 20 s a process).
 - Peak RSS of pcdlint at each row count in ``--rss-rows`` (10,000 and 100,000 by default).
 
 The machine is shared: the load average is printed with each line; compare ratios, not rates.
@@ -71,7 +72,16 @@ def free_port() -> int:
 def start_standin(delay_ms: float, workers: int) -> tuple[subprocess.Popen, str]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(STANDIN), str(REQUEST), str(port), "--delay-ms", str(delay_ms), "--workers", str(workers)],
+        [
+            sys.executable,
+            str(STANDIN),
+            str(REQUEST),
+            str(port),
+            "--delay-ms",
+            str(delay_ms),
+            "--workers",
+            str(workers),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -162,8 +172,11 @@ def peak_rss(pcdlint: str, url: str, data: Path, concurrency: int) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--rows-at-1", type=int, default=1_000, help="rows at 1 in flight (20 ms each)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64, 256])
     parser.add_argument("--delay-ms", type=float, default=20.0)
@@ -175,29 +188,36 @@ def main() -> None:
     directory = Path(tempfile.gettempdir()) / "pcdlint-eval-scale"
     directory.mkdir(exist_ok=True)
     if not args.skip_capacity:
-        print(f"stand-in capacity (delay 0, {args.workers} workers): {standin_capacity(args.workers):,.0f} answers/s")
-    data = make_rows(args.rows, directory)
+        print(
+            f"stand-in capacity (delay 0, {args.workers} workers): {standin_capacity(args.workers):,.0f} answers/s"
+        )
     process, url = start_standin(args.delay_ms, args.workers)
     try:
-        print(f"{args.rows} rows, delay {args.delay_ms:g} ms, server {url}, cpus {os.cpu_count()}")
+        print(
+            f"{args.rows} rows ({args.rows_at_1} at 1 in flight), delay {args.delay_ms:g} ms, server {url}, cpus {os.cpu_count()}"
+        )
         print(f"{'in flight':>9} {'bare rows/s':>12} {'pcdlint rows/s':>15} {'ratio':>6} "
               f"{'bare CPU/row':>13} {'pcdlint CPU/row':>16}  load")  # fmt: skip
         for concurrency in args.concurrency:
+            count = args.rows if concurrency > 1 else args.rows_at_1
+            rows = make_rows(count, directory)
             bare, ours, bare_cpu, our_cpu = [], [], [], []
             for _ in range(args.repeat):
-                wall, cpu, _rss = timed([sys.executable, "-c", BARE, url, str(data), str(REQUEST), str(concurrency)])
+                wall, cpu, _rss = timed(
+                    [sys.executable, "-c", BARE, url, str(rows), str(REQUEST), str(concurrency)]
+                )
                 bare.append(wall)
                 bare_cpu.append(cpu)
-                wall, cpu, _rss = timed(pcdlint_command(args.pcdlint, url, data, concurrency))
+                wall, cpu, _rss = timed(pcdlint_command(args.pcdlint, url, rows, concurrency))
                 ours.append(wall)
                 our_cpu.append(cpu)
-            bare_rate = args.rows / statistics.median(bare)
-            our_rate = args.rows / statistics.median(ours)
+            bare_rate = count / statistics.median(bare)
+            our_rate = count / statistics.median(ours)
             load = os.getloadavg()[0]
             print(
                 f"{concurrency:>9} {bare_rate:>12.0f} {our_rate:>15.0f} {our_rate / bare_rate:>6.2f} "
-                f"{statistics.median(bare_cpu) / args.rows * 1000:>10.2f} ms "
-                f"{statistics.median(our_cpu) / args.rows * 1000:>13.2f} ms  {load:.1f}",
+                f"{statistics.median(bare_cpu) / count * 1000:>10.2f} ms "
+                f"{statistics.median(our_cpu) / count * 1000:>13.2f} ms  {load:.1f}  ({count} rows)",
                 flush=True,
             )
         for count in args.rss_rows:

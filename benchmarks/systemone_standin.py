@@ -18,7 +18,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import os
+import signal
 import socket
 import sys
 import zlib
@@ -143,15 +143,15 @@ def main() -> None:
     ]
     for worker in workers:
         worker.start()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so that the workers are ended too
     print("ready", flush=True)
     try:
         serve(sockets[0], answers, delay)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         for worker in workers:
             worker.terminate()
-    os._exit(0) if sys.platform != "win32" else None
 
 
 if __name__ == "__main__":

@@ -22,11 +22,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
+from queue import SimpleQueue
 from typing import Any
 
 from auditor.decoder.errors import DecoderError
@@ -173,10 +174,16 @@ def variant_bodies(body: dict, plans: dict[str, list[list[int]]]) -> dict[str, d
     return bodies
 
 
-def _score_one(engine: Any, body: dict, keys: dict[str, list[str]]) -> dict:
-    """{question: probabilities in the original request's key order} or {"error": one line}."""
+def _score_one(
+    engine: Any, body: dict | bytes, keys: dict[str, list[str]], request: dict | None = None
+) -> dict:
+    """{question: probabilities in the original request's key order} or {"error": one line}.
+    ``body``: the request, or its bytes (``SystemOneBackend.encoder``) with ``request`` the dict."""
     try:
-        answers = read_answers(body, engine.decide(body))
+        if isinstance(body, bytes):
+            answers = read_answers(request or {}, engine.decide_content(body))
+        else:
+            answers = read_answers(body, engine.decide(body))
     except DecisionRefused as exc:
         return {"error": f"refused ({exc.status}): {exc.message}"}
     except DecoderError as exc:
@@ -189,6 +196,24 @@ def _score_one(engine: Any, body: dict, keys: dict[str, list[str]]) -> dict:
         # a reordered body lists keys as displayed: realign with the original order
         out[answer.name] = [answer.probability_of(key) or 0.0 for key in keys[answer.name]]
     return {"answers": out}
+
+
+def _sender(engine: Any, bodies: dict[str, dict], keys: dict[str, list[str]]) -> Callable[[str, Any], dict]:
+    """``send(variant, state)``: the row's answer to one variant (``_score_one``), the request
+    encoded once per variant and the state spliced in where the engine can (a served one)."""
+    encoder = getattr(engine, "encoder", None)
+    if encoder is None or not hasattr(engine, "decide_content"):
+        return lambda variant, state: _score_one(engine, {**bodies[variant], "state": state}, keys)
+    encoders = {variant: encoder(body) for variant, body in bodies.items()}
+
+    def send(variant: str, state: Any) -> dict:
+        try:
+            content = encoders[variant](state)
+        except DecoderError as exc:
+            return {"error": str(exc)}
+        return _score_one(engine, content, keys, bodies[variant])
+
+    return send
 
 
 def _to_cache(answers: dict[str, list[float]]) -> list[dict]:
@@ -353,22 +378,23 @@ def score_stream(
             collect(row, got)
             state["next"] += 1
 
+    send = _sender(engine, bodies, keys)
+    finished: SimpleQueue[Future] = SimpleQueue()  # futures as they complete (no wait() over all)
     with progress.stage("eval", total, "row") as tick, ThreadPoolExecutor(options.concurrency) as pool:  # type: ignore[attr-defined]
         pending: dict[Future, tuple[int, str]] = {}
 
         def drain(until: int) -> None:
             while len(pending) > until:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    seq, variant = pending.pop(future)
-                    result = future.result()
-                    row, got = waiting[seq]
-                    got[variant] = result
-                    if "answers" in result:
-                        cache.put(variant, row.key, _to_cache(result["answers"]), remember=False)
-                    if len(got) == len(variants):
-                        tick(1)
-                release()
+                future = finished.get()
+                seq, variant = pending.pop(future)
+                result = future.result()
+                row, got = waiting[seq]
+                got[variant] = result
+                if "answers" in result and cache.path is not None:
+                    cache.put(variant, row.key, _to_cache(result["answers"]), remember=False)
+                if len(got) == len(variants):
+                    tick(1)
+                    release()
 
         try:
             for seq, row in enumerate(rows):
@@ -379,7 +405,9 @@ def score_stream(
                     got.update({v: {"skipped": True} for v in variants if v != "original"})
                 else:
                     for variant in variants:
-                        cached = _from_cache(cache.get(variant, row.key), keys, variant)
+                        cached = (
+                            _from_cache(cache.get(variant, row.key), keys, variant) if cache.entries else None
+                        )
                         if cached is not None:
                             got[variant] = {"answers": cached, "cached": True}
                         elif not bodies[variant]:
@@ -388,11 +416,12 @@ def score_stream(
                         if variant in got:
                             continue
                         drain(options.concurrency - 1)
-                        body = {**bodies[variant], "state": row.state}
-                        pending[pool.submit(_score_one, engine, body, keys)] = (seq, variant)
+                        future = pool.submit(send, variant, row.state)
+                        pending[future] = (seq, variant)
+                        future.add_done_callback(finished.put)
                 if len(got) == len(variants):
                     tick(1)
-                release()
+                    release()
                 if len(waiting) > window:
                     drain(0)
             drain(0)
