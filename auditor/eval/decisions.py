@@ -416,6 +416,12 @@ def score_stream(
                         if variant in got:
                             continue
                         drain(options.concurrency - 1)
+                        if options.concurrency == 1:  # one in flight: no hand-over to a thread
+                            future: Future = Future()
+                            pending[future] = (seq, variant)
+                            future.add_done_callback(finished.put)
+                            future.set_result(send(variant, row.state))
+                            continue
                         future = pool.submit(send, variant, row.state)
                         pending[future] = (seq, variant)
                         future.add_done_callback(finished.put)

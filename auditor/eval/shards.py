@@ -123,7 +123,7 @@ class _Merged:
             self.scored += _count(_value(report, ("cache", "scored")))
             self.failed.extend(f for f in report.get("failed") or [] if isinstance(f, dict))
             predictions.extend(p for p in report.get("predictions") or [] if isinstance(p, dict))
-        predictions.sort(key=lambda p: p.get("line") if type(p.get("line")) is int else 0)
+        predictions.sort(key=lambda p: _count(p.get("line")))
         self.predictions = predictions
 
 

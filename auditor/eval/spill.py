@@ -21,6 +21,7 @@ from auditor.reporting.json_text import dumps_strict_bytes
 
 # a placeholder string no report holds (a random token per process), replaced by the list
 _MARK = "\ue000pcdlint-spill-" + secrets.token_hex(16) + "-{}\ue000"
+BUFFER = 1 << 20
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ": "))
 
 
@@ -28,7 +29,9 @@ class Spill:
     """An append-only list of JSON values on disk; ``len``, iteration and indexing read it back."""
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile(prefix="pcdlint-spill-")  # noqa: SIM115 (closed by close)
+        # a large buffer: each flush is a system call that lets the coordinating thread wait
+        # behind every worker thread for the interpreter lock
+        self._file = tempfile.TemporaryFile(prefix="pcdlint-spill-", buffering=BUFFER)  # noqa: SIM115 (closed by close)
         self._count = 0
 
     def append(self, value: Any) -> None:

@@ -105,7 +105,7 @@ class QuestionTally:
         picks = [metrics.argmax_first(s) for s in scores]
         held = [position for position, i in enumerate(order) if self.held[i]]
         train = [position for position, i in enumerate(order) if not self.held[i]]
-        report = {
+        report: dict[str, Any] = {
             "name": self.qid,
             "kind": self.kind,
             "options": self.keys,
