@@ -12,8 +12,7 @@ import click
 
 from auditor.cli.served import eval_decisions, eval_options
 from auditor.errors import UsageError
-from auditor.eval.shards import MAX_SHARDS
-from auditor.eval.stream import DEFAULT_MAX_ROW_BYTES
+from auditor.limits import MAX_ROW_BYTES, MAX_SHARDS
 from auditor.paths import shorten
 
 FORMATS = ("text", "json", "html")
@@ -92,7 +91,7 @@ class ShardType(click.ParamType):
 @click.option(
     "--max-row-bytes",
     type=click.IntRange(1),
-    default=DEFAULT_MAX_ROW_BYTES,
+    default=MAX_ROW_BYTES,
     show_default=True,
     metavar="BYTES",
     help="The largest row of --data (a JSONL line, a CSV record); a larger row is not read and "

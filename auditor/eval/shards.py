@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from auditor.errors import UsageError
-from auditor.limits import Unreadable, load_json, read_regular
+from auditor.limits import MAX_SHARDS, Unreadable, load_json, read_regular
 from auditor.paths import resolve_path, shorten
 
-MAX_SHARDS = 4096
 MAX_SHARD_REPORT_BYTES = 4 * 1024 * 1024 * 1024  # a shard's JSON report read whole, at most
 # what every shard of one run must agree on, where it sits in the report
 AGREE = {

@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from auditor.errors import InputFileError, UsageError
-from auditor.limits import MAX_DEPTH, file_kind, nesting_depth
+from auditor.limits import MAX_DEPTH, MAX_ROW_BYTES, file_kind, nesting_depth
 from auditor.paths import resolve_path, shorten
 
-DEFAULT_MAX_ROW_BYTES = 16 * 1024 * 1024  # one row (a JSONL line, a CSV record) at most
+DEFAULT_MAX_ROW_BYTES = MAX_ROW_BYTES  # one row (a JSONL line, a CSV record) at most
 READ_CHUNK = 1 << 20  # the bytes of a row over the limit are read and dropped this many at a time
 _BOM = b"\xef\xbb\xbf"
 
