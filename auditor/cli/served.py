@@ -393,11 +393,11 @@ def eval_decisions(
         raise UsageError("--shard writes a JSON report for eval-merge: add -f json or --output-json FILE")
     stream = DataStream(data_path, max_row_bytes or DEFAULT_MAX_ROW_BYTES)
     selection = DecisionSelection(limit=limit, shard=shard)
+    stamp = stream.stamp()
     total = sum(1 for _row in selected_rows(stream, body, selection))  # every row checked first
     if not total and shard is None:
         raise UsageError(f"{stream.display}: no labeled rows")
     stream.file_digest()
-    stamp = stream.stamp()
     client = options_client(served_opts["base_url"], served_opts)
     engine = SystemOneBackend(client, client.base_url, served_opts["route"], model)
     options = DecisionEvalOptions(
