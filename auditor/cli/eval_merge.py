@@ -32,7 +32,7 @@ def eval_merge_command(shards: tuple[str, ...], output_format: str, output: str 
     from auditor.cli.common import fail, write_output
     from auditor.eval.decisions import render_decision_text
     from auditor.eval.shards import merge_reports
-    from auditor.eval.spill import report_chunks
+    from auditor.reporting.json_stream import report_chunks
     from auditor.reporting.outputs import Chunks, check_outputs
 
     try:

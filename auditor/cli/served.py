@@ -373,8 +373,8 @@ def eval_decisions(
         run_decision_eval,
         selected_rows,
     )
-    from auditor.eval.spill import report_chunks
     from auditor.eval.stream import DEFAULT_MAX_ROW_BYTES, DataStream, data_identity
+    from auditor.reporting.json_stream import report_chunks
     from auditor.reporting.outputs import Chunks
 
     if not served_opts["base_url"]:

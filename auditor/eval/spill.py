@@ -3,24 +3,18 @@ stream: the memory of a run does not grow with its rows (``eval --backend system
 million rows keeps its predictions here, not in a list).
 
 ``Spill`` is a sequence of JSON values backed by an anonymous temporary file (one compact JSON
-value per line, deleted when closed or collected). ``report_chunks`` gives the bytes of a JSON
-report (the project's writer, ``auditor.reporting.json_text``) with every ``Spill`` value written
-from its file, piece by piece, indented as the rest of the report.
+value per line, deleted when closed or collected). ``auditor.reporting.json_stream`` writes a
+JSON report with every ``Spill`` value streamed from its file, one compact row a line.
 """
 
 from __future__ import annotations
 
 import json
-import secrets
+import math
 import tempfile
 from collections.abc import Iterator
 from typing import Any
 
-from auditor.reporting.escape import strict_json
-from auditor.reporting.json_text import dumps_strict_bytes
-
-# a placeholder string no report holds (a random token per process), replaced by the list
-_MARK = "\ue000pcdlint-spill-" + secrets.token_hex(16) + "-{}\ue000"
 BUFFER = 1 << 20
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ": "))
 
@@ -70,28 +64,16 @@ def _encode(value: Any) -> bytes:
     try:
         text = _COMPACT.encode(value)
     except ValueError:  # a non-finite float: as the report writer writes it ("NaN")
-        text = _COMPACT.encode(strict_json(value))
+        text = _COMPACT.encode(_strict(value))
     return text.encode("utf-8", "backslashreplace")
 
 
-def report_chunks(report: dict) -> Iterator[bytes]:
-    """The JSON report's bytes (as ``dumps_strict_bytes`` writes it), its top-level ``Spill``
-    values streamed from their files."""
-    spills = {key: value for key, value in report.items() if isinstance(value, Spill)}
-    if not spills:
-        yield dumps_strict_bytes(report)
-        return
-    marks = {key: _MARK.format(index) for index, key in enumerate(spills)}
-    head = dumps_strict_bytes({key: marks.get(key, value) for key, value in report.items()})
-    for key, spill in spills.items():
-        placeholder = json.dumps(marks[key], ensure_ascii=False).encode("utf-8")
-        before, _, head = head.partition(placeholder)
-        yield before
-        if not len(spill):
-            yield b"[]"
-            continue
-        yield b"["
-        for index, line in enumerate(spill.lines()):
-            yield (b",\n    " if index else b"\n    ") + line  # one row a line
-        yield b"\n  ]"
-    yield head
+def _strict(value: Any) -> Any:
+    """Non-finite floats as the report writer's strings (auditor.reporting.escape.strict_json)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    return value

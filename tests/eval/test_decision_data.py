@@ -16,9 +16,10 @@ import pytest
 from auditor.errors import UsageError
 from auditor.eval.decisions import DecisionSelection, in_shard, load_decision_rows, selected_rows
 from auditor.eval.shards import check_shards
-from auditor.eval.spill import Spill, report_chunks
+from auditor.eval.spill import Spill
 from auditor.eval.stream import DataStream
 from auditor.eval.tally import QuestionTally, held_out
+from auditor.reporting.json_stream import report_chunks
 from support import FIXTURES, REPO
 
 REQUEST = FIXTURES / "served" / "ticket_triage.json"
