@@ -10,6 +10,13 @@ endpoint, the model and the request's fingerprint, never the API key), so an int
 resumes. Per question: the existing metrics (accuracy with a Wilson interval, macro-F1, the
 confusion matrix, ECE and NLL before and after temperature scaling).
 
+Rows come as a stream (``iter_decision_rows`` over ``auditor.eval.stream``) and are handed to a
+collector as they finish, in the file's order: per question a compact tally (auditor.eval.tally:
+the metrics are made at the end over the rows sorted by line, the held-out split by row id),
+predictions spilled to disk (auditor.eval.spill), so memory does not grow with the rows.
+``--shard I/N`` takes the rows whose id hashes to I (``in_shard``); a shard's report carries its
+tallies, which ``auditor.eval.shards`` merges into the unsharded report.
+
 ``--perturb order`` is verify's option-order probe (``auditor.decoder.orderprobe``) on every
 row: each row is asked again once per extra display order (reversed, rotated by 1, by 2, …;
 ``orders`` in all), every choice question reordered together, and per question the report
