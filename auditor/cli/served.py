@@ -280,18 +280,26 @@ def eval_decisions(
     output_json: str | None,
     quiet: bool,
     write_calibration: str | None = None,
+    max_row_bytes: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> bool:
     """`eval --backend systemone`: the request's questions on labeled rows, through the server.
-    Returns whether a row failed (after the client's retries)."""
+    The data is read twice as a stream (auditor.eval.stream): once to check every row before any
+    request (bad input: exit 2), then row by row while answering. Returns whether a row failed
+    (after the client's retries, or over the row limit)."""
     from auditor.cli.common import write_output
     from auditor.decoder.inputs import load_requests
     from auditor.decoder.progress import Progress
     from auditor.eval.decisions import (
         DecisionEvalOptions,
-        load_decision_rows,
+        DecisionSelection,
         render_decision_text,
         run_decision_eval,
+        selected_rows,
     )
+    from auditor.eval.stream import DEFAULT_MAX_ROW_BYTES, DataStream, data_identity
+    from auditor.reporting.json_stream import report_chunks
+    from auditor.reporting.outputs import Chunks
 
     if not served_opts.base_url:
         raise UsageError(
@@ -305,9 +313,15 @@ def eval_decisions(
             f"{request_path}: holds {len(requests)} decision requests; eval takes a file with one"
         )
     body = requests[0].body
-    rows = load_decision_rows(data_path, body)
-    if limit:
-        rows = rows[:limit]
+    if shard is not None and output_format != "json" and not output_json:
+        raise UsageError("--shard writes a JSON report for eval-merge: add -f json or --output-json FILE")
+    stream = DataStream(data_path, max_row_bytes or DEFAULT_MAX_ROW_BYTES)
+    selection = DecisionSelection(limit=limit, shard=shard)
+    stamp = stream.stamp()
+    total = sum(1 for _row in selected_rows(stream, body, selection))  # every row checked first
+    if not total and shard is None:
+        raise UsageError(f"{stream.display}: no labeled rows")
+    stream.file_digest()
     engine = served_backend(served_opts, "systemone", model, allow_download=False)
     options = DecisionEvalOptions(
         concurrency=served_opts.backend.concurrency,
@@ -320,7 +334,15 @@ def eval_decisions(
     )
     try:
         report = run_decision_eval(
-            engine, body, rows, options, request_path=request_path, data_path=data_path
+            engine,
+            body,
+            selected_rows(stream, body, selection),
+            options,
+            request_path=request_path,
+            data_path=data_path,
+            total=total,
+            data={**data_identity(stream), "limit": limit},
+            shard=shard,
         )
     except KeyboardInterrupt:
         where = "" if cache_dir is None else f"; rows answered so far are cached in {cache_dir}"
@@ -328,17 +350,20 @@ def eval_decisions(
         raise SystemExit(130) from None
     finally:
         engine.close()
+    if stream.stamp() != stamp:
+        raise UsageError(f"{stream.display}: the file changed during the run; its report is not written")
     from auditor.eval.decisions import decision_calibration_file
     from auditor.reporting.json_text import dumps_strict_bytes
 
-    # JSON by the project's JSON writer (every string escaped for JSON, not for a terminal)
+    # JSON by the project's JSON writer (every string escaped for JSON, not for a terminal), the
+    # per-row lists streamed from disk (auditor.reporting.json_stream)
     inputs = [request_path, data_path]
     if output_format == "text":
         write_output(render_decision_text(report), output, inputs)
     else:
-        write_output(dumps_strict_bytes(report), output, inputs, kind="json")
+        write_output(Chunks(report_chunks(report)), output, inputs, kind="json")
     if output_json:
-        write_output(dumps_strict_bytes(report), output_json, inputs, flag="--output-json", kind="json")
+        write_output(Chunks(report_chunks(report)), output_json, inputs, flag="--output-json", kind="json")
     if write_calibration:
         write_output(
             dumps_strict_bytes(decision_calibration_file(report)),

@@ -218,6 +218,7 @@ def test_eval_perturbation_counts_flips_in_the_request_key_order(tmp_path):
     # each row as verify's probe gives it: abc, cba, bca, cab show c, a, a, b last
     assert by_row[0] == {
         "id": "r0",
+        "line": 0,
         "answers": ["c", "a", "a", "b"],
         "flips": 3,
         "position_wins": [0, 0, 4],
