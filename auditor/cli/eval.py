@@ -17,7 +17,7 @@ from auditor.cli.choices import backend_choice, backend_list, format_option
 from auditor.cli.served import eval_decisions, eval_options
 from auditor.errors import UsageError
 from auditor.limits import MAX_ROW_BYTES, MAX_SHARDS
-from auditor.paths import shorten
+from auditor.shown import shorten
 
 if TYPE_CHECKING:
     from auditor.cli.run_options import ServedOptions
