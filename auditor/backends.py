@@ -40,7 +40,8 @@ BACKENDS: dict[str, BackendRow] = {
         ),
         BackendRow(
             "systemone",
-            "decision requests POSTed to a System One server",
+            "decision requests POSTed to a System One server (`pcdlint verify`; `pcdlint eval` "
+            "takes it too; not `check --verify`)",
             ("verify", "eval"),
         ),
     )

@@ -17,6 +17,10 @@ from typing import Any
 
 MAX_FILE_BYTES = 20_000_000
 MAX_DEPTH = 1_000  # nesting of objects/arrays; real schemas stay far below
+# `eval --data` is read as a stream, of any size: one row (a JSONL line, a CSV record) at most
+# this many bytes (--max-row-bytes); a larger row is a failed row (auditor.eval.stream)
+MAX_ROW_BYTES = 16 * 1024 * 1024
+MAX_SHARDS = 4096  # `eval --shard I/N`: N at most
 
 
 def nesting_depth(data: Any) -> int:

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 import click
 
 from auditor.exitcodes import EXIT_USAGE
-from auditor.reporting.outputs import write_error, write_report, write_stdout
+from auditor.reporting.outputs import Chunks, write_error, write_report, write_stdout
 
 
 def split_values(values: tuple[str, ...]) -> list[str]:
@@ -18,7 +18,7 @@ def split_values(values: tuple[str, ...]) -> list[str]:
 
 
 def write_output(
-    text: str | bytes,
+    text: str | bytes | Chunks,
     output: str | None,
     inputs: list[str],
     color: bool = False,
@@ -43,6 +43,9 @@ def fail(message: str) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
+MAX_CONCURRENCY = 1024  # requests in flight at most (a thread each; benchmarks/eval_scale.py)
+
+
 def client_options(backends: str, concurrency_for: str | None = None) -> list[Any]:
     """The options of the one HTTP client (auditor.decoder.http) that `verify` and `eval` share:
     the key's variable, requests in flight, the per-request deadline and the retries. `backends`
@@ -58,7 +61,7 @@ def client_options(backends: str, concurrency_for: str | None = None) -> list[An
         ),
         click.option(
             "--concurrency",
-            type=click.IntRange(1, 64),
+            type=click.IntRange(1, MAX_CONCURRENCY),
             default=4,
             show_default=True,
             help=f"Requests in flight at once ({concurrency_for or backends}).",

@@ -17,9 +17,31 @@ from auditor.cli.choices import backend_choice, backend_list, format_option, pro
 from auditor.cli.gates import check_gate_options
 from auditor.cli.served import eval_decisions, eval_options
 from auditor.errors import UsageError
+from auditor.limits import MAX_ROW_BYTES, MAX_SHARDS
+from auditor.shown import shorten
 
 if TYPE_CHECKING:
     from auditor.cli.run_options import ServedOptions
+
+
+class ShardType(click.ParamType):
+    """``I/N``: shard I of N, 1 <= I <= N <= MAX_SHARDS."""
+
+    name = "I/N"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[int, int]:
+        if isinstance(value, tuple):
+            return value
+        text = str(value)
+        index, slash, count = text.partition("/")
+        if not slash or not index.isdigit() or not count.isdigit() or len(text) > 12:
+            self.fail(f"{shorten(text, 40)!r} is not I/N (e.g. 2/4)", param, ctx)
+        i, n = int(index), int(count)
+        if not 1 <= i <= n <= MAX_SHARDS:
+            self.fail(f"{text!r}: I and N must satisfy 1 <= I <= N <= {MAX_SHARDS}", param, ctx)
+        return i, n
 
 
 @click.command("eval")
@@ -74,6 +96,23 @@ if TYPE_CHECKING:
 )
 @click.option("--limit", type=click.IntRange(1), metavar="N", help="Only the first N rows.")
 @click.option(
+    "--max-row-bytes",
+    type=click.IntRange(1),
+    default=MAX_ROW_BYTES,
+    show_default=True,
+    metavar="BYTES",
+    help="The largest row of --data (a JSONL line, a CSV record); a larger row is not read and "
+    "is reported as a failed row. The file itself may be of any size (it is read as a stream).",
+)
+@click.option(
+    "--shard",
+    type=ShardType(),
+    metavar="I/N",
+    help="--backend systemone: answer only shard I of N (1-based) of the rows, chosen by a hash of "
+    "each row's id; the JSON report carries what `pcdlint eval-merge` needs to combine the N "
+    "shards into the report of the whole set.",
+)
+@click.option(
     "--cache-dir",
     type=click.Path(file_okay=False),
     metavar="DIR",
@@ -105,6 +144,8 @@ def eval_command(
     perturb: tuple[str, ...],
     no_letters: bool,
     limit: int | None,
+    max_row_bytes: int,
+    shard: tuple[int, int] | None,
     cache_dir: str | None,
     no_cache: bool,
     output_format: str,
@@ -117,10 +158,10 @@ def eval_command(
 ) -> None:
     """Measure a schema's decisions on labeled data, per field and scoring method.
 
-    Exit status: 0 measured, 2 usage or input error, 130 interrupted (rerun to resume from the cache);
-    --backend openai or systemone: 1 when a row still failed after the retries (it is listed, not
-    dropped); --compare --fail-if-worse: 1 when B is worse than A by more than the margin and
-    McNemar's test says so at --alpha.
+    Exit status: 0 measured, 1 when a row failed (over --max-row-bytes, or with --backend openai or
+    systemone still failing after the retries; it is listed, not dropped) or --compare
+    --fail-if-worse finds B worse than A by more than the margin with McNemar's test agreeing at
+    --alpha, 2 usage or input error, 130 interrupted (rerun to resume from the cache).
     """
     from pathlib import Path
 
@@ -187,6 +228,8 @@ def eval_command(
                 write_calibration=write_calibration,
                 quiet=quiet,
                 output_html=output_html,
+                max_row_bytes=max_row_bytes,
+                shard=shard,
             )
         except (UsageError, DecoderError) as problem:
             fail(str(problem))
@@ -206,6 +249,8 @@ def eval_command(
             ],
             inputs,
         )
+        if shard is not None:
+            raise UsageError("--shard is for --backend systemone (a decision request's eval)")
         needs_request = [p for p in dict.fromkeys(perturb) if p != "order"]
         if needs_request:
             click.echo(
@@ -215,9 +260,7 @@ def eval_command(
             )
             perturb = tuple(p for p in perturb if p == "order")
         fields = load_fields(schema)
-        rows = load_rows(data_path, fields)
-        if limit:
-            rows = rows[:limit]
+        rows = load_rows(data_path, fields, max_row_bytes=max_row_bytes, limit=limit)
         options = EvalOptions(
             holdout=holdout,
             seed=seed,

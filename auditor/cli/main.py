@@ -334,12 +334,14 @@ from auditor.cli.conform import conform  # noqa: E402  (subcommands in their own
 from auditor.cli.editor import mcp_command, server_command  # noqa: E402
 from auditor.cli.engines import engines_command  # noqa: E402
 from auditor.cli.eval import eval_command  # noqa: E402
+from auditor.cli.eval_merge import eval_merge_command  # noqa: E402
 from auditor.cli.suggest import suggest  # noqa: E402
 from auditor.cli.verify import verify  # noqa: E402
 
 cli.add_command(conform)
 cli.add_command(engines_command)
 cli.add_command(eval_command)
+cli.add_command(eval_merge_command)
 cli.add_command(mcp_command)
 cli.add_command(server_command)
 cli.add_command(suggest)

@@ -324,22 +324,30 @@ def eval_decisions(
     quiet: bool,
     write_calibration: str | None = None,
     output_html: str | None = None,
+    max_row_bytes: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> int:
     """`eval --backend systemone`: the request's questions on labeled rows, through the server
     (or a ``--replay`` recording); with ``--compare``, two sides paired (``auditor.cli.gates``).
-    Returns the exit code: 1 when a row failed (after the client's retries) or the gate failed."""
+    The data is read twice as a stream (auditor.eval.stream): once to check every row before any
+    request (bad input: exit 2), then row by row while answering. Returns the exit code: 1 when a
+    row failed (after the client's retries, or over the row limit) or the gate failed."""
     from auditor.cli.common import write_output
     from auditor.cli.gates import AnswerSource, eval_compare, name_request, prepare_probes
     from auditor.decoder.inputs import DecisionInput, load_requests
     from auditor.decoder.progress import Progress
     from auditor.eval.decisions import (
         DecisionEvalOptions,
+        DecisionSelection,
         decision_calibration_file,
-        load_decision_rows,
         render_decision_text,
         run_decision_eval,
+        selected_rows,
     )
+    from auditor.eval.stream import DEFAULT_MAX_ROW_BYTES, DataStream, data_identity
+    from auditor.reporting.json_stream import report_chunks
     from auditor.reporting.json_text import dumps_strict_bytes
+    from auditor.reporting.outputs import Chunks
 
     gate = served_opts.gate
     if not served_opts.base_url and not gate.replay_path:
@@ -364,6 +372,8 @@ def eval_decisions(
         return requests[0]
 
     if gate.compare:
+        if shard is not None:
+            raise UsageError("--shard and --compare exclude each other (compare the merged reports' runs)")
         return eval_compare(
             request_path,
             data_path,
@@ -384,10 +394,19 @@ def eval_decisions(
         )
     item = load_one(request_path)
     body = item.body
-    rows = load_decision_rows(data_path, body)
-    if limit:
-        rows = rows[:limit]
-    prepare_probes(options, item, len(rows), quiet)
+    if shard is not None and output_format != "json" and not output_json:
+        raise UsageError("--shard writes a JSON report for eval-merge: add -f json or --output-json FILE")
+    row_probes = [p for p in perturb if p != "order"]
+    if shard is not None and row_probes:
+        raise UsageError(f"--shard takes --perturb order only; --perturb {row_probes[0]} runs unsharded")
+    stream = DataStream(data_path, max_row_bytes or DEFAULT_MAX_ROW_BYTES)
+    selection = DecisionSelection(limit=limit, shard=shard)
+    stamp = stream.stamp()
+    total = sum(1 for _row in selected_rows(stream, body, selection))  # every row checked first
+    if not total and shard is None:
+        raise UsageError(f"{stream.display}: no labeled rows")
+    stream.file_digest()
+    prepare_probes(options, item, total, quiet)
     inputs = [request_path, data_path]
     source = AnswerSource(gate, served_opts.backend, served_opts.backend.route)
     source.check_target(inputs)
@@ -397,7 +416,15 @@ def eval_decisions(
     try:
         engine = source.engine(served_opts.base_url, model)
         report = run_decision_eval(
-            engine, body, rows, options, request_path=request_path, data_path=data_path
+            engine,
+            body,
+            selected_rows(stream, body, selection),
+            options,
+            request_path=request_path,
+            data_path=data_path,
+            total=total,
+            data={**data_identity(stream), "limit": limit},
+            shard=shard,
         )
     except UsageError as error:
         raise name_request(error, request_path) from None
@@ -407,16 +434,19 @@ def eval_decisions(
         raise SystemExit(130) from None
     finally:
         source.finish(inputs)
+    if stream.stamp() != stamp:
+        raise UsageError(f"{stream.display}: the file changed during the run; its report is not written")
     if source.answers_block() is not None:
         report["server"]["answers"] = source.answers_block()
-    # JSON by the project's JSON writer (every string escaped for JSON, not for a terminal)
+    # JSON by the project's JSON writer (every string escaped for JSON, not for a terminal), the
+    # per-row lists streamed from disk (auditor.reporting.json_stream)
     if output_format == "text":
         replayed = "" if source.replay is None else source.replay.when() + "\n"
         write_output(replayed + render_decision_text(report), output, inputs)
     else:
-        write_output(dumps_strict_bytes(report), output, inputs, kind="json")
+        write_output(Chunks(report_chunks(report)), output, inputs, kind="json")
     if output_json:
-        write_output(dumps_strict_bytes(report), output_json, inputs, flag="--output-json", kind="json")
+        write_output(Chunks(report_chunks(report)), output_json, inputs, flag="--output-json", kind="json")
     if write_calibration:
         write_output(
             dumps_strict_bytes(decision_calibration_file(report)),

@@ -347,6 +347,11 @@ class HttpClient:
             raise HttpError(f"POST {path}: the request body is not JSON ({exc})") from None
         return self._request("POST", path, content, retry_server_errors)
 
+    def post_content(self, path: str, content: bytes, *, retry_server_errors: bool = True) -> object:
+        """``post_json`` with the body already encoded as JSON (a caller that sends many bodies
+        differing in one value encodes the rest once: ``SystemOneBackend.encoder``)."""
+        return self._request("POST", path, content, retry_server_errors)
+
     # -- the policy ----------------------------------------------------------------------------
     def _count(self, key: str, status: int | None = None) -> None:
         with self._lock:
@@ -446,8 +451,10 @@ class HttpClient:
         self, method: str, url: str, content: bytes | None, what: str
     ) -> tuple[int, httpx2.Headers, bytes]:
         """One request (and its same-origin redirects); the status, headers and (capped) body."""
-        for _hop in range(MAX_REDIRECTS + 1):
-            target, _path = parse_origin(url, "a redirect")
+        for hop in range(MAX_REDIRECTS + 1):
+            # the first hop is base_url + path (checked when the client was made); a redirect's
+            # target was checked by _redirect
+            target = self.origin if hop == 0 else parse_origin(url, "a redirect")[0]
             headers = {"Content-Type": "application/json"} if content is not None else {}
             if self._key and target == self.origin:
                 headers["Authorization"] = f"Bearer {self._key}"

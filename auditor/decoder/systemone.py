@@ -17,6 +17,9 @@ service refuses the request (a 4xx with its message), ``DecoderError`` when it c
 
 from __future__ import annotations
 
+import json
+import secrets
+from collections.abc import Callable
 from typing import Any
 
 from auditor.decoder.decision_answers import QuestionAnswer, read_checked
@@ -82,13 +85,16 @@ class SystemOneBackend:
             close()
 
     def decide(self, body: dict) -> dict:
-        from auditor.decoder.http import HttpError
-
         payload = dict(body)
         if self.model:
             payload["model"] = self.model
+        return self._answer(lambda: self.client.post_json(self.route, payload))
+
+    def _answer(self, post: Callable[[], Any]) -> dict:
+        from auditor.decoder.http import HttpError
+
         try:
-            response = self.client.post_json(self.route, payload)
+            response = post()
         except HttpError as exc:
             status = exc.status
             if status is not None and 400 <= status < 500 and status not in _NOT_REFUSALS:
@@ -97,6 +103,31 @@ class SystemOneBackend:
         if not isinstance(response, dict):
             raise DecoderError("the server's response is not a JSON object")
         return response
+
+    def encoder(self, body: dict) -> Callable[[Any], bytes]:
+        """A function of a state giving the bytes ``decide`` would send for ``body`` with that
+        state: the rest of the request is encoded once, the state's JSON spliced in."""
+        payload = dict(body)
+        if self.model:
+            payload["model"] = self.model
+        mark = "\ue000pcdlint-state-" + secrets.token_hex(16) + "\ue000"
+        payload["state"] = mark
+        text = json.dumps(payload, allow_nan=False, ensure_ascii=False)
+        head, quoted, tail = text.partition(json.dumps(mark, ensure_ascii=False))
+        assert quoted, "the state's place in the request"
+        before, after = head.encode("utf-8"), tail.encode("utf-8")
+
+        def encode(state: Any) -> bytes:
+            try:
+                return before + json.dumps(state, allow_nan=False, ensure_ascii=False).encode("utf-8") + after
+            except (TypeError, ValueError) as exc:  # NaN or Infinity in a row's state
+                raise DecoderError(f"the row's state is not JSON ({exc})") from None
+
+        return encode
+
+    def decide_content(self, content: bytes) -> dict:
+        """``decide`` for a body already encoded (``encoder``)."""
+        return self._answer(lambda: self.client.post_content(self.route, content))
 
     def redact(self, text: str) -> str:
         """``text`` with the API key masked (a message quoting a server's answer may carry it)."""

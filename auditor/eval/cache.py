@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,8 @@ def cache_key(material: dict) -> str:
 # The largest score cache file read (tens of thousands of rows take a few MB); larger, it is
 # not read (every row is scored again)
 SCORE_CACHE_MAX_BYTES = 256 * 1024 * 1024
+BATCH_LINES = 256  # a streamed run appends its answers this many at a time …
+BATCH_SECONDS = 1.0  # … or after this long, so an interrupted run loses at most a second of them
 
 
 def _read(path: Path) -> bytes:
@@ -104,6 +107,8 @@ class ScoreCache:
         self.entries: dict[tuple[str, str], list] = {}
         self.loaded = 0
         self.skipped = 0  # damaged lines (torn, edited, of another shape): rescored
+        self._batch: list[bytes] = []
+        self._flushed = time.monotonic()
         raw = _read(self.path) if self.path is not None else b""
         if raw:
             for line in raw.split(b"\n"):
@@ -136,17 +141,32 @@ class ScoreCache:
     def get(self, variant: str, row: str) -> Any:  # the row's scores, or None
         return self.entries.get((variant, row))
 
-    def put(self, variant: str, row: str, scores: list) -> None:
-        self.entries[(variant, row)] = scores
+    def put(self, variant: str, row: str, scores: list, remember: bool = True) -> None:
+        """Keep a row's scores (``remember``: for ``get`` in this run too) and append them to the
+        file: at once, or (``remember=False``, a streamed run) in batches of ``BATCH_LINES`` lines
+        or ``BATCH_SECONDS``, whichever comes first; ``flush`` writes what is left."""
+        if remember:
+            self.entries[(variant, row)] = scores
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"variant": variant, "row": row, "scores": scores}, ensure_ascii=False)
+        self._batch.append(line.encode("utf-8") + b"\n")
+        now = time.monotonic()
+        if remember or len(self._batch) >= BATCH_LINES or now - self._flushed >= BATCH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Append the batched lines to the file (one write)."""
+        if self.path is None or not self._batch:
+            return
+        data, self._batch = b"".join(self._batch), []
+        self._flushed = time.monotonic()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a+b") as handle:
             handle.seek(0, os.SEEK_END)
             if handle.tell():
                 handle.seek(-1, os.SEEK_END)
                 if handle.read(1) != b"\n":  # finish a torn line so it stays one bad line
                     handle.write(b"\n")
-            handle.write(line.encode("utf-8") + b"\n")
+            handle.write(data)
             handle.flush()

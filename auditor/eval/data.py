@@ -6,26 +6,28 @@ booleans as ``true``/``false``, numbers and ``null`` as their JSON text, other c
 an empty cell means "not labeled". A row may leave fields unlabeled; it then does not count for
 them. A label that is not one of the field's options is an input error naming row and field.
 
-The file is read like any input of `check` (auditor.schema.documents.read_source): a regular
-file within the size limit (a FIFO or /dev/zero is refused, never read), nesting within the
-depth limit, integers within Python's digit limit. JSONL lines end at `\n` only, as JSON
-defines them: U+2028, U+2029 and NEL are valid inside a string. A CSV cell may be as long as
-the file (Python's csv module stops at 128 KiB by default), and a header naming one column twice
-is refused. Values quoted in messages are cut (auditor.shown).
+The file is read as a stream (auditor.eval.stream): a regular file of any size (a FIFO or
+/dev/zero is refused, never read), one row at a time, a row over ``--max-row-bytes`` kept as a
+failed row (``Row.error``), nesting within the depth limit, integers within Python's digit
+limit. JSONL lines end at `\n` only, as JSON defines them: U+2028, U+2029 and NEL are valid
+inside a string. A CSV cell may be as long as the row limit (Python's csv module stops at
+128 KiB by default), and a header naming one column twice is refused. Values quoted in
+messages are cut (auditor.shown).
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
-from auditor.errors import InputFileError, UsageError
+from auditor.errors import UsageError
+from auditor.eval.stream import DEFAULT_MAX_ROW_BYTES, DataStream, Oversized
 from auditor.paths import resolve_path
-from auditor.schema.documents import MAX_DEPTH, MAX_FILE_BYTES, check_unicode, nesting_depth, read_source
 from auditor.shown import shorten, shown
 
 
@@ -45,6 +47,7 @@ class Row:
     id: str
     context: str
     labels: dict[str, int]  # field name -> gold option index
+    error: str | None = None  # a row that could not be read (over the byte limit): a failed row
 
     @property
     def key(self) -> str:
@@ -102,110 +105,100 @@ def _labels(where: str, raw: dict, fields: dict[str, EvalField], from_csv: bool)
     return labels
 
 
-def _jsonl_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[Row]:
-    rows = []
-    # JSON's own line rule: only \n ends a line (str.splitlines would also split at U+2028,
-    # U+2029, NEL and form feed, all valid inside a JSON string)
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if not line.strip():
-            continue
-        where = f"{display}:{number}"
-        try:
-            record = json.loads(line)
-            depth = nesting_depth(record)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{where}: invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise UsageError(f"{where}: nested more than {MAX_DEPTH} levels deep") from None
-        except ValueError as exc:  # an integer past Python's digit limit
-            raise UsageError(f"{where}: invalid JSON value: {shorten(str(exc), 80)}") from None
-        if depth > MAX_DEPTH:
-            raise UsageError(f"{where}: nested {depth} levels deep, over the limit of {MAX_DEPTH}")
-        if "\\u" in line:  # only an escape can write a lone surrogate, which no tokenizer encodes
-            try:
-                check_unicode(record, where)
-            except InputFileError as exc:
-                raise UsageError(str(exc)) from None
-        if not isinstance(record, dict) or not isinstance(record.get("context"), str):
-            raise UsageError(f'{where}: a row is an object with a string "context" and a "labels" object')
-        raw = record.get("labels", {})
-        if not isinstance(raw, dict):
-            raise UsageError(f'{where}: "labels" must be an object of field: value')
-        rows.append(
-            Row(
-                number,
-                str(record.get("id", number)),
-                record["context"],
-                _labels(where, raw, fields, from_csv=False),
-            )
-        )
-    return rows
+def _jsonl_row(number: int, record: object, where: str, fields: dict[str, EvalField]) -> Row:
+    if not isinstance(record, dict) or not isinstance(record.get("context"), str):
+        raise UsageError(f'{where}: a row is an object with a string "context" and a "labels" object')
+    raw = record.get("labels", {})
+    if not isinstance(raw, dict):
+        raise UsageError(f'{where}: "labels" must be an object of field: value')
+    return Row(
+        number, str(record.get("id", number)), record["context"], _labels(where, raw, fields, from_csv=False)
+    )
 
 
-def _csv_rows(text: str, display: str, fields: dict[str, EvalField]) -> list[Row]:
-    previous_limit = csv.field_size_limit()
-    csv.field_size_limit(max(previous_limit, MAX_FILE_BYTES))  # a cell may be as long as the file
+def _csv_cells(text: str, where: str) -> list[str]:
     try:
-        return _csv_records(text, display, fields)
+        return next(csv.reader([text]), [])
+    except csv.Error as exc:
+        raise UsageError(f"{where}: invalid CSV: {exc}") from None
+
+
+def _csv_rows(stream: DataStream, fields: dict[str, EvalField]) -> Iterator[Row]:
+    previous_limit = csv.field_size_limit()
+    csv.field_size_limit(max(previous_limit, stream.max_row_bytes))  # a cell may be as long as the row
+    try:
+        header: list[str] | None = None
+        count = 0
+        for number, record in stream.csv_records():
+            where = f"{stream.display}:{number}"
+            if header is None:
+                if isinstance(record, Oversized):
+                    raise UsageError(f"{where}: the CSV header is {record.error}")
+                header = _csv_cells(record, where)
+                if "context" not in header:
+                    raise UsageError(
+                        f"{stream.display}: a CSV needs a 'context' column and one column per field"
+                    )
+                twice = sorted({name for name in header if header.count(name) > 1})
+                if twice:
+                    raise UsageError(
+                        f"{where}: column {shorten(repr(twice[0]))} appears more than once in the "
+                        "header (one column per field)"
+                    )
+                continue
+            count += 1
+            if isinstance(record, Oversized):
+                yield Row(number, str(count), "", {}, error=record.error)
+                continue
+            cells = _csv_cells(record, where)
+            if not cells:
+                count -= 1
+                continue  # a blank line
+            if len(cells) > len(header):
+                raise UsageError(f"{where}: more cells than header columns")
+            values = dict(zip(header, cells))
+            raw = {k: v for k, v in values.items() if k not in ("context", "id")}
+            yield Row(
+                number,
+                values.get("id") or str(count),
+                values.get("context") or "",
+                _labels(where, raw, fields, from_csv=True),
+            )
     finally:
         csv.field_size_limit(previous_limit)
 
 
-def _csv_records(text: str, display: str, fields: dict[str, EvalField]) -> list[Row]:
-    reader = csv.DictReader(io.StringIO(text))
-    try:
-        header = reader.fieldnames or []
-    except csv.Error as exc:
-        raise UsageError(f"{display}:1: invalid CSV: {exc}") from None
-    if "context" not in header:
-        raise UsageError(f"{display}: a CSV needs a 'context' column and one column per field")
-    twice = sorted({name for name in header if header.count(name) > 1})
-    if twice:
-        raise UsageError(
-            f"{display}:1: column {shorten(repr(twice[0]))} appears more than once in the "
-            "header (one column per field)"
-        )
-    rows: list[Row] = []
-    try:
-        for record in reader:
-            where = f"{display}:{reader.line_num}"
-            if None in record:
-                raise UsageError(f"{where}: more cells than header columns")
-            raw = {k: v for k, v in record.items() if k not in ("context", "id") and v is not None}
-            rows.append(
-                Row(
-                    reader.line_num,
-                    record.get("id") or str(len(rows) + 1),
-                    record["context"] or "",
-                    _labels(where, raw, fields, from_csv=True),
-                )
-            )
-    except csv.Error as exc:
-        raise UsageError(f"{display}:{reader.line_num}: invalid CSV: {exc}") from None
-    return rows
-
-
-def load_rows(path: str | Path, fields: list[EvalField]) -> list[Row]:
-    """Read labeled rows (``.csv`` by suffix, otherwise JSONL); raise UsageError on bad input."""
-    display = shorten(str(path))
-    path = resolve_path(path, "--data")
-    try:
-        text = read_source(path, display).decode("utf-8-sig")
-    except InputFileError as exc:
-        raise UsageError(f"{exc.path}: {exc.message.removesuffix('; skipped')}") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{display}: not UTF-8 text (byte {exc.start})") from None
+def iter_rows(stream: DataStream, fields: list[EvalField]) -> Iterator[Row]:
+    """Every row of the file, read as a stream; a row over the byte limit as a Row with ``error``.
+    Raises UsageError on the first row that is bad input."""
     by_name = {field.name: field for field in fields}
-    rows = (
-        _csv_rows(text, display, by_name)
-        if path.suffix.lower() == ".csv"
-        else _jsonl_rows(text, display, by_name)
-    )
+    if stream.csv:
+        yield from _csv_rows(stream, by_name)
+        return
+    for number, record in stream.json_lines():
+        if isinstance(record, Oversized):
+            yield Row(number, str(number), "", {}, error=record.error)
+        else:
+            yield _jsonl_row(number, record, f"{stream.display}:{number}", by_name)
+
+
+def load_rows(
+    path: str | Path,
+    fields: list[EvalField],
+    *,
+    max_row_bytes: int = DEFAULT_MAX_ROW_BYTES,
+    limit: int | None = None,
+) -> list[Row]:
+    """Read labeled rows (``.csv`` by suffix, otherwise JSONL; the first ``limit``); raise
+    UsageError on bad input. A row over ``max_row_bytes`` comes back with its ``error`` set."""
+    stream = DataStream(path, max_row_bytes)
+    rows = list(islice(iter_rows(stream, fields), limit))
+    display = stream.display
     if not rows:
         raise UsageError(f"{display}: no labeled rows")
-    if not any(row.labels for row in rows):
-        raise UsageError(f"{display}: no row labels any field of the schema ({', '.join(by_name)})")
+    if not any(row.labels for row in rows) and not any(row.error for row in rows):
+        names = ", ".join(field.name for field in fields)
+        raise UsageError(f"{display}: no row labels any field of the schema ({names})")
     return rows
 
 

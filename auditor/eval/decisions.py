@@ -10,6 +10,13 @@ endpoint, the model and the request's fingerprint, never the API key), so an int
 resumes. Per question: the existing metrics (accuracy with a Wilson interval, macro-F1, the
 confusion matrix, ECE and NLL before and after temperature scaling).
 
+Rows come as a stream (``iter_decision_rows`` over ``auditor.eval.stream``) and are handed to a
+collector as they finish, in the file's order: per question a compact tally (auditor.eval.tally:
+the metrics are made at the end over the rows sorted by line, the held-out split by row id),
+predictions spilled to disk (auditor.eval.spill), so memory does not grow with the rows.
+``--shard I/N`` takes the rows whose id hashes to I (``in_shard``); a shard's report carries its
+tallies, which ``auditor.eval.shards`` merges into the unsharded report.
+
 ``--perturb order`` is verify's option-order probe (``auditor.decoder.orderprobe``) on every
 row: each row is asked again once per extra display order (reversed, rotated by 1, by 2, …;
 ``orders`` in all), every choice question reordered together, and per question the report
@@ -25,9 +32,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
+from queue import SimpleQueue
 from typing import Any
 
 from auditor.decoder.answers import AnswerError
@@ -37,7 +47,6 @@ from auditor.decoder.orderprobe import (
     DEFAULT_ORDERS,
     OrderProbe,
     display_orders,
-    order_verdict,
     probed_questions,
     reordered_body,
     summarize,
@@ -47,8 +56,10 @@ from auditor.decoder.systemone import DecisionRefused, question_keys, read_answe
 from auditor.errors import UsageError
 from auditor.eval import metrics
 from auditor.eval.cache import ScoreCache
-from auditor.eval.probes import ROW_PROBES, probe_lines, row_probe_report
-from auditor.eval.runner import _method_block
+from auditor.eval.probes import ROW_PROBES, probe_lines, row_probe_entry, row_probe_summary
+from auditor.eval.stream import DEFAULT_MAX_ROW_BYTES, DataStream, Oversized
+from auditor.shown import shorten
+from auditor.shown import shown as shown_value
 from auditor.version import __version__
 
 REPORT_KIND = "decisions"
@@ -61,6 +72,7 @@ class DecisionRow:
     id: str
     state: object
     labels: dict[str, int]  # question -> gold answer index (request order)
+    error: str | None = None  # a row that could not be read (over the byte limit): a failed row
 
     @property
     def key(self) -> str:
@@ -97,53 +109,55 @@ def _gold(question: dict, value: Any, keys: list[str]) -> int | None:
     return keys.index(value) if isinstance(value, str) and value in keys else None
 
 
-def load_decision_rows(path: str | Path, body: dict) -> list[DecisionRow]:
-    """Read labeled rows for ``body``'s questions; a label that is no answer is an input error."""
-    path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read file ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+def _decision_row(
+    number: int, record: object, where: str, body: dict, keys: dict[str, list[str]]
+) -> DecisionRow:
     questions = body["questions"]
-    keys = {qid: question_keys(q) for qid, q in questions.items()}
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{where}: invalid JSON: {exc.msg}") from None
-        if not isinstance(record, dict) or not ("state" in record or isinstance(record.get("context"), str)):
+    if not isinstance(record, dict) or not ("state" in record or isinstance(record.get("context"), str)):
+        raise UsageError(f'{where}: a row is an object with a "state" (or a string "context") and "labels"')
+    raw = record.get("labels", {})
+    if not isinstance(raw, dict):
+        raise UsageError(f'{where}: "labels" must be an object of question: answer')
+    labels = {}
+    for qid, value in raw.items():
+        if qid not in questions:
             raise UsageError(
-                f'{where}: a row is an object with a "state" (or a string "context") and "labels"'
+                f"{where}: label for unknown question {shorten(repr(qid))} "
+                f"(questions: {shorten(', '.join(questions))})"
             )
-        raw = record.get("labels", {})
-        if not isinstance(raw, dict):
-            raise UsageError(f'{where}: "labels" must be an object of question: answer')
-        labels = {}
-        for qid, value in raw.items():
-            if qid not in questions:
-                raise UsageError(
-                    f"{where}: label for unknown question {qid!r} (questions: {', '.join(questions)})"
-                )
-            if value is None:
-                continue
-            gold = _gold(questions[qid], value, keys[qid])
-            if gold is None:
-                shown = ", ".join(keys[qid][:8])
-                raise UsageError(
-                    f"{where}: label {json.dumps(value, ensure_ascii=False)} for question {qid!r} "
-                    f"is not one of its answers ({shown}{', …' if len(keys[qid]) > 8 else ''})"
-                )
-            labels[qid] = gold
-        state = record["state"] if "state" in record else record["context"]
-        rows.append(DecisionRow(number, str(record.get("id", number)), state, labels))
+        if value is None:
+            continue
+        gold = _gold(questions[qid], value, keys[qid])
+        if gold is None:
+            shown = ", ".join(shorten(k, 40) for k in keys[qid][:8])
+            raise UsageError(
+                f"{where}: label {shown_value(value, limit=80)} for question {shorten(repr(qid))} "
+                f"is not one of its answers ({shown}{', …' if len(keys[qid]) > 8 else ''})"
+            )
+        labels[qid] = gold
+    state = record["state"] if "state" in record else record["context"]
+    return DecisionRow(number, str(record.get("id", number)), state, labels)
+
+
+def iter_decision_rows(stream: DataStream, body: dict) -> Iterator[DecisionRow]:
+    """Every row of a JSONL file, read as a stream (auditor.eval.stream); a row over the byte
+    limit as a DecisionRow with ``error``. Raises UsageError on the first row that is bad input."""
+    keys = {qid: question_keys(q) for qid, q in body["questions"].items()}
+    for number, record in stream.json_lines():
+        if isinstance(record, Oversized):
+            yield DecisionRow(number, str(number), None, {}, error=record.error)
+        else:
+            yield _decision_row(number, record, f"{stream.display}:{number}", body, keys)
+
+
+def load_decision_rows(
+    path: str | Path, body: dict, *, max_row_bytes: int = DEFAULT_MAX_ROW_BYTES, limit: int | None = None
+) -> list[DecisionRow]:
+    """Read labeled rows for ``body``'s questions; a label that is no answer is an input error."""
+    stream = DataStream(path, max_row_bytes)
+    rows = list(islice(iter_decision_rows(stream, body), limit))
     if not rows:
-        raise UsageError(f"{path}: no labeled rows")
+        raise UsageError(f"{stream.display}: no labeled rows")
     return rows
 
 
@@ -176,10 +190,16 @@ def variant_bodies(body: dict, plans: dict[str, list[list[int]]]) -> dict[str, d
     return bodies
 
 
-def _score_one(engine: Any, body: dict, keys: dict[str, list[str]]) -> dict:
-    """{question: probabilities in the original request's key order} or {"error": one line}."""
+def _score_one(
+    engine: Any, body: dict | bytes, keys: dict[str, list[str]], request: dict | None = None
+) -> dict:
+    """{question: probabilities in the original request's key order} or {"error": one line}.
+    ``body``: the request, or its bytes (``SystemOneBackend.encoder``) with ``request`` the dict."""
     try:
-        answers = read_answers(body, engine.decide(body))
+        if isinstance(body, bytes):
+            answers = read_answers(request or {}, engine.decide_content(body))
+        else:
+            answers = read_answers(body, engine.decide(body))
     except DecisionRefused as exc:
         return {"error": f"refused ({exc.status}): {exc.message}"}
     except AnswerError:
@@ -195,6 +215,24 @@ def _score_one(engine: Any, body: dict, keys: dict[str, list[str]]) -> dict:
         # realign with the original order
         out[answer.name] = realign(answer, keys[answer.name])
     return {"answers": out}
+
+
+def _sender(engine: Any, bodies: dict[str, dict], keys: dict[str, list[str]]) -> Callable[[str, Any], dict]:
+    """``send(variant, state)``: the row's answer to one variant (``_score_one``), the request
+    encoded once per variant and the state spliced in where the engine can (a served one)."""
+    encoder = getattr(engine, "encoder", None)
+    if encoder is None or not hasattr(engine, "decide_content"):
+        return lambda variant, state: _score_one(engine, {**bodies[variant], "state": state}, keys)
+    encoders = {variant: encoder(body) for variant, body in bodies.items()}
+
+    def send(variant: str, state: Any) -> dict:
+        try:
+            content = encoders[variant](state)
+        except DecoderError as exc:
+            return {"error": str(exc)}
+        return _score_one(engine, content, keys, bodies[variant])
+
+    return send
 
 
 def _to_cache(answers: dict[str, list[float]]) -> list[dict]:
@@ -220,78 +258,104 @@ def _from_cache(blocks: Any, keys: dict[str, list[str]], variant: str) -> dict[s
     return answers if answers and (wanted is None or set(answers) == wanted) else None
 
 
-def score_rows(
-    engine: Any,
-    bodies: dict[str, dict],
-    rows: list[DecisionRow],
-    cache: ScoreCache,
-    options: DecisionEvalOptions,
-) -> dict[tuple[str, str], dict]:
-    """Every (variant, row) answered, from the cache or with at most ``concurrency`` in flight."""
-    variants = list(bodies)
-    keys = {qid: question_keys(q) for qid, q in bodies["original"]["questions"].items()}
-    results: dict[tuple[str, str], dict] = {}
-    todo = []
-    for variant in variants:
-        for row in rows:
-            if (variant, row.key) in results:
+@dataclass
+class DecisionSelection:
+    """Which rows of the file a run answers: the first ``limit``, then its shard's share."""
+
+    limit: int | None = None
+    shard: tuple[int, int] | None = None  # (I, N), 1-based: the rows whose id hash is I-1 mod N
+
+    def takes(self, row: DecisionRow) -> bool:
+        return self.shard is None or in_shard(row.id, *self.shard)
+
+
+def in_shard(row_id: str, index: int, count: int) -> bool:
+    """Whether the row with this id belongs to shard ``index`` of ``count`` (1-based): by the
+    SHA-256 of the id, so any run over the same file splits it the same way."""
+    digest = hashlib.sha256(row_id.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") % count == index - 1
+
+
+def selected_rows(stream: DataStream, body: dict, selection: DecisionSelection) -> Iterator[DecisionRow]:
+    """The rows a run answers, read as a stream (the first ``limit`` rows of the file, then the
+    shard's share of them)."""
+    rows = islice(iter_decision_rows(stream, body), selection.limit)
+    return (row for row in rows if selection.takes(row))
+
+
+class _Collector:
+    """What a decision eval keeps of every finished row (auditor.eval.tally): per question the
+    labeled answered rows, the order probes, the failed rows and the predictions (spilled to
+    disk, auditor.eval.spill)."""
+
+    def __init__(self, body: dict, plans: dict[str, list[list[int]]], options: DecisionEvalOptions):
+        from auditor.eval.spill import Spill
+        from auditor.eval.tally import QuestionTally
+
+        self.body, self.plans, self.options = body, plans, options
+        self.keys = {qid: question_keys(q) for qid, q in body["questions"].items()}
+        self.tallies = {
+            qid: QuestionTally(qid, q["type"], self.keys[qid]) for qid, q in body["questions"].items()
+        }
+        self.failed: list[dict] = []
+        self.predictions = Spill()
+        self.rows = self.hits = self.scored = 0
+        # eval --perturb criteria|names: (question, probe) → one small entry per labeled row
+        self.row_probes: dict[tuple[str, str], list[dict]] = {}
+
+    def add(self, row: DecisionRow, got: dict[str, dict]) -> None:
+        from auditor.eval.tally import held_out
+
+        self.rows += 1
+        for variant, result in got.items():
+            if result.get("skipped"):
                 continue
-            cached = _from_cache(cache.get(variant, row.key), keys, variant)
-            if cached is not None:
-                results[(variant, row.key)] = {"answers": cached, "cached": True}
-            elif bodies[variant]:
-                results[(variant, row.key)] = {}
-                todo.append((variant, row))
-    from auditor.decoder.progress import Progress
+            if "error" in result:
+                self.failed.append(
+                    {"id": row.id, "line": row.number, "variant": variant, "error": result["error"]}
+                )
+            elif result.get("cached"):
+                self.hits += 1
+            else:
+                self.scored += 1
+        original = got.get("original", {}).get("answers")
+        labels = {q: self.keys[q][g] for q, g in row.labels.items()}
+        self.predictions.append(
+            {
+                "id": row.id,
+                "line": row.number,
+                "labels": labels,
+                "answers": None
+                if original is None
+                else {q: self.keys[q][metrics.argmax_first(p)] for q, p in original.items()},
+            }
+        )
+        if original is None:
+            return
+        held = held_out(row.id, self.options.holdout, self.options.seed)
+        for qid, gold in row.labels.items():
+            if qid not in original:
+                continue
+            tally = self.tallies[qid]
+            tally.add(row.number, gold, held, original[qid])
+            if qid in self.plans:
+                self._probe(row, qid, got)
+            for name in ROW_PROBES:
+                changed = got.get(name, {}).get("answers") or {}
+                if name in self.options.perturb and qid in changed:
+                    kind = self.body["questions"][qid]["type"]
+                    self.row_probes.setdefault((qid, name), []).append(
+                        row_probe_entry(kind, self.keys[qid], row, original[qid], changed[qid], gold)
+                    )
 
-    progress = options.progress if options.progress is not None else Progress(False)
-    with progress.stage("eval", len(todo), "row") as tick, ThreadPoolExecutor(options.concurrency) as pool:  # type: ignore[attr-defined]
-        pending: dict[Future, tuple[str, DecisionRow]] = {}
-        queue = iter(todo)
-        try:
-            while True:
-                while len(pending) < options.concurrency:
-                    item = next(queue, None)
-                    if item is None:
-                        break
-                    variant, row = item
-                    pending[
-                        pool.submit(_score_one, engine, {**bodies[variant], "state": row.state}, keys)
-                    ] = item
-                if not pending:
-                    break
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    variant, row = pending.pop(future)
-                    try:
-                        result = future.result()
-                    except AnswerError as exc:
-                        for other in pending:
-                            other.cancel()
-                        redact = getattr(engine, "redact", None)
-                        message = f"row {shown(row.id)} (line {row.number}, {variant}): {exc}"
-                        raise AnswerError(redact(message) if redact is not None else message) from None
-                    results[(variant, row.key)] = result
-                    if "answers" in result:
-                        cache.put(variant, row.key, _to_cache(result["answers"]))
-                    tick(1)
-        except KeyboardInterrupt:
-            for future in pending:
-                future.cancel()
-            raise
-    return results
-
-
-def _order_report(
-    qid: str, keys: list[str], plan: list[list[int]], rows: list[DecisionRow], results: dict
-) -> dict:
-    """The order probe over the rows: per row as ``verify --probe order`` gives it, and summed."""
-    by_row = []
-    for row in rows:
-        got = [results.get(("original" if i == 0 else f"order{i}", row.key), {}) for i in range(len(plan))]
-        if not all(qid in g.get("answers", {}) for g in got):
-            continue
-        probs = [g["answers"][qid] for g in got]
+    def _probe(self, row: DecisionRow, qid: str, got: dict[str, dict]) -> None:
+        plan, keys = self.plans[qid], self.keys[qid]
+        answers = [
+            got.get("original" if i == 0 else f"order{i}", {}).get("answers") or {} for i in range(len(plan))
+        ]
+        if not all(qid in a for a in answers):
+            return
+        probs = [a[qid] for a in answers]
         probe = summarize(
             OrderProbe(
                 qid,
@@ -301,32 +365,10 @@ def _order_report(
                 probs,
             )
         )
-        by_row.append((row, probe))
-    count = len(plan)
-    wins = [sum(probe.position_wins[i] for _row, probe in by_row) for i in range(len(keys))]
-    flipped = sum(1 for _row, probe in by_row if probe.flips)
-    requests = sum(probe.flips for _row, probe in by_row)
-    swung = max(by_row, key=lambda item: item[1].largest_swing, default=None)
-    return {
-        "rows": len(by_row),
-        "orders": count,
-        "flips": {METHOD: flipped},
-        "flipped_requests": requests,
-        "reordered_requests": len(by_row) * (count - 1),
-        "position_wins": wins,
-        "largest_swing": swung[1].largest_swing if swung else 0.0,
-        "swing_option": swung[1].swing_option if swung else None,
-        "swing_row": swung[0].id if swung else None,
-        "verdict": order_verdict(
-            requests,
-            len(by_row) * (count - 1),
-            wins,
-            len(by_row) * count,
-            f"stable: no row's answer changed in {count} orders ({len(by_row)} rows)",
-        ),
-        "by_row": [
+        self.tallies[qid].probes.append(
             {
                 "id": row.id,
+                "line": row.number,
                 "answers": probe.answers,
                 "flips": probe.flips,
                 "position_wins": probe.position_wins,
@@ -334,43 +376,105 @@ def _order_report(
                 "swing_option": probe.swing_option,
                 "verdict": probe.verdict,
             }
-            for row, probe in by_row
-        ],
-    }
+        )
 
 
-def _question_report(
-    qid: str,
-    question: dict,
-    rows: list[DecisionRow],
-    results: dict,
+def score_stream(
+    engine: Any,
+    bodies: dict[str, dict],
+    rows: Iterator[DecisionRow],
+    cache: ScoreCache,
     options: DecisionEvalOptions,
-    plans: dict[str, list[list[int]]],
-) -> dict:
-    keys = question_keys(question)
-    answered = [r for r in rows if qid in r.labels and "answers" in results[("original", r.key)]]
-    gold = [r.labels[qid] for r in answered]
-    scores = [metrics.log_scores(results[("original", r.key)]["answers"][qid]) for r in answered]
-    picks = [metrics.argmax_first(s) for s in scores]
-    train, held = metrics.holdout_split(len(answered), options.holdout, options.seed)
-    block = _method_block(METHOD, scores, picks, gold, len(keys), train, held)
-    report = {
-        "name": qid,
-        "kind": question["type"],
-        "options": keys,
-        "labeled": len(gold),
-        "label_counts": [gold.count(k) for k in range(len(keys))],
-        "methods": {METHOD: block},
-        "perturbation": {},
-    }
-    if qid in plans:
-        report["perturbation"]["order"] = _order_report(qid, keys, plans[qid], answered, results)
-    for name in ROW_PROBES:
-        if name in options.perturb and (
-            found := row_probe_report(name, qid, question, keys, answered, results)
-        ):
-            report["perturbation"][name] = found
-    return report
+    collect: Any,
+    total: int | None = None,
+) -> None:
+    """Answer every (variant, row) from the cache or the server, at most ``concurrency``
+    requests in flight, and hand each row to ``collect(row, {variant: result})`` once all its
+    variants are in, in the order of the file (a few finished rows wait for a slow one)."""
+    from auditor.decoder.progress import Progress
+
+    variants = list(bodies)
+    keys = {qid: question_keys(q) for qid, q in bodies["original"]["questions"].items()}
+    window = max(1024, 64 * options.concurrency)  # finished rows waiting for an earlier one
+    progress = options.progress if options.progress is not None else Progress(False)
+    waiting: dict[int, tuple[DecisionRow, dict[str, dict]]] = {}
+    state = {"next": 0}
+
+    def release() -> None:
+        while state["next"] in waiting and len(waiting[state["next"]][1]) == len(variants):
+            row, got = waiting.pop(state["next"])
+            collect(row, got)
+            state["next"] += 1
+
+    send = _sender(engine, bodies, keys)
+    finished: SimpleQueue[Future] = SimpleQueue()  # futures as they complete (no wait() over all)
+    with progress.stage("eval", total, "row") as tick, ThreadPoolExecutor(options.concurrency) as pool:  # type: ignore[attr-defined]
+        pending: dict[Future, tuple[int, str]] = {}
+
+        def drain(until: int) -> None:
+            while len(pending) > until:
+                future = finished.get()
+                seq, variant = pending.pop(future)
+                row, got = waiting[seq]
+                try:
+                    result = future.result()
+                except AnswerError as exc:
+                    for other in pending:
+                        other.cancel()
+                    redact = getattr(engine, "redact", None)
+                    message = f"row {shown(row.id)} (line {row.number}, {variant}): {exc}"
+                    raise AnswerError(redact(message) if redact is not None else message) from None
+                got[variant] = result
+                if "answers" in result and cache.path is not None:
+                    cache.put(variant, row.key, _to_cache(result["answers"]), remember=False)
+                if len(got) == len(variants):
+                    tick(1)
+                    release()
+
+        try:
+            for seq, row in enumerate(rows):
+                got: dict[str, dict] = {}
+                waiting[seq] = (row, got)
+                if row.error is not None:
+                    got.update({"original": {"error": row.error}})
+                    got.update({v: {"skipped": True} for v in variants if v != "original"})
+                else:
+                    for variant in variants:
+                        cached = (
+                            _from_cache(cache.get(variant, row.key), keys, variant) if cache.entries else None
+                        )
+                        if cached is not None:
+                            got[variant] = {"answers": cached, "cached": True}
+                        elif not bodies[variant]:
+                            got[variant] = {"skipped": True}
+                    for variant in variants:
+                        if variant in got:
+                            continue
+                        drain(options.concurrency - 1)
+                        if options.concurrency == 1:  # one in flight: no hand-over to a thread
+                            future: Future = Future()
+                            pending[future] = (seq, variant)
+                            future.add_done_callback(finished.put)
+                            try:
+                                future.set_result(send(variant, row.state))
+                            except AnswerError as exc:  # raised with the row's place by drain()
+                                future.set_exception(exc)
+                            continue
+                        future = pool.submit(send, variant, row.state)
+                        pending[future] = (seq, variant)
+                        future.add_done_callback(finished.put)
+                if len(got) == len(variants):
+                    tick(1)
+                    release()
+                if len(waiting) > window:
+                    drain(0)
+            drain(0)
+        except KeyboardInterrupt:
+            for future in pending:
+                future.cancel()
+            raise
+        finally:
+            cache.flush()
 
 
 def _finite(value: Any) -> Any:
@@ -386,13 +490,19 @@ def _finite(value: Any) -> Any:
 def run_decision_eval(
     engine: Any,
     body: dict,
-    rows: list[DecisionRow],
+    rows: Any,
     options: DecisionEvalOptions,
     *,
     request_path: str,
     data_path: str,
+    total: int | None = None,
+    data: dict | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> dict:
-    """Answer every row (through the cache) and build the JSON report (version 1, kind "decisions")."""
+    """Answer every row (through the cache) and build the JSON report (version 1, kind
+    "decisions"). ``rows``: any iterable of DecisionRow, read once (a stream); ``data``: the
+    data file's identity (auditor.eval.stream.data_identity); ``shard``: (I, N) of a sharded
+    run, whose report then carries its rows' answers for ``eval-merge``."""
     identity = engine.identity()
     # probabilities are cached in the request's key order (a reordered variant's realigned)
     material = {
@@ -405,26 +515,70 @@ def run_decision_eval(
     plans = order_plans(body, options)
     bodies = variant_bodies(body, plans)
     bodies.update(probe_bodies(body, options.perturb))
-    variants = list(bodies)
-    results = score_rows(engine, bodies, rows, cache, options)
-    hits = sum(1 for result in results.values() if result.get("cached"))
-    scored = sum(1 for result in results.values() if "answers" in result and not result.get("cached"))
-    failed = [
-        {"id": r.id, "line": r.number, "variant": v, "error": results[(v, r.key)]["error"]}
-        for v in variants
-        for r in rows
-        if "error" in results.get((v, r.key), {})
-    ]
-    questions = [
-        _question_report(qid, q, rows, results, options, plans) for qid, q in body["questions"].items()
-    ]
+    collector = _Collector(body, plans, options)
+    score_stream(engine, bodies, iter(rows), cache, options, collector.add, total)
+    stats = getattr(engine, "stats", {}) or {}
+    report = build_report(
+        list(body["questions"]),
+        collector,
+        options,
+        plans,
+        request_path=request_path,
+        data_path=data_path,
+        identity=identity,
+        cache={"path": str(cache.path) if cache.path else None, "key": cache.key},
+        server={
+            "requests": stats.get("requests"),
+            "retries": stats.get("retries"),
+            "by_status": {str(k): v for k, v in (stats.get("by_status") or {}).items()},
+        },
+    )
+    for question in report["questions"]:
+        for name in ROW_PROBES:
+            entries = collector.row_probes.get((question["name"], name))
+            found = row_probe_summary(name, body["questions"][question["name"]], entries or [])
+            if found is not None:
+                question["perturbation"][name] = found
     if "scope" in options.perturb:  # not per row: the request with an empty and an off-topic state
         scoped, sent = run_probes(engine, body, [], ["scope"], options.design)
-        for question in questions:
+        for question in report["questions"]:
             for result in scoped:
                 if result.question == question["name"]:
                     question["perturbation"]["scope"] = {**result.to_dict(), "requests": sent}
-    stats = getattr(engine, "stats", {}) or {}
+    if data is not None:
+        report["data_file"] = data
+    if shard is not None:
+        report["shard"] = {
+            "index": shard[0],
+            "count": shard[1],
+            "request_sha256": fingerprint(body),
+            "body": body,
+        }
+        report["tallies"] = {
+            qid: {**tally.to_dict(), "probes": tally.probes} for qid, tally in collector.tallies.items()
+        }
+    return report
+
+
+def build_report(
+    order: list[str],
+    collector: Any,
+    options: DecisionEvalOptions,
+    plans: dict,
+    *,
+    request_path: str,
+    data_path: str,
+    identity: dict,
+    cache: dict,
+    server: dict,
+) -> dict:
+    """The report of the rows a collector holds (a run's, or merged shards')."""
+    questions = [collector.tallies[qid].report(len(plans[qid]) if qid in plans else None) for qid in order]
+    failed = sorted(collector.failed, key=lambda f: (f["line"], f["variant"]))
+    unread = sum(1 for f in failed if f["error"].startswith("row is ") and "--max-row-bytes" in f["error"])
+    notes = list(options.notes)
+    if unread:
+        notes.append(f"{unread} row(s) over --max-row-bytes were not read; they are listed as failed rows")
     return _finite(
         {
             "version": 1,
@@ -432,7 +586,7 @@ def run_decision_eval(
             "tool": {"name": "pcdlint", "version": __version__},
             "request": request_path,
             "data": data_path,
-            "rows": len(rows),
+            "rows": collector.rows,
             "backend": identity,
             "options": {
                 "concurrency": options.concurrency,
@@ -441,35 +595,14 @@ def run_decision_eval(
                 "perturb": list(options.perturb),
                 "orders": options.orders if plans else None,
                 "ece_bins": metrics.ECE_BINS,
+                "split": "row-id",
             },
-            "cache": {
-                "path": str(cache.path) if cache.path else None,
-                "key": cache.key,
-                "hits": hits,
-                "scored": scored,
-                "failed": len(failed),
-            },
-            "server": {
-                "requests": stats.get("requests"),
-                "retries": stats.get("retries"),
-                "by_status": {str(k): v for k, v in (stats.get("by_status") or {}).items()},
-            },
+            "cache": {**cache, "hits": collector.hits, "scored": collector.scored, "failed": len(failed)},
+            "server": server,
             "failed": failed,
             "questions": questions,
-            "predictions": [
-                {
-                    "id": r.id,
-                    "labels": {q: question_keys(body["questions"][q])[g] for q, g in r.labels.items()},
-                    "answers": None
-                    if "answers" not in results[("original", r.key)]
-                    else {
-                        q: question_keys(body["questions"][q])[metrics.argmax_first(p)]
-                        for q, p in results[("original", r.key)]["answers"].items()
-                    },
-                }
-                for r in rows
-            ],
-            "notes": list(options.notes),
+            "predictions": collector.predictions,
+            "notes": notes,
         }
     )
 

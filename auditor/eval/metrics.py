@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 ECE_BINS = 10
@@ -55,10 +57,17 @@ def log_scores(probs: list[float]) -> list[float]:
     return [math.log(p) if p > 0 else LOG_FLOOR for p in probs]
 
 
+# From this many rows on, NLL and the temperature fit run on numpy arrays (one conversion, then
+# each of the fit's ~160 evaluations vectorised): 10,000 rows took 1.4 s a question in Python.
+NUMPY_ROWS = 256
+
+
 def nll(rows_scores: list[list[float]], gold: list[int], temperature: float = 1.0) -> float:
     """Mean negative log-likelihood of the gold options under ``softmax(scores / T)``."""
     if not gold:
         return float("nan")
+    if len(gold) >= NUMPY_ROWS:
+        return _array_nll(*_arrays(rows_scores, gold))(temperature)
     total = 0.0
     for scores, g in zip(rows_scores, gold, strict=True):
         scaled = [s / temperature for s in scores]
@@ -135,21 +144,47 @@ def fit_temperature(
     """
     if not gold:
         return 1.0
+    objective: Callable[[float], float] = (
+        _array_nll(*_arrays(rows_scores, gold))
+        if len(gold) >= NUMPY_ROWS
+        else lambda t: nll(rows_scores, gold, t)
+    )
     a, b = math.log(lower), math.log(upper)
     ratio = (math.sqrt(5) - 1) / 2
     c, d = b - ratio * (b - a), a + ratio * (b - a)
-    fc, fd = nll(rows_scores, gold, math.exp(c)), nll(rows_scores, gold, math.exp(d))
+    fc, fd = objective(math.exp(c)), objective(math.exp(d))
     for _ in range(iterations):
         if fc <= fd:
             b, d, fd = d, c, fc
             c = b - ratio * (b - a)
-            fc = nll(rows_scores, gold, math.exp(c))
+            fc = objective(math.exp(c))
         else:
             a, c, fc = c, d, fd
             d = a + ratio * (b - a)
-            fd = nll(rows_scores, gold, math.exp(d))
+            fd = objective(math.exp(d))
     best = math.exp((a + b) / 2)
-    return best if nll(rows_scores, gold, best) < nll(rows_scores, gold, 1.0) else 1.0
+    return best if objective(best) < objective(1.0) else 1.0
+
+
+def _arrays(rows_scores: list[list[float]], gold: list[int]) -> tuple[Any, Any]:
+    import numpy as np
+
+    return np.asarray(rows_scores, dtype=np.float64), np.asarray(gold, dtype=np.intp)
+
+
+def _array_nll(scores: Any, gold: Any) -> Callable[[float], float]:
+    """``nll`` over arrays, as a function of T (the scores converted once)."""
+    import numpy as np
+
+    rows = np.arange(len(gold))
+
+    def at(temperature: float) -> float:
+        scaled = scores / temperature
+        top = scaled.max(axis=1)
+        log_z = top + np.log(np.exp(scaled - top[:, None]).sum(axis=1))
+        return float(np.mean(log_z - scaled[rows, gold]))
+
+    return at
 
 
 def holdout_split(count: int, fraction: float, seed: int) -> tuple[list[int], list[int]]:

@@ -3,7 +3,7 @@
 
 ``criteria`` and ``names`` are per-row variants of the request (``probe_bodies``), answered and
 cached like the option-order variants; each row's answer is mapped back to the request's keys
-(``probes.realign``). Per question the report gives the rows whose answer changed, the mean
+(``probes.realign``) and kept as one small entry as the rows stream (``row_probe_entry``). Per question the report gives the rows whose answer changed, the mean
 total-variation distance, the accuracy with the change against the original's, a verdict, and
 each row's numbers. For a noul with its descriptions swapped a change is what a sound answer
 does: the verdict counts the rows where p(true) moved at least half the way to 1 − p.
@@ -12,6 +12,8 @@ requests, and reported per choice question as ``verify --probe scope`` reports i
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from auditor.decoder.probes import FOLLOWED, RESTS, UNDECIDED, total_variation
 from auditor.eval import metrics
@@ -22,30 +24,25 @@ WHAT = {"criteria": "the descriptions", "names": "the names"}
 HOW = {"criteria": "without its descriptions", "names": "with neutral ids"}
 
 
-def row_probe_report(
-    probe: str, qid: str, question: dict, keys: list[str], rows: list, results: dict
-) -> dict | None:
-    """The probe over the labeled rows answered both ways; None when the probe asked no variant
-    of this question."""
-    by_row = []
-    for row in rows:
-        original = results.get(("original", row.key), {}).get("answers", {})
-        changed = results.get((probe, row.key), {}).get("answers", {})
-        if qid not in original or qid not in changed:
-            continue
-        p, q = original[qid], changed[qid]
-        a, b = metrics.argmax_first(p), metrics.argmax_first(q)
-        entry = {
-            "id": row.id,
-            "label": keys[row.labels[qid]],
-            "answer": keys[a],
-            "changed_answer": keys[b],
-            "total_variation": total_variation(p, q),
-        }
-        if question["type"] == "noul":
-            entry["p_true"], entry["p_true_changed"] = p[0], q[0]
-            entry["followed"] = None if abs(2 * p[0] - 1) < UNDECIDED else (p[0] - q[0]) / (2 * p[0] - 1)
-        by_row.append(entry)
+def row_probe_entry(kind: str, keys: list[str], row: Any, p: list[float], q: list[float], gold: int) -> dict:
+    """One labeled row answered both ways (``p`` the original's probabilities, ``q`` the
+    probe's, both in the request's key order; ``gold`` the label's index)."""
+    a, b = metrics.argmax_first(p), metrics.argmax_first(q)
+    entry = {
+        "id": row.id,
+        "label": keys[gold],
+        "answer": keys[a],
+        "changed_answer": keys[b],
+        "total_variation": total_variation(p, q),
+    }
+    if kind == "noul":
+        entry["p_true"], entry["p_true_changed"] = p[0], q[0]
+        entry["followed"] = None if abs(2 * p[0] - 1) < UNDECIDED else (p[0] - q[0]) / (2 * p[0] - 1)
+    return entry
+
+
+def row_probe_summary(probe: str, question: dict, by_row: list[dict]) -> dict | None:
+    """The probe's block of a question's report, from its rows' entries (``row_probe_entry``)."""
     if not by_row:
         return None
     n = len(by_row)

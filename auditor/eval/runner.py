@@ -251,7 +251,10 @@ def run_eval(
     schema_path: str,
     data_path: str,
 ) -> dict:
-    """Score (or read from cache) every row and build the JSON report (version ``REPORT_VERSION``)."""
+    """Score (or read from cache) every row and build the JSON report (version ``REPORT_VERSION``).
+    A row that could not be read (``Row.error``: over the byte limit) is a failed row."""
+    unread = [row for row in rows if row.error is not None]
+    rows = [row for row in rows if row.error is None]
     identity = backend.identity()
     material = {
         "schema": [[f.name, f.options, f.description, f.label] for f in fields],
@@ -281,13 +284,19 @@ def run_eval(
         for v in variants
         for row in rows
         if (v, row.key) in errors
-    ]
-    if failed:
+    ] + [{"id": row.id, "line": row.number, "variant": "original", "error": row.error} for row in unread]
+    if unread:
         options.notes.append(
-            f"{len(failed)} row request(s) failed after the client's retries and are left out of the "
+            f"{len(unread)} row(s) could not be read and are left out of the metrics: "
+            + "; ".join(f"line {row.number}: {row.error}" for row in unread[:5])
+            + ("; …" if len(unread) > 5 else "")
+        )
+    if errors:
+        options.notes.append(
+            f"{len(errors)} row request(s) failed after the client's retries and are left out of the "
             "metrics: "
             + "; ".join(f"{f['id']} ({f['variant']}): {f['error']}" for f in failed[:5])
-            + ("; …" if len(failed) > 5 else "")
+            + ("; …" if len(errors) > 5 else "")
         )
     for note in getattr(backend, "notes", []) if getattr(backend, "row_failures", False) else []:
         if note not in options.notes:
@@ -319,7 +328,7 @@ def run_eval(
             "tool": {"name": "pcdlint", "version": __version__},
             "schema": schema_path,
             "data": data_path,
-            "rows": len(rows),
+            "rows": len(rows) + len(unread),
             "backend": identity,
             "options": {
                 "holdout": options.holdout,

@@ -43,6 +43,7 @@ COMMAND_FORMATS: dict[str, tuple[str, ...]] = {
     "engines": ("text", "json"),
     "tokenizers": ("text", "json"),
     "eval": ("text", "json", "html"),
+    "eval-merge": ("text", "json"),
 }
 _FORMATTERS: dict[str, Formatter] = {}
 

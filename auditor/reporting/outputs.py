@@ -18,7 +18,9 @@ import errno
 import os
 import stat
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from auditor.errors import UsageError
 from auditor.reporting import escape
@@ -73,10 +75,40 @@ def _masked(report: str | bytes, kind: str) -> str | bytes:
     return text.encode("utf-8", "surrogateescape") if isinstance(report, bytes) else text
 
 
-def _sink_bytes(report: str | bytes, kind: str, colour: bool) -> bytes:
+class Chunks:
+    """A report's bytes in pieces (a JSON report whose rows stream from disk,
+    auditor.eval.spill): written one piece at a time, never joined in memory."""
+
+    def __init__(self, pieces: Iterable[bytes]):
+        self.pieces = pieces
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.pieces)
+
+
+def _masked_pieces(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """Each piece of a streamed JSON report with every registered credential masked. The pieces
+    are cut between JSON values (auditor.reporting.json_stream: a row a piece), never inside a
+    string, so a key written in a string is whole within one piece and masked there."""
+    from auditor import redaction
+
+    for piece in pieces:
+        if redaction.secrets() and redaction.holds_secret(piece):
+            masked = _masked(piece, "text")
+            yield masked if isinstance(masked, bytes) else encode_text(masked)
+        else:
+            yield piece
+
+
+def _sink_bytes(report: str | bytes | Chunks, kind: str, colour: bool) -> Any:
     """A rendered report's bytes for its sink; a formatter's own bytes (auditor.reporting
     `render_output`: JSON and SARIF, which are written unescaped) are written as they are.
-    Every registered credential is masked first (auditor.redaction)."""
+    Every registered credential is masked first (auditor.redaction), in a streamed report
+    piece by piece."""
+    if isinstance(report, Chunks):
+        if kind in PLAIN_KINDS or kind == "github":
+            raise TypeError(f"{kind} output is escaped for its sink: render it as text")
+        return Chunks(_masked_pieces(report))
     report = _masked(report, kind)
     if isinstance(report, bytes):
         if kind in PLAIN_KINDS or kind == "github":
@@ -127,7 +159,7 @@ def check_outputs(outputs: list[tuple[str, str]], inputs: list[str]) -> None:
         seen.append((flag, target))
 
 
-def write_stdout(text: str | bytes, kind: str = "text", colour: bool = False) -> None:
+def write_stdout(text: str | bytes | Chunks, kind: str = "text", colour: bool = False) -> None:
     """Print to standard output; a closed, read-only or full stdout is a usage error."""
     data = _sink_bytes(text, kind, colour)
     stream = sys.stdout
@@ -136,11 +168,14 @@ def write_stdout(text: str | bytes, kind: str = "text", colour: bool = False) ->
     try:
         stream.flush()
         buffer = getattr(stream, "buffer", None)
+        for piece in data if isinstance(data, Chunks) else (data,):
+            if buffer is not None:
+                buffer.write(piece)
+            else:
+                stream.write(piece.decode("utf-8"))
         if buffer is not None:
-            buffer.write(data)
             buffer.flush()
         else:
-            stream.write(data.decode("utf-8"))
             stream.flush()
     except OSError as exc:
         _silence_stdout()
@@ -170,7 +205,12 @@ def write_error(message: str) -> None:
 
 
 def write_report(
-    text: str | bytes, target: str, flag: str, inputs: list[str], kind: str = "json", colour: bool = False
+    text: str | bytes | Chunks,
+    target: str,
+    flag: str,
+    inputs: list[str],
+    kind: str = "json",
+    colour: bool = False,
 ) -> None:
     """Write `text` to `target` (see the module docstring); `flag` names the option in errors."""
     if target in STDOUT_NAMES:
@@ -196,7 +236,7 @@ def write_report(
         raise UsageError(f"{flag} {target}: cannot write ({exc.strerror or exc})") from None
 
 
-def _write_through(path: Path, data: bytes) -> None:
+def _write_through(path: Path, data: Any) -> None:
     """Write into a device or FIFO. The open never blocks (O_NONBLOCK): a FIFO nobody reads is
     an error (ENXIO), not a hang; the writes then block as usual while a reader drains it."""
     nonblock = getattr(os, "O_NONBLOCK", 0)
@@ -209,15 +249,16 @@ def _write_through(path: Path, data: bytes) -> None:
     try:
         if nonblock:
             os.set_blocking(fd, True)
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        for piece in data if isinstance(data, Chunks) else (data,):
+            view = memoryview(piece)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
     finally:
         os.close(fd)
 
 
-def _replace(real: Path, data: bytes, info: os.stat_result | None) -> None:
+def _replace(real: Path, data: Any, info: os.stat_result | None) -> None:
     real.parent.mkdir(parents=True, exist_ok=True)
     import tempfile  # (only where a file is written: not at every start-up)
 
@@ -232,7 +273,8 @@ def _replace(real: Path, data: bytes, info: os.stat_result | None) -> None:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
             fd = -1
-            handle.write(data)
+            for piece in data if isinstance(data, Chunks) else (data,):
+                handle.write(piece)
         os.replace(tmp, real)
         tmp = ""
     finally:

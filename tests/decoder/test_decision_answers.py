@@ -161,3 +161,32 @@ def test_a_key_is_masked_in_every_sink(tmp_path, capsys):
         assert key not in out and key not in err and out.count("***") == 2 and "***" in err
     finally:
         redaction.clear()
+
+
+def test_a_key_is_masked_in_a_streamed_report(tmp_path, capsys):
+    """A decision eval's JSON whose rows stream from disk (Chunks): masked piece by piece, in the
+    head and in a spilled row, and still valid JSON."""
+    from auditor.eval.spill import Spill
+    from auditor.reporting.json_stream import report_chunks
+    from auditor.reporting.outputs import Chunks, write_report, write_stdout
+
+    key = 'sk-"quoted"-<html>&-0123456789'
+    redaction.clear()
+    redaction.register(key)
+    try:
+        spill = Spill()
+        spill.append({"id": "r1", "error": f"the server said {key}"})
+        spill.append({"id": "r2", "error": "plain"})
+        report = {"version": 1, "notes": [f"note {key}"], "failed": spill, "tail": key}
+        target = tmp_path / "report.json"
+        write_report(Chunks(report_chunks(report)), str(target), "--output", [], kind="json")
+        written = target.read_text()
+        assert key not in written and json.dumps(key)[1:-1] not in written
+        back = json.loads(written)
+        assert back["notes"] == ["note ***"] and back["tail"] == "***"
+        assert [row["error"] for row in back["failed"]] == ["the server said ***", "plain"]
+        write_stdout(Chunks(report_chunks(report)), "json")
+        out = capsys.readouterr().out
+        assert json.loads(out) == back
+    finally:
+        redaction.clear()

@@ -57,11 +57,39 @@ def test_device_or_fifo_as_data_is_refused_without_hanging(tmp_path, special):
     one_line_error(done, "not a regular file")
 
 
-def test_data_over_the_size_limit(tmp_path):
-    big = tmp_path / "big.jsonl"
-    with big.open("wb") as handle:
-        handle.truncate(20_000_001)
-    one_line_error(pcdlint("eval", SCHEMA, "--data", big), "over the limit of 20,000,000")
+def test_data_has_no_file_limit_and_a_row_over_the_row_limit_is_one_failed_row(tmp_path):
+    """A 40 MB row is not read (its bytes are dropped as they stream past) and comes back as one
+    row with its error; the rows around it are read. Memory: the row is never held whole."""
+    fields = load_fields(SCHEMA)
+    data = tmp_path / "rows.jsonl"
+    with data.open("w", encoding="utf-8") as handle:
+        handle.write(row("before"))
+        handle.write(row("x" * 40_000_000))
+        handle.write(row("after\u2028line"))
+    assert data.stat().st_size > 40_000_000
+    before, big, after = load_rows(data, fields)
+    assert (before.context, before.error) == ("before", None)
+    assert big.error is not None and "over the limit of 16,777,216 (--max-row-bytes)" in big.error
+    assert big.number == 2 and big.labels == {} and big.context == ""
+    assert after.context == "after\u2028line" and after.number == 3
+    # the limit is the option's: a lower one fails the short rows too
+    assert all(r.error for r in load_rows(data, fields, max_row_bytes=10))
+
+
+def test_csv_record_over_the_row_limit_spans_lines_and_the_next_record_is_read(tmp_path):
+    fields = load_fields(SCHEMA)
+    data = tmp_path / "rows.csv"
+    long_cell = "line\n" * 5000  # a quoted cell over many lines, 25 KB
+    data.write_text(
+        f'context,sentiment\n"{long_cell}",negative\n"quoted ""x""\nnext",positive\nplain,\n',
+        encoding="utf-8",
+    )
+    big, quoted, plain = load_rows(data, fields, max_row_bytes=10_000)
+    assert big.error is not None and big.number == 2
+    assert (
+        quoted.context == 'quoted "x"\nnext' and quoted.labels == {"sentiment": 2} and quoted.number == 5003
+    )
+    assert plain.context == "plain" and plain.labels == {}
 
 
 @pytest.mark.parametrize(

@@ -101,3 +101,16 @@ def test_constrained_pick_ties_go_to_the_lower_token_and_duplicates_are_safe():
     same, steps = [[1, 9], [1, 9]], [[-1.0, 0.0], [-1.0, 0.0]]
     choice, probs = constrained_pick(same, steps).option, constrained_distribution(same, steps)
     assert choice == 0 and probs == pytest.approx([1.0, 0.0])
+
+
+def test_nll_and_temperature_fit_on_arrays_agree_with_the_python_loop(monkeypatch):
+    """From NUMPY_ROWS rows on, NLL and the fit run on numpy arrays: the same numbers as the
+    Python loop (to rounding), exact zeros (LOG_FLOOR) included."""
+    rng = random.Random(7)
+    scores = [[rng.uniform(-6, 0) for _ in range(3)] + [metrics.LOG_FLOOR] for _ in range(600)]
+    gold = [rng.randrange(3) for _ in scores]
+    on_arrays = (metrics.nll(scores, gold, 0.7), metrics.fit_temperature(scores, gold))
+    monkeypatch.setattr(metrics, "NUMPY_ROWS", 10**9)
+    in_python = (metrics.nll(scores, gold, 0.7), metrics.fit_temperature(scores, gold))
+    assert on_arrays[0] == pytest.approx(in_python[0], rel=1e-12)
+    assert on_arrays[1] == pytest.approx(in_python[1], rel=1e-6)

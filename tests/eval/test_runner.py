@@ -187,3 +187,19 @@ def test_no_held_out_rows_gives_strict_json_and_a_note():
     assert calibration["heldout_rows"] == 0 and calibration["before"]["ece"] is None
     assert calibration["note"] == "too few rows for a train/held-out split"
     assert "tier" in render("text", report) and "<svg" in render("html", report)
+
+
+def test_a_row_that_could_not_be_read_is_one_failed_row_and_no_metric():
+    """A row over --max-row-bytes (Row.error) is listed as failed, never scored, and the other
+    rows' metrics are those of a run without it."""
+    data = rows(12)
+    unread = Row(
+        13, "13", "", {}, error="row is 40,000,000 bytes, over the limit of 16,777,216 (--max-row-bytes)"
+    )
+    backend = ScriptedBackend()
+    with_it = run_eval(FIELDS, [*data, unread], backend, EvalOptions(), schema_path="s", data_path="d")
+    without = run_eval(FIELDS, data, ScriptedBackend(), EvalOptions(), schema_path="s", data_path="d")
+    assert [c for c, _reverse in backend.calls] == [r.context for r in data]
+    assert with_it["rows"] == 13 and with_it["fields"] == without["fields"]
+    assert with_it["failed"] == [{"id": "13", "line": 13, "variant": "original", "error": unread.error}]
+    assert any("could not be read" in note for note in with_it["notes"])

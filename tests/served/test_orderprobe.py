@@ -6,6 +6,8 @@ are given, to pin the flips, the win histogram, the swing and every verdict form
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from auditor.decoder.errors import DecoderError
@@ -218,6 +220,7 @@ def test_eval_perturbation_counts_flips_in_the_request_key_order(tmp_path):
     # each row as verify's probe gives it: abc, cba, bca, cab show c, a, a, b last
     assert by_row[0] == {
         "id": "r0",
+        "line": 0,
         "answers": ["c", "a", "a", "b"],
         "flips": 3,
         "position_wins": [0, 0, 4],
@@ -244,13 +247,16 @@ def test_a_server_echoing_the_key_in_a_malformed_answer_is_masked():
     from auditor.decoder.answers import AnswerError
     from auditor.decoder.systemone import SystemOneBackend
     from auditor.eval.cache import ScoreCache
-    from auditor.eval.decisions import DecisionEvalOptions, DecisionRow, score_rows
+    from auditor.eval.decisions import DecisionEvalOptions, DecisionRow, score_stream
 
     key = "sk-echoed-0123456789"
 
     class Echo:
         def post_json(self, path, body):
             return {"answers": {"pick": {"choice": "a", "probabilities": {"a": key, "b": 0, "c": 0}}}}
+
+        def post_content(self, path, content):  # the eval's path: the body encoded once a variant
+            return self.post_json(path, json.loads(content))
 
         def redact(self, text):
             return text.replace(key, "***")
@@ -259,10 +265,18 @@ def test_a_server_echoing_the_key_in_a_malformed_answer_is_masked():
     body = {"state": "s", "questions": {"pick": BODY["questions"]["pick"]}}
     # a malformed answer stops the eval (exit 2) instead of becoming a failed row; its line is masked
     rows = [DecisionRow(1, "r1", "s", {})]
-    with pytest.raises(AnswerError) as caught:
-        score_rows(
-            backend, {"original": body}, rows, ScoreCache(None, {}), DecisionEvalOptions(concurrency=1)
-        )
+    for concurrency in (1, 2):  # answered in this thread, and through the pool
+        with pytest.raises(AnswerError) as caught:
+            score_stream(
+                backend,
+                {"original": body},
+                iter(rows),
+                ScoreCache(None, {}),
+                DecisionEvalOptions(concurrency=concurrency),
+                lambda row, got: pytest.fail("a malformed answer is never collected"),
+            )
+        message = str(caught.value)
+        assert "row 'r1' (line 1, original)" in message, concurrency
     message = str(caught.value)
     assert "row 'r1' (line 1, original)" in message and "answers.pick.probabilities.a is a string" in message
     assert key[:12] not in message
