@@ -284,6 +284,8 @@ def eval_compare(
                 raise SystemExit(130) from None
             if source.answers_block() is not None:
                 report["server"]["answers"] = source.answers_block()
+            # the rows are paired in memory: the streamed predictions read back from their spill
+            report["predictions"] = list(report["predictions"])
             reports.append(report)
     finally:
         source.finish(inputs)
