@@ -517,6 +517,10 @@ def run_decision_eval(
     bodies.update(probe_bodies(body, options.perturb))
     collector = _Collector(body, plans, options)
     score_stream(engine, bodies, iter(rows), cache, options, collector.add, total)
+    scoped: list = []
+    sent = 0
+    if "scope" in options.perturb:  # not per row: the request with an empty and an off-topic state
+        scoped, sent = run_probes(engine, body, [], ["scope"], options.design)
     stats = getattr(engine, "stats", {}) or {}
     report = build_report(
         list(body["questions"]),
@@ -539,8 +543,7 @@ def run_decision_eval(
             found = row_probe_summary(name, body["questions"][question["name"]], entries or [])
             if found is not None:
                 question["perturbation"][name] = found
-    if "scope" in options.perturb:  # not per row: the request with an empty and an off-topic state
-        scoped, sent = run_probes(engine, body, [], ["scope"], options.design)
+    if "scope" in options.perturb:  # asked before the report took the server's counts
         for question in report["questions"]:
             for result in scoped:
                 if result.question == question["name"]:

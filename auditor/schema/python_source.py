@@ -35,7 +35,6 @@ from auditor.schema.documents import Document, Span, escape_token, parse_documen
 PYTHON_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 # `path/to/any-file.py:Class`: a file named by its path, whatever its name
 PYTHON_FILE_REF = re.compile(r"^(?P<file>.+\.py):(?P<name>[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)$")
-EXTRA_HINT = install_hint("pydantic")
 _LIBRARY_MODULES = {
     "typing",
     "typing_extensions",
@@ -61,9 +60,11 @@ def _pydantic():
     try:
         import pydantic
     except ImportError:
-        raise UsageError(f"linting Python objects needs Pydantic v2: {EXTRA_HINT}") from None
+        raise UsageError(f"linting Python objects needs Pydantic v2: {install_hint('pydantic')}") from None
     if not str(getattr(pydantic, "VERSION", "0")).startswith("2"):
-        raise UsageError(f"linting Python objects needs Pydantic v2 (found {pydantic.VERSION}): {EXTRA_HINT}")
+        raise UsageError(
+            f"linting Python objects needs Pydantic v2 (found {pydantic.VERSION}): {install_hint('pydantic')}"
+        )
     return pydantic
 
 

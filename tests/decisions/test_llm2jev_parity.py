@@ -23,10 +23,12 @@ import pytest
 import yaml
 
 from auditor.decoder import llm2jev as decoder
+from auditor.decoder.decision_request import check_written
+from auditor.errors import UsageError
 from auditor.pcd.engines.table import ENGINE_ROWS
 from auditor.pcd.readouts import RenderError, question_shown, render_prompt, site_question
 from auditor.pcd.readouts import llm2jev as family
-from auditor.schema.decisions import SYSTEMONE, system_one_body
+from auditor.schema.decisions import SYSTEMONE, option_key, system_one_body
 from auditor.schema.documents import load_document, resolve_pointer
 from auditor.schema.sites import analyse
 from auditor.tokenizers.loader import LoadedTokenizer
@@ -130,6 +132,11 @@ def test_every_fixture_question_renders_the_same_on_both_paths(questions, tokeni
     assert len(questions) >= 40
     compared = 0
     for where, data, site in questions:
+        keys_sent = [option_key(option) for option in site.options]
+        if len(set(keys_sent)) < len(keys_sent):  # options one key once sent: verify refuses to send it
+            with pytest.raises(UsageError):
+                check_written(where, [site.question_name], {site.question_name: list(site.options)})
+            continue
         state, qid, question = _server_body(data, site)
         try:
             linter = render_prompt(ROW, site_question(data, site), tokenizer, template)

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from auditor.pcd.chat import ChatTemplateError, render_chat
 from auditor.pcd.engines.table import EngineRow
-from auditor.schema.decisions import SHAPES, SYSTEMONE
+from auditor.schema.decisions import SHAPES, SYSTEMONE, option_key
 from auditor.schema.documents import resolve_pointer
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate
@@ -93,7 +93,9 @@ def decision_question(site: Any, state: Any = None, data: Any = None) -> Decisio
     elif site.question_kind == "binary":
         kind, options, descriptions = "binary", ("true", "false"), tuple(site.option_details)
     else:
-        kind, options, descriptions = "choice", tuple(site.options), tuple(site.option_details)
+        # each option as it is sent (a JSON value as its JSON text: `true`, never `True`)
+        options = tuple(option_key(o) for o in site.options)
+        kind, descriptions = "choice", tuple(site.option_details)
     return DecisionQuestion(
         kind, options, descriptions, site.question_text, state, site.question_name, null_text, body
     )
