@@ -186,6 +186,13 @@ def eval_command(
         return dumps_strict_bytes(report) if name == "json" else render_report(name, report)
 
     inputs = [schema, data_path]
+    named = (
+        ("--output", output),
+        ("--output-json", output_json),
+        ("--output-html", output_html),
+        ("--write-calibration", write_calibration),
+    )
+    outputs = [(flag, target) for flag, target in named if target]
     close: Callable[[], None] = lambda: None  # noqa: E731  the server client, once there is one
     try:
         check_gate_options(served_opts.gate, canonical_backend(backend_name))
@@ -198,20 +205,7 @@ def eval_command(
                     "--output-html is for schema evals and eval --compare; a decision eval writes "
                     "text or json"
                 )
-            # every output checked against the inputs and the other outputs before any request
-            check_outputs(
-                [
-                    (flag, target)
-                    for flag, target in (
-                        ("--output", output),
-                        ("--output-json", output_json),
-                        ("--output-html", output_html),
-                        ("--write-calibration", write_calibration),
-                    )
-                    if target
-                ],
-                inputs,
-            )
+            check_outputs(outputs, inputs)  # every output, before any request
             code = eval_decisions(
                 schema,
                 data_path,
@@ -235,20 +229,7 @@ def eval_command(
             fail(str(problem))
         sys.exit(code)
     try:
-        # every output is checked against the inputs and the other outputs before the run
-        check_outputs(
-            [
-                (flag, target)
-                for flag, target in (
-                    ("--output", output),
-                    ("--output-json", output_json),
-                    ("--output-html", output_html),
-                    ("--write-calibration", write_calibration),
-                )
-                if target
-            ],
-            inputs,
-        )
+        check_outputs(outputs, inputs)  # every output against the inputs and the others, before the run
         if shard is not None:
             raise UsageError("--shard is for --backend systemone (a decision request's eval)")
         needs_request = [p for p in dict.fromkeys(perturb) if p != "order"]
