@@ -29,24 +29,28 @@ class VerifyOptions:
         return self.backend.base_url
 
 
+def _server_settings(params: dict[str, Any]) -> dict[str, Any]:
+    """The server and HTTP-client flags `verify` and `eval` share (`client_options` and the rest)."""
+    names = ("api_key_env", "concurrency", "timeout_s", "retries", "retry_after_cap")
+    return {
+        "base_url": params["base_url"],
+        "tokenizer": params["server_tokenizer"],
+        **{name: params[name] for name in names},
+        "run_timeout_s": params["run_timeout_s"],
+        "max_response_bytes": params["max_response_bytes"],
+    }
+
+
 def parse_verify_options(params: dict[str, Any]) -> VerifyOptions:
     """The `model_options` keyword arguments, typed."""
     return VerifyOptions(
         backend=BackendOptions(
             backend=params["backend"],
             model=params["model_spec"],
-            tokenizer=params["server_tokenizer"],
-            base_url=params["base_url"],
             device=params["device"],
             dtype=params["dtype"],
-            api_key_env=params["api_key_env"],
-            concurrency=params["concurrency"],
-            timeout_s=params["timeout_s"],
-            retries=params["retries"],
-            retry_after_cap=params["retry_after_cap"],
             batch_size=params["batch_size"],
-            run_timeout_s=params["run_timeout_s"],
-            max_response_bytes=params["max_response_bytes"],
+            **_server_settings(params),
         ),
         context_arg=params["context_arg"],
         coupling_arg=params["coupling_arg"],
@@ -92,18 +96,7 @@ class ServedOptions:
 
 def parse_served_options(params: dict[str, Any]) -> ServedOptions:
     return ServedOptions(
-        backend=BackendOptions(
-            base_url=params["base_url"],
-            tokenizer=params["server_tokenizer"],
-            route=params["route"],
-            api_key_env=params["api_key_env"],
-            concurrency=params["concurrency"],
-            timeout_s=params["timeout_s"],
-            retries=params["retries"],
-            retry_after_cap=params["retry_after_cap"],
-            run_timeout_s=params["run_timeout_s"],
-            max_response_bytes=params["max_response_bytes"],
-        ),
+        backend=BackendOptions(route=params["route"], **_server_settings(params)),
         orders=params["orders"],
         gate=parse_gate_options(params),
     )
