@@ -2,7 +2,7 @@
 
 One page per rule (`rules/PCD001.md` …) from its module docstring and `@rule` metadata, one per
 engine from `auditor.pcd.engines`, and an index of each. SARIF's `helpUri` points at these pages
-(`auditor.reporting.sarif.rule_help_uri`), so a rule added in `rules/` gets its page with no edit
+(`auditor.linter.pages.rule_help_uri`), so a rule added in `rules/` gets its page with no edit
 here.
 """
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from auditor.linter.pages import DOCS_URL
 from auditor.linter.registry import load_rules
 from auditor.pcd.engines.table import ENGINE_ROWS
-from auditor.reporting.sarif import DOCS_URL, rule_descriptor
+from auditor.reporting.sarif import rule_descriptor
 from support import REPO
 
 pytestmark = pytest.mark.slow  # builds the whole site (`make docs` in .ci/run builds it too)

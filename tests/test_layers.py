@@ -25,7 +25,9 @@ ALLOWED = {
     "linter": BASE | {"schema", "tokenizers", "pcd", "linter"},
     "rules": BASE | {"linter", "pcd"},
     "decoder": BASE | {"schema", "tokenizers", "pcd", "decoder"},
-    "eval": BASE | {"schema", "tokenizers", "pcd", "decoder", "eval"},
+    # above the linter and the decoder (the brief's "linter / rules, decoder → eval"): the runs
+    # that compose both (verify's static verdict, the scope probe's design links) live here
+    "eval": BASE | {"schema", "tokenizers", "pcd", "linter", "decoder", "eval"},
     "reporting": BASE | {"schema", "tokenizers", "pcd", "linter", "decoder", "eval", "reporting"},
     # the language and MCP servers: what check uses, below the CLI (which hands them its config
     # reader); never the decoder (no verify, no model), never the CLI or click

@@ -43,6 +43,17 @@ def fail(message: str) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
+def run_io(quiet: bool) -> Any:
+    """How a served run (auditor.eval.answer_source.RunIO) reaches the user: lines on stderr (the
+    ones announcing work dropped with --quiet) and the --record file by the one output writer."""
+    from auditor.eval.answer_source import RunIO
+
+    def write_recording(text: str, path: str, inputs: list[str]) -> None:
+        write_output(text, path, inputs, flag="--record", kind="json")
+
+    return RunIO(say=lambda line: click.echo(line, err=True), write_recording=write_recording, quiet=quiet)
+
+
 MAX_CONCURRENCY = 1024  # requests in flight at most (a thread each; benchmarks/eval_scale.py)
 
 

@@ -64,6 +64,7 @@ def conform(
     from auditor.decoder.conform import ask, load_servers, read_requests
     from auditor.decoder.errors import DecoderError
     from auditor.decoder.open import http_client
+    from auditor.eval.decision_verify import static_findings
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
     from auditor.reporting.conform import conform_findings, conform_report, conform_text
     from auditor.reporting.outputs import check_outputs, write_error
@@ -75,7 +76,7 @@ def conform(
             check_outputs([("--output", output)], [*paths, servers_path])
         servers = load_servers(servers_path)
         loaded = read_requests(paths)
-        findings = _static_findings(paths, sorted({s.engine.name for s in servers}), tokenizer)
+        findings = static_findings(paths, sorted({s.engine.name for s in servers}), tokenizer)
 
         def client_for(server: Any) -> Any:
             options = BackendOptions(
@@ -104,21 +105,6 @@ def conform(
         write_error(f"pcdlint: error: {failed} request(s) could not be asked of a server (see the report)")
         sys.exit(EXIT_USAGE)
     sys.exit(EXIT_FINDINGS if conform_findings(report) else EXIT_CLEAN)
-
-
-def _static_findings(paths: list[str], engines: list[str], tokenizer: str | None) -> dict[str, list]:
-    """pcdlint's findings per file under every server's engine (one lint run; each finding
-    names its engine)."""
-    from pathlib import Path
-
-    from auditor.linter.engine import LintOptions, lint
-    from auditor.tokenizers import DEFAULT_TOKENIZER, load_tokenizer
-
-    loaded = load_tokenizer(tokenizer or DEFAULT_TOKENIZER)
-    run = lint(paths, [loaded], LintOptions(engines=engines, suggestions=False, details=False))
-    for error in run.errors:
-        raise UsageError(str(error))
-    return {str(Path(result.model.path)): list(result.findings) for result in run.files}
 
 
 # each server names its key variable in the servers file: the shared --api-key-env is not offered

@@ -8,12 +8,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from auditor.backends import DEFAULT_BACKEND, canonical_backend
+from auditor.backends import DEFAULT_BACKEND
 from auditor.cli.choices import backend_choice, backend_list, format_option, probe_choice
+from auditor.cli.common import write_output
 from auditor.cli.gates import check_gate_options
 from auditor.cli.served import eval_decisions, eval_options
 from auditor.errors import UsageError
@@ -21,7 +22,7 @@ from auditor.limits import MAX_ROW_BYTES, MAX_SHARDS
 from auditor.shown import shorten
 
 if TYPE_CHECKING:
-    from auditor.cli.run_options import ServedOptions
+    from auditor.cli.run_options import EvalCommandOptions
 
 
 class ShardType(click.ParamType):
@@ -131,31 +132,7 @@ class ShardType(click.ParamType):
 )
 @eval_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr.")
-def eval_command(
-    schema: str,
-    data_path: str,
-    backend_name: str,
-    model_spec: str | None,
-    device: str,
-    dtype: str,
-    allow_download: bool,
-    holdout: float,
-    seed: int,
-    perturb: tuple[str, ...],
-    no_letters: bool,
-    limit: int | None,
-    max_row_bytes: int,
-    shard: tuple[int, int] | None,
-    cache_dir: str | None,
-    no_cache: bool,
-    output_format: str,
-    output: str | None,
-    output_json: str | None,
-    output_html: str | None,
-    write_calibration: str | None,
-    served_opts: ServedOptions,
-    quiet: bool,
-) -> None:
+def eval_command(**params: Any) -> None:
     """Measure a schema's decisions on labeled data, per field and scoring method.
 
     Exit status: 0 measured, 1 when a row failed (over --max-row-bytes, or with --backend openai or
@@ -163,147 +140,114 @@ def eval_command(
     --fail-if-worse finds B worse than A by more than the margin with McNemar's test agreeing at
     --alpha, 2 usage or input error, 130 interrupted (rerun to resume from the cache).
     """
-    from pathlib import Path
+    from auditor.cli.common import fail
+    from auditor.cli.run_options import parse_eval_options
+    from auditor.decoder import DecoderError
+    from auditor.reporting.outputs import check_outputs
 
-    from auditor.cli.common import fail, write_output
+    try:
+        opts = parse_eval_options(params)
+        check_gate_options(opts.served.gate, opts.backend_name)
+        request_b = opts.served.gate.request_b
+        # every output against the inputs and the others, before any request or score
+        check_outputs(opts.outputs, opts.inputs + ([request_b] if request_b else []))
+        if opts.backend_name == "systemone":
+            sys.exit(eval_decisions(opts))
+        sys.exit(eval_schema(opts))
+    except (UsageError, DecoderError) as problem:
+        fail(str(problem))
+
+
+def eval_schema(opts: EvalCommandOptions) -> int:
+    """A schema's fields scored on the rows (in-process, or `--backend openai`); the exit code."""
     from auditor.decoder import DecoderError
     from auditor.decoder.progress import Progress
-    from auditor.eval import (
-        EvalOptions,
-        InProcessBackend,
-        load_fields,
-        load_rows,
-        run_eval,
-    )
+    from auditor.eval import EvalOptions, InProcessBackend, load_fields, load_rows, run_eval
     from auditor.eval.backends import ServerBackend
-    from auditor.eval.cache import default_cache_dir
     from auditor.reporting.eval_report import render as render_report
     from auditor.reporting.json_text import dumps_strict_bytes
-    from auditor.reporting.outputs import check_outputs
 
     def render(name: str, report: dict) -> str | bytes:
         # JSON by the project's JSON writer: valid whatever the text holds (NaN, lone surrogates)
         return dumps_strict_bytes(report) if name == "json" else render_report(name, report)
 
-    inputs = [schema, data_path]
-    named = (
-        ("--output", output),
-        ("--output-json", output_json),
-        ("--output-html", output_html),
-        ("--write-calibration", write_calibration),
-    )
-    outputs = [(flag, target) for flag, target in named if target]
-    close: Callable[[], None] = lambda: None  # noqa: E731  the server client, once there is one
-    try:
-        check_gate_options(served_opts.gate, canonical_backend(backend_name))
-    except UsageError as problem:
-        fail(str(problem))
-    if backend_name == "systemone":
-        try:
-            if output_html and not served_opts.gate.compare:  # never accepted and silently not written
-                raise UsageError(
-                    "--output-html is for schema evals and eval --compare; a decision eval writes "
-                    "text or json"
-                )
-            check_outputs(outputs, inputs)  # every output, before any request
-            code = eval_decisions(
-                schema,
-                data_path,
-                served_opts,
-                model=model_spec,
-                holdout=holdout,
-                seed=seed,
-                perturb=tuple(dict.fromkeys(perturb)),
-                limit=limit,
-                cache_dir=None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir(),
-                output_format=output_format,
-                output=output,
-                output_json=output_json,
-                write_calibration=write_calibration,
-                quiet=quiet,
-                output_html=output_html,
-                max_row_bytes=max_row_bytes,
-                shard=shard,
-            )
-        except (UsageError, DecoderError) as problem:
-            fail(str(problem))
-        sys.exit(code)
-    try:
-        check_outputs(outputs, inputs)  # every output against the inputs and the others, before the run
-        if shard is not None:
-            raise UsageError("--shard is for --backend systemone (a decision request's eval)")
-        needs_request = [p for p in dict.fromkeys(perturb) if p != "order"]
-        if needs_request:
-            click.echo(
-                f"pcdlint: --perturb {', '.join(needs_request)} needs a decision request "
-                "(--backend systemone); not run on a schema eval",
-                err=True,
-            )
-            perturb = tuple(p for p in perturb if p == "order")
-        fields = load_fields(schema)
-        rows = load_rows(data_path, fields, max_row_bytes=max_row_bytes, limit=limit)
-        options = EvalOptions(
-            holdout=holdout,
-            seed=seed,
-            perturb=tuple(dict.fromkeys(perturb)),
-            letters=not no_letters,
-            cache_dir=None if no_cache else Path(cache_dir) if cache_dir else default_cache_dir(),
-            progress=False if quiet else None,
+    if opts.shard is not None:
+        raise UsageError("--shard is for --backend systemone (a decision request's eval)")
+    perturb = opts.perturb
+    needs_request = [p for p in perturb if p != "order"]
+    if needs_request:
+        click.echo(
+            f"pcdlint: --perturb {', '.join(needs_request)} needs a decision request "
+            "(--backend systemone); not run on a schema eval",
+            err=True,
         )
-        backend: InProcessBackend | ServerBackend
-        if backend_name == "openai":
+        perturb = tuple(p for p in perturb if p == "order")
+    fields = load_fields(opts.schema)
+    rows = load_rows(opts.data_path, fields, max_row_bytes=opts.max_row_bytes, limit=opts.limit)
+    options = EvalOptions(
+        holdout=opts.holdout,
+        seed=opts.seed,
+        perturb=perturb,
+        letters=opts.letters,
+        cache_dir=opts.cache_dir,
+        progress=False if opts.quiet else None,
+    )
+    close: Callable[[], None] = lambda: None  # noqa: E731  the server client, once there is one
+    backend: InProcessBackend | ServerBackend
+    try:
+        if opts.backend_name == "openai":
             from auditor.cli.served import served_backend
 
-            backend = ServerBackend(served_backend(served_opts, backend_name, model_spec, allow_download))
+            backend = ServerBackend(served_backend(opts.served, "openai", opts.model, opts.allow_download))
             close = backend.server.close
         else:
             from auditor.decoder.open import open_backend
 
             opened = replace(
-                served_opts.backend,
-                backend=backend_name,
-                model=model_spec,
-                device=device,
-                dtype=dtype,
-                allow_download=allow_download,
+                opts.served.backend,
+                backend=opts.backend_name,
+                model=opts.model,
+                device=opts.device,
+                dtype=opts.dtype,
+                allow_download=opts.allow_download,
             )
             try:
-                scorer = open_backend(opened, progress=Progress(False if quiet else None))
+                scorer = open_backend(opened, progress=Progress(False if opts.quiet else None))
             except DecoderError as exc:
                 raise UsageError(str(exc)) from None
             backend = InProcessBackend(scorer.loaded)
         try:
-            report = run_eval(fields, rows, backend, options, schema_path=schema, data_path=data_path)
+            report = run_eval(
+                fields, rows, backend, options, schema_path=opts.schema, data_path=opts.data_path
+            )
         except KeyboardInterrupt:
             where = (
                 "" if options.cache_dir is None else f"; rows scored so far are cached in {options.cache_dir}"
             )
             click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
             sys.exit(130)
-        write_output(
-            render(output_format, report), output, inputs, kind="json" if output_format == "json" else "text"
-        )
-        for name, target in (("json", output_json), ("html", output_html)):
-            if target:
-                write_output(
-                    render(name, report),
-                    target,
-                    inputs,
-                    flag=f"--output-{name}",
-                    kind="json" if name == "json" else "text",
-                )
-        if write_calibration:
-            from auditor.eval import calibration_file
-
-            write_output(
-                dumps_strict_bytes(calibration_file(report)),
-                write_calibration,
-                inputs,
-                flag="--write-calibration",
-                kind="json",
-            )
-    except (UsageError, DecoderError) as error:
-        fail(str(error))
     finally:
         close()
-    sys.exit(1 if report.get("failed") else 0)
+    inputs = opts.inputs
+    kind = "json" if opts.output_format == "json" else "text"
+    write_output(render(opts.output_format, report), opts.output, inputs, kind=kind)
+    for name, target in (("json", opts.output_json), ("html", opts.output_html)):
+        if target:
+            write_output(
+                render(name, report),
+                target,
+                inputs,
+                flag=f"--output-{name}",
+                kind="json" if name == "json" else "text",
+            )
+    if opts.write_calibration:
+        from auditor.eval import calibration_file
+
+        write_output(
+            dumps_strict_bytes(calibration_file(report)),
+            opts.write_calibration,
+            inputs,
+            flag="--write-calibration",
+            kind="json",
+        )
+    return 1 if report.get("failed") else 0

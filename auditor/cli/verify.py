@@ -1,18 +1,16 @@
-"""`pcdlint verify` and `check --verify`: lint with the model's own tokenizer, then run the
-reference decoder (auditor.decoder) on the model and attach what it measured to the findings.
+"""`pcdlint verify` and `check --verify`: the model options, parsed once, and the reports printed.
 
-Each file is one request: all its enum-like fields are decoded together, as a PCD engine would;
-verdicts are given for the fields the linter flagged.
+The runs are composed in the eval layer: schemas in auditor.eval.schema_verify (lint with the
+model's own tokenizer, run the reference decoder, attach what it measured to the findings),
+decision requests in auditor.eval.decision_verify (through auditor.cli.served).
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -25,8 +23,8 @@ from auditor.cli.served import decision_options, verify_decisions, wants_decisio
 from auditor.errors import UsageError
 
 if TYPE_CHECKING:  # `pcdlint check` without --verify loads neither the decoder nor the engine here
-    from auditor.decoder.progress import Progress
-    from auditor.decoder.result import FieldResult, VerifyResult
+    from auditor.cli.run_options import DecisionFlags
+    from auditor.eval.schema_verify import SchemaVerifyRun
     from auditor.linter.engine import LintRun
 
 MODEL_OPTIONS = [
@@ -158,136 +156,17 @@ def model_options(
     return decorate
 
 
-CONTEXT_MAX_BYTES = 4 * 1024 * 1024  # --context @FILE: far more than any model's context holds
+def schema_verify(opts: VerifyOptions) -> Any:
+    """The schema verify the options ask for (auditor.eval.schema_verify), ``--context`` read."""
+    from auditor.decoder.inputs import read_context
+    from auditor.eval.schema_verify import SchemaVerify, coupling_fields
 
-
-def read_context(context_arg: str | None) -> str | None:
-    """``--context``: the text itself, or ``@FILE`` read as any input is (a regular file, at most
-    ``CONTEXT_MAX_BYTES``, UTF-8): a device, FIFO or directory is refused without being opened
-    for reading in a way that could block."""
-    import stat
-
-    from auditor.paths import resolve_path
-
-    if context_arg is None or not context_arg.startswith("@"):
-        return context_arg
-    name = context_arg[1:]
-    shown = name if len(name) <= 120 else name[:119] + "…"
-    path = resolve_path(name, "--context")  # ~user, names too long, NUL: one line
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise UsageError(f"--context @{shown}: cannot read ({exc.strerror or exc})") from None
-    info = os.fstat(descriptor)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(descriptor)
-        raise UsageError(f"--context @{shown}: not a regular file")
-    with os.fdopen(descriptor, "rb") as handle:
-        if info.st_size > CONTEXT_MAX_BYTES:
-            raise UsageError(
-                f"--context @{shown}: {info.st_size} bytes, over the limit of {CONTEXT_MAX_BYTES} bytes"
-            )
-        data = handle.read(CONTEXT_MAX_BYTES + 1)
-    if len(data) > CONTEXT_MAX_BYTES:
-        raise UsageError(f"--context @{shown}: over the limit of {CONTEXT_MAX_BYTES} bytes")
-    try:
-        return data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"--context @{shown}: not UTF-8 (byte {exc.start})") from None
-
-
-def coupling_value(coupling_arg: str | None) -> bool | list[str]:
-    if coupling_arg is None:
-        return False
-    if coupling_arg == "*":
-        return True
-    return [name.strip() for name in coupling_arg.split(",") if name.strip()]
-
-
-def verify_run(
-    run: LintRun,
-    loaded: Any,
-    *,
-    context: str | None,
-    coupling: bool | list[str],
-    parity: bool | str,
-    only_flagged: bool,
-    progress: Progress | None = None,
-) -> list[tuple[str, VerifyResult]]:
-    """Verify each file of a finished lint run; attach verdicts to its findings.
-
-    Returns (path, VerifyResult) per verified file. Findings of a verified field get
-    `finding.verification` = that field's measured result (any tokenizer's finding: the
-    result says which model and tokenizer measured it).
-    """
-    from auditor.decoder import specs_for_sites, verify_fields
-    from auditor.decoder.prompt import preset_context
-    from auditor.reporting.verdict import annotate, confirmation_labels
-
-    results = []
-    for result in run.files:
-        sites = result.model.sites
-        pointers = {s.pointer for s in sites}
-        flagged: dict[str, set[str]] = {}
-        for finding in result.findings:
-            if finding.site_pointer in pointers and finding.tokenizer:
-                flagged.setdefault(finding.site_pointer, set()).add(finding.code)
-        if not sites or (only_flagged and not flagged):
-            continue
-        fields = specs_for_sites(sites, flagged)
-        verified = verify_fields(
-            fields,
-            preset_context(result.model.document.data) or context or "",
-            model=loaded,
-            coupling=coupling,
-            parity=parity,
-            progress=progress,
-            labels=confirmation_labels(),
-        )
-        annotate(verified)
-        results.append((result.model.path, verified))
-        by_pointer = dict(zip([s.pointer for s in sites], verified.fields, strict=True))
-        for finding in result.findings:
-            field = by_pointer.get(finding.site_pointer)
-            if field is not None and finding.tokenizer:
-                finding.verification = verification_summary(field, verified)
-    return results
-
-
-def verification_summary(field: FieldResult, verified: VerifyResult) -> dict:
-    """What a reviewer needs next to one finding: the verdicts and the three picks."""
-    options = field.options
-    return {
-        "model": verified.model,
-        "tokenizer": verified.tokenizer,
-        "device": verified.device,
-        "dtype": verified.dtype,
-        "verdicts": list(field.verdicts),
-        "first_token_pick": options[field.first_token_pick],
-        "full_sequence_pick": options[field.full_sequence_pick],
-        "full_sequence_p": round(field.full_sequence_probs[field.full_sequence_pick], 4),
-        # per named variant (`--engine sum`, `sum-close`, `mean`, `byte-norm`), its pick
-        "full_sequence_variants": {
-            name: options[pick] for name, pick in field.full_sequence_variants.items()
-        },
-        "letter_pick": options[field.letter_pick] if field.letter_pick is not None else None,
-        "constrained_pick": options[field.constrained_pick] if field.constrained_pick is not None else None,
-        "decides_answer": field.decides_answer,
-        "tokenization_mismatches": len(field.tokenization_mismatches),
-        "ties_bit_identical": field.ties_bit_identical,
-        "parity_max_abs_diff": field.parity_max_abs_diff,
-    }
-
-
-def _load(opts: VerifyOptions, allow_download: bool, progress: Progress) -> Any:
-    """The field backend the options name: the model in-process, or an OpenAI-compatible server."""
-    from auditor.decoder import DecoderError
-    from auditor.decoder.open import open_backend
-
-    try:
-        return open_backend(replace(opts.backend, allow_download=allow_download), progress=progress)
-    except DecoderError as exc:
-        raise UsageError(str(exc)) from None
+    return SchemaVerify(
+        backend=opts.backend,
+        context=read_context(opts.context_arg),
+        coupling=coupling_fields(opts.coupling_arg),
+        parity=opts.parity,
+    )
 
 
 @click.command()
@@ -305,7 +184,7 @@ def verify(
     output_format: str,
     output: str | None,
     quiet: bool,
-    **decision_opts: Any,
+    decision: DecisionFlags,
 ) -> None:
     """Run PCD on a real model and confirm each flagged field (lints with the model's tokenizer).
 
@@ -322,100 +201,64 @@ def verify(
     from auditor.decoder import DecoderError
     from auditor.decoder.progress import Progress
     from auditor.exitcodes import EXIT_CLEAN, EXIT_FINDINGS
-    from auditor.linter.engine import LintOptions, lint
-    from auditor.reporting.escape import strict_json
-    from auditor.reporting.json_format import run_to_dict
     from auditor.reporting.outputs import check_outputs
-    from auditor.reporting.verdict import format_text
 
     progress = Progress(False if quiet else None)
-    if wants_decisions(verify_opts, decision_opts):
-        try:
-            if output:
-                check_outputs([("--output", output)], list(paths))
+    try:
+        if wants_decisions(verify_opts, decision):
             code = verify_decisions(
                 list(paths),
                 verify_opts,
-                decision_opts,
-                read_context(verify_opts.context_arg),
+                decision,
                 allow_download=allow_download,
                 output_format=output_format,
                 output=output,
                 progress=progress,
                 quiet=quiet,
             )
-        except (UsageError, DecoderError) as problem:
-            fail(str(problem))
-        sys.exit(code)
-    from auditor.cli.gates import schema_probe_note
+            sys.exit(code)
+        from auditor.cli.gates import schema_probe_note
+        from auditor.eval.schema_verify import verify_schemas
 
-    try:
-        schema_probe_note(decision_opts)
+        schema_probe_note(decision)
         if output:
             check_outputs([("--output", output)], list(paths))
-        context = read_context(verify_opts.context_arg)
-        backend = _load(verify_opts, allow_download, progress)
-        tokenizer = backend.linter_tokenizer
-        run = lint(list(paths), [tokenizer], LintOptions())
-        for error in run.errors:
-            raise UsageError(str(error))
-        results = verify_run(
-            run,
-            backend,
-            context=context,
-            coupling=coupling_value(verify_opts.coupling_arg),
-            parity=verify_opts.parity,
-            only_flagged=False,
-            progress=progress,
+        run = verify_schemas(
+            list(paths), schema_verify(verify_opts), allow_download=allow_download, progress=progress
         )
-        if output_format == "json":
-            text = (
-                json.dumps(
-                    strict_json(
-                        {
-                            "version": 1,
-                            "lint": run_to_dict(run),
-                            "verify": [{"path": path, **r.to_dict()} for path, r in results],
-                        }
-                    ),
-                    indent=2,
-                    ensure_ascii=False,
-                    allow_nan=False,
-                )
-                + "\n"
-            )
-        else:
-            text = "".join(f"== {path}\n{format_text(r)}\n" for path, r in results)
         write_output(
-            text,
+            _schema_report(run, output_format),
             output,
-            list(paths) + [r.model.path for r in run.files],
+            list(paths) + [r.model.path for r in run.lint.files],
             kind="json" if output_format == "json" else "verify",
         )
     except (UsageError, DecoderError) as error:
         fail(str(error))
-    sys.exit(EXIT_FINDINGS if any(r.deciding for _path, r in results) else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if run.deciding else EXIT_CLEAN)
+
+
+def _schema_report(run: SchemaVerifyRun, output_format: str) -> str:
+    from auditor.reporting.verdict import format_text
+
+    if output_format != "json":
+        return "".join(f"== {path}\n{format_text(r)}\n" for path, r in run.results)
+    from auditor.reporting.escape import strict_json
+    from auditor.reporting.json_format import run_to_dict
+
+    report = {
+        "version": 1,
+        "lint": run_to_dict(run.lint),
+        "verify": [{"path": path, **r.to_dict()} for path, r in run.results],
+    }
+    return json.dumps(strict_json(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def attach_to_check(
     run: LintRun, verify_opts: VerifyOptions, allow_download: bool, quiet: bool = False
 ) -> None:
     """`check --verify`: verify the flagged fields of every file with the model."""
-    from auditor.decoder import DecoderError
     from auditor.decoder.progress import Progress
+    from auditor.eval.schema_verify import verify_flagged
 
     progress = Progress(False if quiet else None)
-    try:
-        context = read_context(verify_opts.context_arg)
-        backend = _load(verify_opts, allow_download, progress)
-        verify_run(
-            run,
-            backend,
-            context=context,
-            coupling=coupling_value(verify_opts.coupling_arg),
-            parity=verify_opts.parity,
-            only_flagged=True,
-            progress=progress,
-        )
-    except DecoderError as exc:
-        raise UsageError(str(exc)) from None
+    verify_flagged(run, schema_verify(verify_opts), allow_download=allow_download, progress=progress)

@@ -1,7 +1,7 @@
 """Whether a flagged flaw decides a field's answer on this context, and the letter-bias tally.
 
 These are measurements of a verify run (the exit code is derived from them), so they live in
-the decoder; ``auditor.reporting.verdict`` turns them into sentences.
+the decoder; ``auditor.eval.verdicts`` turns them into sentences.
 """
 
 from __future__ import annotations

@@ -85,3 +85,27 @@ def load_requests(paths: list[str], context: str | None) -> list[DecisionInput]:
         except Exception as exc:  # DecoderError: the body's outline
             raise UsageError(f"{item.label}: {exc}") from None
     return inputs
+
+
+CONTEXT_MAX_BYTES = 4 * 1024 * 1024  # --context @FILE: far more than any model's context holds
+
+
+def read_context(context_arg: str | None) -> str | None:
+    """``--context``: the text itself, or ``@FILE`` read as every input is (auditor.limits.read_regular:
+    a regular file of at most ``CONTEXT_MAX_BYTES``, never a FIFO or device opened; UTF-8)."""
+    from auditor.limits import Unreadable, read_regular
+    from auditor.paths import resolve_path
+
+    if context_arg is None or not context_arg.startswith("@"):
+        return context_arg
+    name = context_arg[1:]
+    shown = name if len(name) <= 120 else name[:119] + "…"
+    path = resolve_path(name, "--context")  # ~user, names too long, NUL: one line
+    try:
+        data = read_regular(path, CONTEXT_MAX_BYTES)
+    except Unreadable as exc:
+        raise UsageError(f"--context @{shown}: {exc.reason}") from None
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--context @{shown}: not UTF-8 (byte {exc.start})") from None

@@ -45,8 +45,8 @@ from auditor.editor.workspace import (
 )
 from auditor.errors import ConfigError, UsageError
 from auditor.linter.context import Finding
+from auditor.linter.pages import rule_help_uri
 from auditor.reporting.escape import terminal
-from auditor.reporting.sarif import rule_help_uri
 from auditor.schema.documents import Span, resolve_pointer
 from auditor.version import __version__
 

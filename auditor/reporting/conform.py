@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from auditor.decoder.conform import ConformRequest, Outcome, ServerSpec, body_for, question_differences
-from auditor.reporting.decisions import compare_static_live, static_verdict
+from auditor.eval.decision_verify import compare_static_live, static_verdict
 
 SHAPE_NAMES = {
     "systemone": "System One",

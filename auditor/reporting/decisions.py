@@ -39,55 +39,6 @@ def _probe_lines(probe: Any) -> list[str]:
     ]
 
 
-def _within(pointer: str, request_pointer: str) -> bool:
-    return not request_pointer or pointer == request_pointer or pointer.startswith(request_pointer + "/")
-
-
-def static_verdict(findings: list, engine: str, request_pointer: str) -> dict:
-    """What pcdlint predicts the engine does with one request: refuse when a finding under that
-    engine says with which HTTP status the engine refuses (its ``data.status``)."""
-    refusing = [
-        f
-        for f in findings
-        if f.engine == engine
-        and isinstance(f.data, dict)
-        and isinstance(f.data.get("status"), int)
-        and _within(f.site_pointer or f.pointer, request_pointer)
-    ]
-    return {
-        "engine": engine,
-        "predicted": "refuse" if refusing else "accept",
-        "findings": [{"code": f.code, "message": f.message, "status": f.data["status"]} for f in refusing],
-    }
-
-
-def compare_static_live(static: dict, refused: Any) -> list[dict]:
-    """The disagreement between pcdlint's prediction and what the service did (empty: they agree)."""
-    live = "refuse" if refused is not None else "accept"
-    if static["predicted"] == live:
-        return []
-    if refused is not None:
-        message = (
-            f"pcdlint called the request valid for {static['engine']}, the server refused it "
-            f"({refused.status}): {refused.message}"
-        )
-    else:
-        first = static["findings"][0]
-        message = (
-            f"pcdlint predicted a refusal ({first['code']}: {first['message']}), "
-            "the server answered the request"
-        )
-    return [
-        {
-            "pcdlint": static["predicted"],
-            "server": live,
-            "status": None if refused is None else refused.status,
-            "server_message": None if refused is None else refused.message,
-            "message": message,
-        }
-    ]
-
-
 def format_decision(
     label: str,
     identity: dict,

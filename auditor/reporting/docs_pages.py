@@ -11,17 +11,12 @@ import dataclasses
 import sys
 from collections.abc import Iterator
 
+from auditor.linter.pages import RULES_DIR, rule_page_path
 from auditor.linter.registry import Rule, load_rules
 from auditor.pcd.engines import DEFAULT_ENGINE, ENGINES, HARNESS_ENGINES
 from auditor.pcd.engines.table import ENGINE_ROWS, EngineRow, Limit
 
-RULES_DIR = "rules"
 ENGINES_DIR = "engines"
-
-
-def rule_page_path(code: str) -> str:
-    """The rule's page inside the site (`rules/PCD001.md`, served as `rules/PCD001/`)."""
-    return f"{RULES_DIR}/{code}.md"
 
 
 def _options_table(rule: Rule) -> str:

@@ -22,18 +22,15 @@ from typing import Any
 from urllib.parse import quote
 
 from auditor.linter.engine import Finding, LintRun
+from auditor.linter.pages import rule_help_uri
 from auditor.linter.registry import Rule, load_rules
 from auditor.reporting import formatter
-from auditor.reporting.docs_pages import rule_page_path
 from auditor.reporting.escape import sarif_text
 from auditor.reporting.json_text import dumps_strict, dumps_strict_bytes
 from auditor.version import __version__
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/pcdlint/pcdlint"
-# The documentation site (mkdocs.yml's site_url); a mirror or a private build sets
-# PCDLINT_DOCS_URL. Each rule's helpUri is its generated page there.
-DOCS_URL = "https://pcdlint.github.io/pcdlint/"
 SRCROOT = "%SRCROOT%"
 MAX_RESULTS = 25_000
 MAX_RELATED = 1_000
@@ -50,12 +47,6 @@ def artifact_uri(path: str) -> str:
             return candidate.as_uri()
     # an undecodable file name (fsdecoded: U+DC80-U+DCFF) is percent-encoded as its own bytes
     return quote(candidate.as_posix(), safe="/-._~!$&'()*+,;=:@", errors="surrogateescape")
-
-
-def rule_help_uri(code: str) -> str:
-    """The rule's page on the documentation site (docs/_hooks.py generates one per rule)."""
-    base = os.environ.get("PCDLINT_DOCS_URL") or DOCS_URL
-    return f"{base.rstrip('/')}/{rule_page_path(code).removesuffix('.md')}/"
 
 
 def rule_descriptor(rule: Rule) -> dict:

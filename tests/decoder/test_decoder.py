@@ -11,7 +11,8 @@ import pytest
 
 from auditor.decoder import DecoderError, FieldSpec, load_fields
 from auditor.decoder.tree import pack_forest, pack_tree
-from auditor.reporting.verdict import annotate, format_text
+from auditor.eval.verdicts import annotate
+from auditor.reporting.verdict import format_text
 from support import CORPUS, NO_CORPUS
 
 pytestmark = pytest.mark.model

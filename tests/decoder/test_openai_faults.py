@@ -383,7 +383,7 @@ def _context_cases(tmp_path):
         handle.truncate(4 * 1024 * 1024 + 1)  # sparse: no disk used
     return {
         "dev-zero": ("@/dev/zero", "not a regular file"),
-        "directory": (f"@{tmp_path}", "not a regular file"),
+        "directory": (f"@{tmp_path}", "is a directory"),
         "invalid-utf8": (f"@{invalid}", "not UTF-8 (byte 9)"),
         "unknown-user": (
             "@~pcdlint-no-such-user/ctx.txt",
@@ -394,8 +394,8 @@ def _context_cases(tmp_path):
             "@" + str(tmp_path / ("x" * 300)),
             "file name too long (a component of 300 bytes",
         ),
-        "missing": (f"@{tmp_path / 'missing.txt'}", "cannot read (No such file or directory)"),
-        "too-big": (f"@{big}", "4194305 bytes, over the limit of 4194304 bytes"),
+        "missing": (f"@{tmp_path / 'missing.txt'}", "cannot read file (No such file or directory)"),
+        "too-big": (f"@{big}", "file is 4,194,305 bytes, over the limit of 4,194,304"),
     }
 
 
@@ -450,7 +450,9 @@ def test_a_fifo_context_is_refused_without_hanging(tokenizer_dir, write_schema, 
         text=True,
         timeout=120,
     )
-    assert result.returncode == 2 and result.stderr.strip().endswith("not a regular file"), result.stderr
+    assert result.returncode == 2 and result.stderr.strip().endswith("not a regular file (a FIFO)"), (
+        result.stderr
+    )
 
 
 def test_a_prompt_longer_than_the_served_context_is_an_error(tokenizer_dir, write_schema, tmp_path):

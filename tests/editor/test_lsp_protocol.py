@@ -17,7 +17,7 @@ pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
-from auditor.reporting.sarif import rule_help_uri  # noqa: E402
+from auditor.linter.pages import rule_help_uri  # noqa: E402
 
 # PCD001: approve_now / approve_later share their first token (tests/test_cli.py's fixture too)
 SCHEMA = {

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.reporting.sarif import rule_help_uri
+from auditor.linter.pages import rule_help_uri
 from support import FIXTURES
 
 pytest.importorskip("pygls")

@@ -60,7 +60,7 @@ def profile_pick(site, tokenizer, k: int) -> int:
 
 
 def test_verify_reports_every_variant_and_sum_close_is_its_full_sequence_pick(verified, smollm2_model):
-    from auditor.cli.verify import verification_summary
+    from auditor.eval.schema_verify import verification_summary
 
     _, result, sites = verified
     tokenizer = smollm2_model.linter_tokenizer

@@ -169,7 +169,7 @@ def _finding(code, pointer, status=None, engine="llm2jev"):
 
 def test_static_verdict_reads_refusal_statuses_within_the_request():
     from auditor.decoder.systemone import DecisionRefused
-    from auditor.reporting.decisions import compare_static_live, static_verdict
+    from auditor.eval.decision_verify import compare_static_live, static_verdict
 
     findings = [
         _finding("PCD100", "/0/questions/pick", 422),
