@@ -184,3 +184,34 @@ def test_no_module_outside_rules_names_a_rule_code():
             ):
                 offenders.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value[:60]!r}")
     assert not offenders, "\n".join(offenders)
+
+
+# What only a run does (auditor.eval's schema_verify, decision_verify, decision_runs): lint for a
+# verdict, load or probe requests, answer rows, open a served run's answer source.
+RUN_CALLS = {
+    "lint",
+    "load_requests",
+    "probe_decision",
+    "verify_run",
+    "verify_fields",
+    "run_decision_eval",
+    "selected_rows",
+    "AnswerSource",
+    "static_verdict",
+    "compare_static_live",
+    "design_refs",
+}
+SERVED_CLI = ("served.py", "verify.py", "gates.py", "eval.py")
+
+
+@pytest.mark.parametrize("name", SERVED_CLI)
+def test_the_served_commands_hold_no_run_logic(name):
+    """The verify and eval commands parse, build and print: every call that composes a run is made
+    in the eval layer (issue 43), so a change to a run is never a change to the CLI."""
+    tree = ast.parse((REPO / "auditor" / "cli" / name).read_text(encoding="utf-8"))
+    called = {
+        node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+    }
+    assert not called & RUN_CALLS, f"auditor/cli/{name} calls {sorted(called & RUN_CALLS)}"
