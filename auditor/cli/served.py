@@ -258,6 +258,11 @@ def eval_decisions(opts: EvalCommandOptions) -> int:
         raise UsageError("--shard and --compare exclude each other (compare the merged reports' runs)")
     if opts.shard is not None and opts.output_format != "json" and not opts.output_json:
         raise UsageError("--shard writes a JSON report for eval-merge: add -f json or --output-json FILE")
+    if opts.shard is not None and opts.write_calibration:
+        raise UsageError(
+            "--write-calibration with --shard would fit one shard's rows: write it with "
+            "`pcdlint eval-merge SHARD.json … --write-calibration FILE`"
+        )
     row_probes = [p for p in opts.perturb if p != "order"]
     if opts.shard is not None and row_probes:
         raise UsageError(f"--shard takes --perturb order only; --perturb {row_probes[0]} runs unsharded")

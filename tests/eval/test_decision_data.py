@@ -123,6 +123,10 @@ def test_shard_needs_a_json_report_and_a_valid_i_of_n(tmp_path):
     data = tmp_path / "rows.jsonl"
     data.write_text(line(), encoding="utf-8")
     one_line_error(decision_eval(data, "--shard", "1/2"), "--shard writes a JSON report")
+    fit = tmp_path / "fit.json"
+    done = decision_eval(data, "--shard", "1/2", "-f", "json", "--write-calibration", str(fit))
+    one_line_error(done, "--write-calibration with --shard would fit one shard's rows")
+    assert not fit.exists()
     for bad in ("0/2", "3/2", "1/0", "x", "1/2/3"):
         done = decision_eval(data, "--shard", bad, "-f", "json")
         assert done.returncode == 2 and "--shard" in done.stderr, (bad, done.stderr)

@@ -136,13 +136,22 @@ def test_four_shards_merge_into_the_unsharded_report(served_llm2jev, tmp_path):
         asked += shard["server"]["requests"]
         shards.append(target)
     assert asked == 64  # every row in exactly one shard
-    status, out, err, _kb = run(*served(served_llm2jev, ROWS, "--cache-dir", str(cache), "-f", "json"))
+    whole_fit, merged_fit = tmp_path / "whole-calibration.json", tmp_path / "merged-calibration.json"
+    status, out, err, _kb = run(
+        *served(served_llm2jev, ROWS, "--cache-dir", str(cache), "-f", "json"),
+        "--write-calibration",
+        str(whole_fit),
+    )
     assert status == 0, err
     whole = json.loads(out)
     assert whole["cache"]["hits"] == 64
-    status, out, err, _kb = run("eval-merge", *map(str, reversed(shards)), "-f", "json")
+    status, out, err, _kb = run(
+        "eval-merge", *map(str, reversed(shards)), "-f", "json", "--write-calibration", str(merged_fit)
+    )
     assert status == 0, err
     merged = json.loads(out)
+    # the temperature fitted on the whole set's training rows, as the unsharded run fits it
+    assert json.loads(merged_fit.read_bytes()) == json.loads(whole_fit.read_bytes())
     assert merged["questions"] == whole["questions"]
     assert merged["predictions"] == whole["predictions"] and merged["rows"] == whole["rows"] == 64
     assert merged["failed"] == whole["failed"] == []
