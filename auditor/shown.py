@@ -12,12 +12,14 @@ import json
 SHOWN_CHARS = 120  # a value longer than this is cut in messages (a 5 MB label is not echoed)
 
 
-def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
-    """`text` as shown in a one-line message: at most `limit` characters, the cut said."""
-    if len(text) <= limit:
+def shorten(text: str, limit: int = SHOWN_CHARS, *, total: int | None = None) -> str:
+    """`text` as shown in a one-line message: at most `limit` characters, the cut said (`total`:
+    the length of the whole when `text` is already a prefix of it)."""
+    size = len(text) if total is None else max(total, len(text))
+    if size <= limit:
         return text
     keep = max(8, limit - 30)
-    return f"{text[:keep]}… ({len(text):,} characters)"
+    return f"{text[:keep]}… ({size:,} characters)"
 
 
 def shown(value: object, *, quoted: bool = True, limit: int | None = None) -> str:

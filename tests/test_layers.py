@@ -215,3 +215,18 @@ def test_the_served_commands_hold_no_run_logic(name):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
     }
     assert not called & RUN_CALLS, f"auditor/cli/{name} calls {sorted(called & RUN_CALLS)}"
+
+
+HAND_CUT = re.compile(r"""\[[^\]\n]*:[^\]\n]*\]\s*\+\s*["']…""")
+
+
+def test_shown_values_are_cut_by_one_helper():
+    """A quoted value is cut by auditor.shown.shorten (which says how long the whole was), never by
+    a slice with "…" appended in place (issue 43: four hand-made cutters had drifted apart)."""
+    cut_by_hand = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in sources()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if HAND_CUT.search(line)
+    ]
+    assert not cut_by_hand, cut_by_hand

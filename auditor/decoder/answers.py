@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from auditor.decoder.errors import DecoderError
+from auditor.shown import shorten
 
 MAX_LIST = 1_000_000  # elements in any one list of an answer
 MAX_TEXT = 1_000_000  # characters in any one string of an answer
@@ -30,7 +31,7 @@ class AnswerError(DecoderError):
 def _shown(value: object) -> str:
     text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
     text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if len(text) <= 40 else text[:39] + "…"
+    return shorten(text, 40)
 
 
 def _kind(value: object) -> str:

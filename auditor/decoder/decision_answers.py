@@ -49,6 +49,7 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     """``value`` for an error line: a short repr, every non-printable character (ANSI escapes,
     lone surrogates, bidi controls) as ``?``, at most ``limit`` characters."""
     from auditor.redaction import redact, secrets
+    from auditor.shown import shorten
 
     if isinstance(value, (dict, list)):
         return f"{'an object' if isinstance(value, dict) else 'a list'} of {len(value)}"
@@ -57,7 +58,7 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
         value = redact(value[: limit * 2 + longest])
     text = repr(value)
     text = "".join(ch if ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF else "?" for ch in text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,39}")

@@ -39,6 +39,7 @@ import httpcore2
 import httpx2
 
 from auditor.decoder.errors import DecoderError
+from auditor.shown import shorten
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_DEADLINE = 120.0
@@ -80,7 +81,7 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS, secret: str | None = None) ->
     if secret:
         text = text.replace(secret, "***")
     flat = " ".join("".join(ch if ch.isprintable() else " " for ch in text[: limit * 4]).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return shorten(flat, limit, total=len(text))
 
 
 def parse_origin(url: str, what: str = "--base-url") -> tuple[Origin, str]:

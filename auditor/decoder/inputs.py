@@ -95,11 +95,12 @@ def read_context(context_arg: str | None) -> str | None:
     a regular file of at most ``CONTEXT_MAX_BYTES``, never a FIFO or device opened; UTF-8)."""
     from auditor.limits import Unreadable, read_regular
     from auditor.paths import resolve_path
+    from auditor.shown import shorten
 
     if context_arg is None or not context_arg.startswith("@"):
         return context_arg
     name = context_arg[1:]
-    shown = name if len(name) <= 120 else name[:119] + "…"
+    shown = shorten(name)
     path = resolve_path(name, "--context")  # ~user, names too long, NUL: one line
     try:
         data = read_regular(path, CONTEXT_MAX_BYTES)

@@ -25,6 +25,7 @@ from typing import Any
 
 from auditor.decoder.systemone import DecisionRefused
 from auditor.errors import UsageError
+from auditor.shown import shorten
 
 FORMAT = "pcdlint-answers"
 FORMAT_VERSION = 1
@@ -78,7 +79,7 @@ def _first_difference(a: Any, b: Any, where: str = "") -> str | None:
 def _excerpt(value: Any, size: int = 48) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = "".join(ch if ch.isprintable() else " " for ch in text)
-    return json.dumps(text if len(text) <= size else text[: size - 1] + "…", ensure_ascii=False)
+    return json.dumps(shorten(text, size), ensure_ascii=False)
 
 
 @dataclass

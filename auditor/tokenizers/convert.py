@@ -20,6 +20,7 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalize
 
 from auditor.distribution import install_hint
 from auditor.errors import TokenizerError
+from auditor.shown import shorten
 
 # ---------------------------------------------------------------- pre-tokenizer regexes
 # Written for the `tokenizers` regex engine (Oniguruma): tiktoken's cl100k string uses possessive
@@ -124,8 +125,7 @@ def probe_patterns(patterns: Iterable[str], source: str) -> None:
 
 
 def _shown_pattern(pattern: str) -> str:
-    shown = repr(pattern)
-    return shown if len(shown) <= 80 else shown[:79] + "…"
+    return shorten(repr(pattern), 80)
 
 
 def json_regexes(path: Path) -> list[str]:

@@ -19,6 +19,7 @@ from auditor.pcd.chat import ChatTemplateError, render_chat
 from auditor.pcd.engines.table import EngineRow
 from auditor.schema.decisions import SHAPES, SYSTEMONE, option_key
 from auditor.schema.documents import resolve_pointer
+from auditor.shown import shorten
 from auditor.tokenizers.loader import LoadedTokenizer
 from auditor.tokenizers.templates import ChatTemplate
 
@@ -337,8 +338,7 @@ def text_of(value: Any) -> str:
 
 def quoted(text: str, width: int = 60) -> str:
     """`text` shortened for a sentence, in backticks."""
-    one = " ".join(text.split())
-    return f"`{one if len(one) <= width else one[: width - 1] + '…'}`"
+    return f"`{shorten(' '.join(text.split()), width)}`"
 
 
 def chat(template: ChatTemplate, messages: list[dict]) -> str:
