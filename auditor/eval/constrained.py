@@ -13,7 +13,7 @@ only the distribution, which calibration needs, is computed here. Pure: no model
 
 from __future__ import annotations
 
-import math
+from auditor.softmax import softmax
 
 
 def _groups(members: list[int], sequences: list[list[int]], depth: int) -> dict[int, list[int]]:
@@ -39,11 +39,9 @@ def constrained_distribution(sequences: list[list[int]], token_logprobs: list[li
             probs[members[0]] += mass
             return
         groups = _groups(live, sequences, depth)
-        logps = {token: token_logprobs[group[0]][depth] for token, group in groups.items()}
-        top = max(logps.values())
-        z = sum(math.exp(lp - top) for lp in logps.values())
-        for token, group in groups.items():
-            walk(group, depth + 1, mass * math.exp(logps[token] - top) / z)
+        local = softmax([token_logprobs[group[0]][depth] for group in groups.values()])
+        for group, share in zip(groups.values(), local, strict=True):
+            walk(group, depth + 1, mass * share)
 
     if sequences:
         walk(list(range(len(sequences))), 0, 1.0)
