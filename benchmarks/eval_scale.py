@@ -6,7 +6,8 @@ bare client loop, whole processes, against a System One stand-in that answers in
   light asyncio load generator, so that it is known not to be what saturates.
 - The bare loop is a whole process too: httpx2 (the HTTP library pcdlint's client is built on)
   and a thread pool of C threads posting the same request bodies (each row's state spliced into
-  the request, encoded before the clock starts) and parsing each answer as JSON; no pcdlint code.
+  the request, all encoded before its first request, inside the timed process) and parsing
+  each answer as JSON; no pcdlint code.
 - pcdlint: ``pcdlint eval REQUEST --data ROWS --backend systemone --base-url URL --no-cache
   --concurrency C -q`` (its start-up, the data checked before the first request, the report).
 - The two alternate (bare first) ``--repeat`` times per concurrency; rows/s are medians, the
