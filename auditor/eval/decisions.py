@@ -290,9 +290,8 @@ class _Collector:
 
     def __init__(self, body: dict, plans: dict[str, list[list[int]]], options: DecisionEvalOptions):
         from auditor.eval.spill import Spill
-        from auditor.eval.tally import QuestionTally, held_out
+        from auditor.eval.tally import QuestionTally
 
-        self.held_out = held_out  # (imported here, not per row)
         self.body, self.plans, self.options = body, plans, options
         self.keys = {qid: question_keys(q) for qid, q in body["questions"].items()}
         self.tallies = {
@@ -305,6 +304,8 @@ class _Collector:
         self.row_probes: dict[tuple[str, str], list[dict]] = {}
 
     def add(self, row: DecisionRow, got: dict[str, dict]) -> None:
+        from auditor.eval.tally import held_out
+
         self.rows += 1
         for variant, result in got.items():
             if result.get("skipped"):
@@ -331,8 +332,7 @@ class _Collector:
         )
         if original is None:
             return
-        held = self.held_out(row.id, self.options.holdout, self.options.seed)
-        probes = [name for name in ROW_PROBES if name in self.options.perturb]
+        held = held_out(row.id, self.options.holdout, self.options.seed)
         for qid, gold in row.labels.items():
             if qid not in original:
                 continue
@@ -340,9 +340,9 @@ class _Collector:
             tally.add(row.number, gold, held, original[qid])
             if qid in self.plans:
                 self._probe(row, qid, got)
-            for name in probes:
+            for name in ROW_PROBES:
                 changed = got.get(name, {}).get("answers") or {}
-                if qid in changed:
+                if name in self.options.perturb and qid in changed:
                     kind = self.body["questions"][qid]["type"]
                     self.row_probes.setdefault((qid, name), []).append(
                         row_probe_entry(kind, self.keys[qid], row, original[qid], changed[qid], gold)
