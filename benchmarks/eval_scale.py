@@ -6,18 +6,26 @@ bare client loop, whole processes, against a System One stand-in that answers in
   light asyncio load generator, so that it is known not to be what saturates.
 - The bare loop is a whole process too: httpx2 (the HTTP library pcdlint's client is built on)
   and a thread pool of C threads posting the same request bodies (each row's state spliced into
-  the request, encoded before the clock starts) and parsing each answer as JSON; no pcdlint code.
+  the request, all encoded before its first request, inside the timed process) and parsing
+  each answer as JSON; no pcdlint code.
 - pcdlint: ``pcdlint eval REQUEST --data ROWS --backend systemone --base-url URL --no-cache
   --concurrency C -q`` (its start-up, the data checked before the first request, the report).
 - The two alternate (bare first) ``--repeat`` times per concurrency; rows/s are medians, the
   ratio is of the medians; CPU per row is the process's user+system time over the rows. At 1 in
   flight a row takes the delay, so that line runs ``--rows-at-1`` rows (1,000: 20 s a process).
+- ``--before PATH``: a second pcdlint (another checkout's, e.g. a script that runs the branch
+  point's code) measured in the same rounds, after the bare loop and before this one.
+- The stand-in's own CPU per row (its processes' user+system time over the pcdlint runs) is
+  printed per line: on a 2-core machine it competes with the client for the cores.
+- This checkout's ``auditor`` package is byte-compiled first (as ``pip install`` leaves it): with
+  ``PYTHONDONTWRITEBYTECODE`` set and no bytecode, every pcdlint process would compile its
+  modules again (about 0.3 s of CPU), a cost no installed copy pays.
 - Peak RSS of pcdlint at each row count in ``--rss-rows`` (10,000 and 100,000 by default).
 
 The machine is shared: the load average is printed with each line; compare ratios, not rates.
 
 Usage: python benchmarks/eval_scale.py [--rows 10000] [--repeat 3] [--concurrency 1 16 64 256]
-       [--delay-ms 20] [--rss-rows 10000 100000] [--pcdlint PATH]
+       [--delay-ms 20] [--rss-rows 10000 100000] [--pcdlint PATH] [--before PATH]
 """
 
 from __future__ import annotations
@@ -125,6 +133,21 @@ def standin_capacity(workers: int) -> float:
         process.wait(timeout=30)
 
 
+def tree_cpu(pid: int) -> float:
+    """User+system seconds of a process and its live descendants so far (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            todo += [int(c) for c in Path(f"/proc/{current}/task/{current}/children").read_text().split()]
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
 def make_rows(count: int, directory: Path) -> Path:
     path = directory / f"rows{count}.jsonl"
     if path.exists():
@@ -183,10 +206,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rss-rows", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--pcdlint", default=str(Path(sys.executable).parent / "pcdlint"))
+    parser.add_argument("--before", help="a second pcdlint executable, measured in the same rounds")
     parser.add_argument("--skip-capacity", action="store_true")
     args = parser.parse_args()
     directory = Path(tempfile.gettempdir()) / "pcdlint-eval-scale"
     directory.mkdir(exist_ok=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "auditor")], check=True)
+    print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     if not args.skip_capacity:
         print(
             f"stand-in capacity (delay 0, {args.workers} workers): {standin_capacity(args.workers):,.0f} answers/s"
@@ -196,28 +222,46 @@ def main() -> None:
         print(
             f"{args.rows} rows ({args.rows_at_1} at 1 in flight), delay {args.delay_ms:g} ms, server {url}, cpus {os.cpu_count()}"
         )
-        print(f"{'in flight':>9} {'bare rows/s':>12} {'pcdlint rows/s':>15} {'ratio':>6} "
-              f"{'bare CPU/row':>13} {'pcdlint CPU/row':>16}  load")  # fmt: skip
+        before = f"{'before rows/s':>14} {'ratio':>6} {'before CPU/row':>15} " if args.before else ""
+        print(f"{'in flight':>9} {'bare rows/s':>12} {before}{'pcdlint rows/s':>15} {'ratio':>6} "
+              f"{'bare CPU/row':>13} {'pcdlint CPU/row':>16} {'stand-in CPU/row':>17}  load")  # fmt: skip
         for concurrency in args.concurrency:
             count = args.rows if concurrency > 1 else args.rows_at_1
             rows = make_rows(count, directory)
-            bare, ours, bare_cpu, our_cpu = [], [], [], []
+            walls: dict[str, list[float]] = {"bare": [], "before": [], "pcdlint": []}
+            cpus: dict[str, list[float]] = {"bare": [], "before": [], "pcdlint": []}
+            server = []
             for _ in range(args.repeat):
-                wall, cpu, _rss = timed(
-                    [sys.executable, "-c", BARE, url, str(rows), str(REQUEST), str(concurrency)]
-                )
-                bare.append(wall)
-                bare_cpu.append(cpu)
-                wall, cpu, _rss = timed(pcdlint_command(args.pcdlint, url, rows, concurrency))
-                ours.append(wall)
-                our_cpu.append(cpu)
-            bare_rate = count / statistics.median(bare)
-            our_rate = count / statistics.median(ours)
+                runs = [
+                    ("bare", [sys.executable, "-c", BARE, url, str(rows), str(REQUEST), str(concurrency)])
+                ]
+                if args.before:
+                    runs.append(("before", pcdlint_command(args.before, url, rows, concurrency)))
+                runs.append(("pcdlint", pcdlint_command(args.pcdlint, url, rows, concurrency)))
+                for name, command in runs:
+                    served = tree_cpu(process.pid)
+                    wall, cpu, _rss = timed(command)
+                    walls[name].append(wall)
+                    cpus[name].append(cpu)
+                    if name == "pcdlint":
+                        server.append(tree_cpu(process.pid) - served)
+
+            def rate(name: str) -> float:
+                return count / statistics.median(walls[name])  # noqa: B023 (used at once)
+
+            def per_row(values: list[float]) -> str:
+                return f"{statistics.median(values) / count * 1000:.2f} ms"  # noqa: B023
+
+            shown = (
+                f"{rate('before'):>14.0f} {rate('before') / rate('bare'):>6.2f} {per_row(cpus['before']):>15} "
+                if args.before
+                else ""
+            )
             load = os.getloadavg()[0]
             print(
-                f"{concurrency:>9} {bare_rate:>12.0f} {our_rate:>15.0f} {our_rate / bare_rate:>6.2f} "
-                f"{statistics.median(bare_cpu) / count * 1000:>10.2f} ms "
-                f"{statistics.median(our_cpu) / count * 1000:>13.2f} ms  {load:.1f}  ({count} rows)",
+                f"{concurrency:>9} {rate('bare'):>12.0f} {shown}{rate('pcdlint'):>15.0f} "
+                f"{rate('pcdlint') / rate('bare'):>6.2f} {per_row(cpus['bare']):>13} "
+                f"{per_row(cpus['pcdlint']):>16} {per_row(server):>17}  {load:.1f}  ({count} rows)",
                 flush=True,
             )
         for count in args.rss_rows:
@@ -227,6 +271,7 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+        print(f"load average at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
 
 
 if __name__ == "__main__":

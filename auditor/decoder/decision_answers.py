@@ -113,7 +113,9 @@ class _Reader:
             extra = [key for key in value if key not in wanted]
             listed = ", ".join(shown(key) for key in extra[:3]) + (", …" if len(extra) > 3 else "")
             raise self.fail(where, f"has {len(extra)} key(s) that are no option of the request ({listed})")
-        probs = [self.probability(value[key], member(where, key)) for key in keys]
+        probs = [value[key] for key in keys]
+        if not all(type(p) is float and 0.0 <= p <= 1.0 for p in probs):  # else: which one, and why
+            probs = [self.probability(value[key], member(where, key)) for key in keys]
         total = math.fsum(probs)
         if not abs(total - 1.0) <= SUM_TOLERANCE:
             raise self.fail(where, f"sum to {total:.6g}; expected 1 (within {SUM_TOLERANCE:g})")

@@ -226,14 +226,22 @@ class _DeadlineBackend(httpcore2.NetworkBackend):
 
 
 class _DeadlineTransport(httpx2.HTTPTransport):
-    """httpx2's transport on a connection pool whose sockets honour the request's deadline."""
+    """httpx2's transport on a connection pool whose sockets honour the request's deadline.
 
-    def __init__(self, max_connections: int):
-        super().__init__(trust_env=False)
+    ``tls``: whether the origin is https. Only then are the system's CA certificates loaded (a
+    tenth of a second of every run's start-up); an http origin's client gets a context that
+    verifies against no certificate at all, so should TLS ever be asked of it, it fails closed
+    (redirects stay on the origin, so it never is)."""
+
+    def __init__(self, max_connections: int, tls: bool = True):
+        import ssl
+
+        context = httpx2.create_ssl_context() if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        super().__init__(verify=context, trust_env=False)  # its pool is replaced below
         # httpx2 builds its pool without a way to pass a network backend; the pool is the one
         # attribute it keeps, and the trickle test fails if that ever changes
         self._pool = httpcore2.ConnectionPool(
-            ssl_context=httpx2.create_ssl_context(),
+            ssl_context=context,
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
             network_backend=_DeadlineBackend(),
@@ -310,7 +318,7 @@ class HttpClient:
         self.stats: dict[str, Any] = {"requests": 0, "retries": 0, "redirects": 0, "by_status": {}}
         self._lock = threading.Lock()
         self._client = httpx2.Client(
-            transport=_DeadlineTransport(max_connections),
+            transport=_DeadlineTransport(max_connections, tls=self.origin.scheme == "https"),
             follow_redirects=False,
             trust_env=False,
             timeout=httpx2.Timeout(read_deadline, connect=connect_timeout, pool=read_deadline),

@@ -154,6 +154,8 @@ def realign(answer: QuestionAnswer, keys: list[str]) -> list[float]:
     when the answer is to the names probe's neutral ids."""
     if answer.probabilities is None:
         return [0.0] * len(keys)
+    if answer.keys == keys:  # the request's own order (a read answer's keys are the request's)
+        return [p or 0.0 for p in answer.probabilities]
     if answer.keys == neutral_ids(keys) and answer.keys != keys:
         return list(answer.probabilities)
     return [answer.probability_of(key) or 0.0 for key in keys]

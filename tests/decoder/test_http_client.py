@@ -308,3 +308,18 @@ def test_a_key_from_the_environment():
 )
 def test_retry_after_values(value, seconds):
     assert retry_after_seconds(value) == seconds
+
+
+def test_tls_trust_is_loaded_for_an_https_origin_only_and_an_http_one_fails_closed():
+    """An http origin's client never needs TLS (redirects stay on the origin), so it skips
+    loading the CA certificates; its context still verifies, against no certificate at all."""
+    import ssl
+
+    def context(url: str) -> ssl.SSLContext:
+        return HttpClient(url)._client._transport._pool._ssl_context  # type: ignore[attr-defined]
+
+    plain, secure = context("http://127.0.0.1:9"), context("https://127.0.0.1:9")
+    for made in (plain, secure):
+        assert made.verify_mode == ssl.CERT_REQUIRED and made.check_hostname
+    assert plain.cert_store_stats()["x509_ca"] == 0
+    assert secure.cert_store_stats()["x509_ca"] > 0
