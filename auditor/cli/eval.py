@@ -171,19 +171,21 @@ def eval_command(
     from auditor.eval import (
         EvalOptions,
         InProcessBackend,
+        LabeledData,
         load_fields,
-        load_rows,
         run_eval,
     )
     from auditor.eval.backends import ServerBackend
     from auditor.eval.cache import default_cache_dir
     from auditor.reporting.eval_report import render as render_report
+    from auditor.reporting.json_stream import report_chunks
     from auditor.reporting.json_text import dumps_strict_bytes
-    from auditor.reporting.outputs import check_outputs
+    from auditor.reporting.outputs import Chunks, check_outputs
 
-    def render(name: str, report: dict) -> str | bytes:
-        # JSON by the project's JSON writer: valid whatever the text holds (NaN, lone surrogates)
-        return dumps_strict_bytes(report) if name == "json" else render_report(name, report)
+    def render(name: str, report: dict) -> str | bytes | Chunks:
+        # JSON by the project's JSON writer: valid whatever the text holds (NaN, lone surrogates),
+        # the predictions streamed from their spill (auditor.reporting.json_stream)
+        return Chunks(report_chunks(report)) if name == "json" else render_report(name, report)
 
     inputs = [schema, data_path]
     named = (
@@ -241,7 +243,7 @@ def eval_command(
             )
             perturb = tuple(p for p in perturb if p == "order")
         fields = load_fields(schema)
-        rows = load_rows(data_path, fields, max_row_bytes=max_row_bytes, limit=limit)
+        rows = LabeledData(data_path, fields, max_row_bytes=max_row_bytes, limit=limit)  # every row checked
         options = EvalOptions(
             holdout=holdout,
             seed=seed,
@@ -280,6 +282,7 @@ def eval_command(
             )
             click.echo(f"pcdlint: eval interrupted{where}: rerun the same command to resume", err=True)
             sys.exit(130)
+        rows.check_unchanged()
         write_output(
             render(output_format, report), output, inputs, kind="json" if output_format == "json" else "text"
         )

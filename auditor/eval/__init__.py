@@ -16,7 +16,7 @@ from auditor.eval.backends import (
     InProcessBackend,
     ScoringBackend,
 )
-from auditor.eval.data import EvalField, Row, load_fields, load_rows
+from auditor.eval.data import EvalField, LabeledData, Row, load_fields, load_rows
 from auditor.eval.runner import REPORT_VERSION, EvalOptions, calibration_file, run_eval
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "EvalOptions",
     "FieldStructure",
     "InProcessBackend",
+    "LabeledData",
     "Row",
     "ScoringBackend",
     "calibration_file",

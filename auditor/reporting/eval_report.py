@@ -90,7 +90,17 @@ def render_text(report: dict) -> str:
 
 
 def render_json(report: dict) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    """The report as indented JSON, its spilled predictions read back (a small report: the CLI
+    streams a large one through ``auditor.reporting.json_stream``)."""
+    return json.dumps(report, indent=2, ensure_ascii=False, default=_spilled) + "\n"
+
+
+def _spilled(value: object) -> list:
+    from auditor.eval.spill import Spill
+
+    if isinstance(value, Spill):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def render(name: str, report: dict) -> str:
