@@ -8,7 +8,6 @@ temperature-scaled. Options are addressed by index in schema order throughout.
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -185,14 +184,6 @@ def _array_nll(scores: Any, gold: Any) -> Callable[[float], float]:
         return float(np.mean(log_z - scaled[rows, gold]))
 
     return at
-
-
-def holdout_split(count: int, fraction: float, seed: int) -> tuple[list[int], list[int]]:
-    """Seeded shuffle of row indices into (train, held-out); held-out gets round(count * fraction)."""
-    indices = list(range(count))
-    random.Random(seed).shuffle(indices)
-    held = round(count * fraction)
-    return sorted(indices[held:]), sorted(indices[:held])
 
 
 def first_token_reachable(buckets: list[list[int]], option: int) -> bool:
