@@ -219,7 +219,9 @@ class LabeledData:
 
     def check_unchanged(self) -> None:
         if self.stream.stamp() != self.stamp:
-            raise UsageError(f"{self.stream.display}: the file changed during the run; its report is not written")
+            raise UsageError(
+                f"{self.stream.display}: the file changed during the run; its report is not written"
+            )
 
 
 def load_rows(

@@ -146,7 +146,11 @@ class FieldTally:
     def unavailable(self, method: str) -> str | None:
         """Why ``method`` is not measured on this field, or None."""
         if method == "letter" and (not self.options.letters or not self.structure.letter_viable):
-            return "letter scoring off (--no-letters)" if not self.options.letters else self.structure.letter_note
+            return (
+                "letter scoring off (--no-letters)"
+                if not self.options.letters
+                else self.structure.letter_note
+            )
         return None
 
     def add(self, gold: int, held: bool, scores: dict, perturbed: dict[str, dict]) -> dict[str, int]:
@@ -179,7 +183,9 @@ class FieldTally:
                 continue
             values = self.scores[method]
             scores = [list(values[i * width : (i + 1) * width]) for i in range(len(gold))]
-            methods[method] = _method_block(method, scores, list(self.picks[method]), gold, width, train, held)
+            methods[method] = _method_block(
+                method, scores, list(self.picks[method]), gold, width, train, held
+            )
         first, full = self.picks["first_token"], self.picks["full_sequence"]
         unreachable = [not metrics.first_token_reachable(structure.buckets, g) for g in gold]
         flipped = [f != g and s == g for f, s, g in zip(first, full, gold)]
@@ -293,7 +299,10 @@ def run_eval(
         options.notes.append(cache.note())
     variants = ["original"] + [VARIANT_OF[name] for name in options.perturb]
     progress = sys.stderr.isatty() if options.progress is None else options.progress
-    tallies = [FieldTally(spec, structure, options) for spec, structure in zip(fields, backend.structure(fields), strict=True)]
+    tallies = [
+        FieldTally(spec, structure, options)
+        for spec, structure in zip(fields, backend.structure(fields), strict=True)
+    ]
     scorer = _Scorer(backend, cache, fields, options.letters)
     predictions = Spill()
     errors: dict[str, list[dict]] = {v: [] for v in variants}  # request failures, by variant
@@ -303,7 +312,9 @@ def run_eval(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(rows) if isinstance(rows, Sized) else None, desc="eval", unit="row", file=sys.stderr)
+        bar = tqdm(
+            total=len(rows) if isinstance(rows, Sized) else None, desc="eval", unit="row", file=sys.stderr
+        )
     try:
         for row in rows:
             if row.error is not None:

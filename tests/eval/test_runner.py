@@ -263,7 +263,9 @@ def test_held_out_calibration_is_the_metrics_over_the_rows_held_out_by_id():
     """Each method's temperature is fit on the rows whose id is not held out and its ECE and NLL
     measured on those that are, computed here straight from the backend's scores."""
     data = golden_rows()
-    report = run_eval(FIELDS, data, ScriptedBackend(), EvalOptions(holdout=0.3), schema_path="s", data_path="d")
+    report = run_eval(
+        FIELDS, data, ScriptedBackend(), EvalOptions(holdout=0.3), schema_path="s", data_path="d"
+    )
     backend = ScriptedBackend()
     for index, (spec, field) in enumerate(zip(FIELDS, report["fields"], strict=True)):
         labeled = [row for row in data if row.error is None and spec.name in row.labels]
