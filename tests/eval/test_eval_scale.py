@@ -14,8 +14,8 @@ which masks the rows, and a fresh process per run costs a model load each).
 
 from __future__ import annotations
 
-import json
 import gc
+import json
 import sys
 from pathlib import Path
 

@@ -18,9 +18,9 @@ from auditor.eval import (
     calibration_file,
     load_fields,
     load_rows,
+    metrics,
     run_eval,
 )
-from auditor.eval import metrics
 from auditor.eval.data import Row
 from auditor.eval.runner import pick
 from auditor.eval.tally import held_out
