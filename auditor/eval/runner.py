@@ -281,11 +281,10 @@ def run_eval(
     scored, its labeled fields tallied (``FieldTally``) and its prediction spilled to disk
     (``auditor.eval.spill``: the report's ``predictions`` is a ``Spill``, written by
     ``auditor.reporting.json_stream``), so memory does not grow with the rows. A row is held out
-    of the temperature fit by its id (``auditor.eval.tally.held_out``). A row that could not be
+    of the temperature fit by its id (``metrics.held_out``). A row that could not be
     read (``Row.error``: over the byte limit) is a failed row; so is one whose request failed
     (a server backend) in any variant, left out of every metric."""
     from auditor.eval.spill import Spill
-    from auditor.eval.tally import held_out
 
     identity = backend.identity()
     material = {
@@ -326,7 +325,7 @@ def run_eval(
                 errors[variant].append({"id": row.id, "line": row.number, "variant": variant, "error": error})
             picks: dict[str, dict] = {}
             if not failed_variants:
-                held = held_out(row.id, options.holdout, options.seed)
+                held = metrics.held_out(row.id, options.holdout, options.seed)
                 for index, tally in enumerate(tallies):
                     name = tally.spec.name
                     if name not in row.labels:
