@@ -6,10 +6,10 @@ booleans as ``true``/``false``, numbers and ``null`` as their JSON text, other c
 an empty cell means "not labeled". A row may leave fields unlabeled; it then does not count for
 them. A label that is not one of the field's options is an input error naming row and field.
 
-The file is read as a stream (auditor.eval.stream, ``LabeledData``): a regular file of any size (a FIFO or
-/dev/zero is refused, never read), one row at a time, a row over ``--max-row-bytes`` kept as a
-failed row (``Row.error``), nesting within the depth limit, integers within Python's digit
-limit. JSONL lines end at `\n` only, as JSON defines them: U+2028, U+2029 and NEL are valid
+The file is read as a stream (auditor.eval.stream; ``LabeledData``): a regular file of any
+size (a FIFO or /dev/zero is refused, never read), one row at a time, a row over
+``--max-row-bytes`` kept as a failed row (``Row.error``), nesting within the depth limit,
+integers within Python's digit limit. JSONL lines end at `\n` only, as JSON defines them: U+2028, U+2029 and NEL are valid
 inside a string. A CSV cell may be as long as the row limit (Python's csv module stops at
 128 KiB by default), and a header naming one column twice is refused. Values quoted in
 messages are cut (auditor.shown).
