@@ -31,9 +31,9 @@ def render_text(report: dict) -> str:
             f"cache: {cache['hits']} hit(s), {cache['scored']} scored"
         ),
         (
-            f"calibration: temperature fit on {1 - report['options']['holdout']:.0%} of rows, ECE "
-            f"({report['options']['ece_bins']} bins) and NLL on the held-out {report['options']['holdout']:.0%} "
-            f"(seed {report['options']['seed']})"
+            f"calibration: temperature fit on the rows not held out, ECE ({report['options']['ece_bins']} bins) "
+            f"and NLL on the held-out ones (about {report['options']['holdout']:.0%} of rows, chosen by row id, "
+            f"seed {report['options']['seed']})"
         ),
         "",
     ]
