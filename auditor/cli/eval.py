@@ -162,14 +162,17 @@ def eval_schema(opts: EvalCommandOptions) -> int:
     """A schema's fields scored on the rows (in-process, or `--backend openai`); the exit code."""
     from auditor.decoder import DecoderError
     from auditor.decoder.progress import Progress
-    from auditor.eval import EvalOptions, InProcessBackend, load_fields, load_rows, run_eval
+    from auditor.eval import EvalOptions, InProcessBackend, LabeledData, load_fields, run_eval
     from auditor.eval.backends import ServerBackend
     from auditor.reporting.eval_report import render as render_report
+    from auditor.reporting.json_stream import report_chunks
     from auditor.reporting.json_text import dumps_strict_bytes
+    from auditor.reporting.outputs import Chunks
 
-    def render(name: str, report: dict) -> str | bytes:
-        # JSON by the project's JSON writer: valid whatever the text holds (NaN, lone surrogates)
-        return dumps_strict_bytes(report) if name == "json" else render_report(name, report)
+    def render(name: str, report: dict) -> str | bytes | Chunks:
+        # JSON by the project's JSON writer: valid whatever the text holds (NaN, lone surrogates),
+        # the predictions streamed from their spill (auditor.reporting.json_stream)
+        return Chunks(report_chunks(report)) if name == "json" else render_report(name, report)
 
     if opts.shard is not None:
         raise UsageError("--shard is for --backend systemone (a decision request's eval)")
@@ -183,7 +186,8 @@ def eval_schema(opts: EvalCommandOptions) -> int:
         )
         perturb = tuple(p for p in perturb if p == "order")
     fields = load_fields(opts.schema)
-    rows = load_rows(opts.data_path, fields, max_row_bytes=opts.max_row_bytes, limit=opts.limit)
+    # every row checked before the model loads; read again, as a stream, by the run
+    rows = LabeledData(opts.data_path, fields, max_row_bytes=opts.max_row_bytes, limit=opts.limit)
     options = EvalOptions(
         holdout=opts.holdout,
         seed=opts.seed,
@@ -228,6 +232,7 @@ def eval_schema(opts: EvalCommandOptions) -> int:
             sys.exit(130)
     finally:
         close()
+    rows.check_unchanged()
     inputs = opts.inputs
     kind = "json" if opts.output_format == "json" else "text"
     write_output(render(opts.output_format, report), opts.output, inputs, kind=kind)

@@ -3,7 +3,7 @@
 Per field and scoring method (first-token as shipped engines gather it, full-sequence,
 constrained pick, letter slots where viable): accuracy with a Wilson 95 % interval, macro-F1,
 the confusion matrix, the errors tokenization causes and the first-token ceiling; calibration
-(ECE, NLL, temperature scaling on a seeded split); option-order perturbation.
+(ECE, NLL, temperature scaling on a held-out split by row id); option-order perturbation.
 
 ``metrics`` and ``constrained`` are pure; ``backends`` scores rows on a model; ``cache`` keeps
 per-row scores so an interrupted run resumes; ``runner`` builds the versioned JSON report,
@@ -16,7 +16,7 @@ from auditor.eval.backends import (
     InProcessBackend,
     ScoringBackend,
 )
-from auditor.eval.data import EvalField, Row, load_fields, load_rows
+from auditor.eval.data import EvalField, LabeledData, Row, load_fields, load_rows
 from auditor.eval.runner import REPORT_VERSION, EvalOptions, calibration_file, run_eval
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "EvalOptions",
     "FieldStructure",
     "InProcessBackend",
+    "LabeledData",
     "Row",
     "ScoringBackend",
     "calibration_file",

@@ -6,10 +6,10 @@ booleans as ``true``/``false``, numbers and ``null`` as their JSON text, other c
 an empty cell means "not labeled". A row may leave fields unlabeled; it then does not count for
 them. A label that is not one of the field's options is an input error naming row and field.
 
-The file is read as a stream (auditor.eval.stream): a regular file of any size (a FIFO or
-/dev/zero is refused, never read), one row at a time, a row over ``--max-row-bytes`` kept as a
-failed row (``Row.error``), nesting within the depth limit, integers within Python's digit
-limit. JSONL lines end at `\n` only, as JSON defines them: U+2028, U+2029 and NEL are valid
+The file is read as a stream (auditor.eval.stream; ``LabeledData``): a regular file of any
+size (a FIFO or /dev/zero is refused, never read), one row at a time, a row over
+``--max-row-bytes`` kept as a failed row (``Row.error``), nesting within the depth limit,
+integers within Python's digit limit. JSONL lines end at `\n` only, as JSON defines them: U+2028, U+2029 and NEL are valid
 inside a string. A CSV cell may be as long as the row limit (Python's csv module stops at
 128 KiB by default), and a header naming one column twice is refused. Values quoted in
 messages are cut (auditor.shown).
@@ -182,6 +182,48 @@ def iter_rows(stream: DataStream, fields: list[EvalField]) -> Iterator[Row]:
             yield _jsonl_row(number, record, f"{stream.display}:{number}", by_name)
 
 
+class LabeledData:
+    """A labeled-data file read as a stream, twice: once at once to check every row (bad input is
+    a UsageError before any scoring, and the rows are counted), then again by each iteration for
+    the run (the first ``limit`` rows). ``check_unchanged`` after the run tells a file that
+    changed in between (its size and time, ``DataStream.stamp``). Nothing holds the rows."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        fields: list[EvalField],
+        *,
+        max_row_bytes: int = DEFAULT_MAX_ROW_BYTES,
+        limit: int | None = None,
+    ):
+        self.stream = DataStream(path, max_row_bytes)
+        self.fields, self.limit = fields, limit
+        self.stamp = self.stream.stamp()
+        self.total = 0
+        labeled = False
+        for row in self:
+            self.total += 1
+            labeled = labeled or bool(row.labels) or row.error is not None
+        display = self.stream.display
+        if not self.total:
+            raise UsageError(f"{display}: no labeled rows")
+        if not labeled:
+            names = ", ".join(field.name for field in fields)
+            raise UsageError(f"{display}: no row labels any field of the schema ({names})")
+
+    def __iter__(self) -> Iterator[Row]:
+        return islice(iter_rows(self.stream, self.fields), self.limit)
+
+    def __len__(self) -> int:
+        return self.total
+
+    def check_unchanged(self) -> None:
+        if self.stream.stamp() != self.stamp:
+            raise UsageError(
+                f"{self.stream.display}: the file changed during the run; its report is not written"
+            )
+
+
 def load_rows(
     path: str | Path,
     fields: list[EvalField],
@@ -189,17 +231,9 @@ def load_rows(
     max_row_bytes: int = DEFAULT_MAX_ROW_BYTES,
     limit: int | None = None,
 ) -> list[Row]:
-    """Read labeled rows (``.csv`` by suffix, otherwise JSONL; the first ``limit``); raise
-    UsageError on bad input. A row over ``max_row_bytes`` comes back with its ``error`` set."""
-    stream = DataStream(path, max_row_bytes)
-    rows = list(islice(iter_rows(stream, fields), limit))
-    display = stream.display
-    if not rows:
-        raise UsageError(f"{display}: no labeled rows")
-    if not any(row.labels for row in rows) and not any(row.error for row in rows):
-        names = ", ".join(field.name for field in fields)
-        raise UsageError(f"{display}: no row labels any field of the schema ({names})")
-    return rows
+    """The rows of ``LabeledData`` as a list (a small set, or a test); UsageError on bad input.
+    A row over ``max_row_bytes`` comes back with its ``error`` set."""
+    return list(LabeledData(path, fields, max_row_bytes=max_row_bytes, limit=limit))
 
 
 def load_fields(path: str | Path) -> list[EvalField]:

@@ -7,8 +7,8 @@ temperature-scaled. Options are addressed by index in schema order throughout.
 
 from __future__ import annotations
 
+import hashlib
 import math
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -187,12 +187,12 @@ def _array_nll(scores: Any, gold: Any) -> Callable[[float], float]:
     return at
 
 
-def holdout_split(count: int, fraction: float, seed: int) -> tuple[list[int], list[int]]:
-    """Seeded shuffle of row indices into (train, held-out); held-out gets round(count * fraction)."""
-    indices = list(range(count))
-    random.Random(seed).shuffle(indices)
-    held = round(count * fraction)
-    return sorted(indices[held:]), sorted(indices[:held])
+def held_out(row_id: str, holdout: float, seed: int) -> bool:
+    """Whether the row with this id is held out (the calibration's measured side): the SHA-256 of
+    the seed and the id, read as a number in [0, 1), is below the holdout share. By id, so a row
+    keeps its side whatever rows are around it and every shard of a run agrees."""
+    digest = hashlib.sha256(f"{seed}\0{row_id}".encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < holdout
 
 
 def first_token_reachable(buckets: list[list[int]], option: int) -> bool:

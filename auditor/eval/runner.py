@@ -1,13 +1,17 @@
 """``run_eval``: score every labeled row (through the cache), then measure each field and method.
 
-The result is the versioned JSON report (a plain dict, ``REPORT_VERSION``); the text and HTML
-writers read only that dict.
+The rows come as a stream and are kept as compact per-field tallies (``FieldTally``) and
+predictions spilled to disk, so memory does not grow with the rows. The result is the versioned
+JSON report (a plain dict, ``REPORT_VERSION``, its ``predictions`` a ``Spill``); the text and
+HTML writers read only that dict, and none of them the per-row predictions.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from array import array
+from collections.abc import Iterable, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,58 +37,6 @@ class EvalOptions:
     cache_dir: Path | None = None  # None: no cache file (scores kept in memory)
     progress: bool | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def _bar(enabled: bool, total: int) -> Any:
-    if not enabled or total == 0:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="eval", unit="row", file=sys.stderr)
-
-
-def score_rows(
-    fields: list[EvalField],
-    rows: list[Row],
-    backend: ScoringBackend,
-    cache: ScoreCache,
-    variants: list[str],
-    *,
-    letters: bool,
-    progress: bool,
-    failed: dict[tuple[str, str], str] | None = None,
-) -> dict[str, list[list[dict] | None]]:
-    """Scores per variant and row, from the cache where present; new rows are cached one by one.
-
-    A backend with ``row_failures`` (a server) may fail a row after its client's retries: the
-    error goes into ``failed`` under (variant, row key), the row's scores are None, the run goes on.
-    """
-    from auditor.decoder.errors import DecoderError
-
-    todo = [(v, r) for v in variants for r in rows if cache.get(v, r.key) is None]
-    bar = _bar(progress, len({(v, r.key) for v, r in todo}))
-    tolerate = failed is not None and getattr(backend, "row_failures", False)
-    try:
-        for variant, row in todo:
-            if cache.get(variant, row.key) is not None or (variant, row.key) in (failed or {}):
-                continue  # a duplicate context scored (or failed) just now
-            try:
-                scores = backend.score(
-                    fields, row.context, reverse_order=variant == "reversed", letters=letters
-                )
-            except DecoderError as exc:
-                if not tolerate or failed is None:
-                    raise
-                redact = getattr(getattr(getattr(backend, "server", None), "http", None), "redact", str)
-                failed[(variant, row.key)] = redact(str(exc))
-                continue
-            cache.put(variant, row.key, scores)
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
-    return {v: [cache.get(v, r.key) for r in rows] for v in variants}
 
 
 def pick(method: str, scores: dict) -> int:
@@ -174,61 +126,95 @@ def _method_block(
     return block
 
 
-def _field_report(
-    spec: EvalField,
-    structure: FieldStructure,
-    rows: list[Row],
-    variants: dict,
-    index: int,
-    options: EvalOptions,
-) -> tuple[dict, dict[str, list[int]], list[int]]:
-    labeled = [i for i, row in enumerate(rows) if spec.name in row.labels]
-    gold = [rows[i].labels[spec.name] for i in labeled]
-    classes = len(spec.options)
-    train_pos, held_pos = metrics.holdout_split(len(labeled), options.holdout, options.seed)
-    original = [variants["original"][i][index] for i in labeled]
-    methods: dict[str, dict] = {}
-    picks_by_method: dict[str, list[int]] = {}
-    for method in METHODS:
-        if method == "letter" and (not options.letters or not structure.letter_viable):
-            reason = "letter scoring off (--no-letters)" if not options.letters else structure.letter_note
-            methods[method] = {"available": False, "reason": reason}
-            continue
-        scores = [s[method] for s in original]
-        picks = [pick(method, s) for s in original]
-        picks_by_method[method] = picks
-        methods[method] = _method_block(method, scores, picks, gold, classes, train_pos, held_pos)
+class FieldTally:
+    """What a schema eval keeps of each labeled, scored row of one field, in the file's order:
+    compact arrays (the gold option, the held-out side, each method's log-scores and pick) and
+    the order perturbation's counts, so a run's memory does not hold its rows."""
 
-    first, full = picks_by_method["first_token"], picks_by_method["full_sequence"]
-    unreachable = [not metrics.first_token_reachable(structure.buckets, g) for g in gold]
-    flipped = [f != g and s == g for f, s, g in zip(first, full, gold)]
-    tokenization = {
-        "gold_unreachable": sum(unreachable),
-        "first_token_wrong_full_sequence_right": sum(flipped),
-        "either": sum(a or b for a, b in zip(unreachable, flipped)),
-        "first_token_ceiling": metrics.first_token_ceiling(structure.buckets, gold),
-        "ceiling_rows": sum(not u for u in unreachable),
-    }
-    report: dict = {
-        "name": spec.name,
-        "kind": structure.kind,
-        "options": list(spec.options),
-        "labeled": len(gold),
-        "label_counts": [gold.count(k) for k in range(classes)],
-        "structure": structure.to_dict(),
-        "methods": methods,
-        "tokenization": tokenization,
-        "perturbation": {},
-    }
-    for name in options.perturb:
-        perturbed = [variants[VARIANT_OF[name]][i][index] for i in labeled]
-        flips, accuracy = {}, {}
-        for method, picks in picks_by_method.items():
-            moved = [pick(method, s) for s in perturbed]
-            flips[method] = sum(a != b for a, b in zip(picks, moved))
-            accuracy[method] = sum(m == g for m, g in zip(moved, gold)) / len(gold) if gold else None
-        report["perturbation"][name] = {"rows": len(gold), "flips": flips, "accuracy": accuracy}
-    return report, picks_by_method, labeled
+    def __init__(self, spec: EvalField, structure: FieldStructure, options: EvalOptions):
+        self.spec, self.structure, self.options = spec, structure, options
+        self.width = len(spec.options)
+        self.methods = [m for m in METHODS if self.unavailable(m) is None]
+        self.gold = array("l")
+        self.held = array("b")
+        self.scores = {m: array("d") for m in self.methods}
+        self.picks = {m: array("l") for m in self.methods}
+        # per perturbation and method: rows whose pick moved, rows the moved pick got right
+        self.flips = {name: dict.fromkeys(self.methods, 0) for name in options.perturb}
+        self.moved_right = {name: dict.fromkeys(self.methods, 0) for name in options.perturb}
+
+    def unavailable(self, method: str) -> str | None:
+        """Why ``method`` is not measured on this field, or None."""
+        if method == "letter" and (not self.options.letters or not self.structure.letter_viable):
+            return (
+                "letter scoring off (--no-letters)"
+                if not self.options.letters
+                else self.structure.letter_note
+            )
+        return None
+
+    def add(self, gold: int, held: bool, scores: dict, perturbed: dict[str, dict]) -> dict[str, int]:
+        """One row: its gold option, its side of the split, its scores (``perturbed``: per
+        perturbation, the variant's scores). Returns the row's pick per method."""
+        self.gold.append(gold)
+        self.held.append(1 if held else 0)
+        picks = {}
+        for method in self.methods:
+            picks[method] = chosen = pick(method, scores)
+            self.scores[method].extend(scores[method])
+            self.picks[method].append(chosen)
+            for name, moved_scores in perturbed.items():
+                moved = pick(method, moved_scores)
+                self.flips[name][method] += moved != chosen
+                self.moved_right[name][method] += moved == gold
+        return picks
+
+    def report(self) -> dict:
+        """The field's block of the report, over its rows in file order."""
+        spec, structure, width = self.spec, self.structure, self.width
+        gold = list(self.gold)
+        held = [i for i, h in enumerate(self.held) if h]
+        train = [i for i, h in enumerate(self.held) if not h]
+        methods: dict[str, dict] = {}
+        for method in METHODS:
+            reason = self.unavailable(method)
+            if reason is not None:
+                methods[method] = {"available": False, "reason": reason}
+                continue
+            values = self.scores[method]
+            scores = [list(values[i * width : (i + 1) * width]) for i in range(len(gold))]
+            methods[method] = _method_block(
+                method, scores, list(self.picks[method]), gold, width, train, held
+            )
+        first, full = self.picks["first_token"], self.picks["full_sequence"]
+        unreachable = [not metrics.first_token_reachable(structure.buckets, g) for g in gold]
+        flipped = [f != g and s == g for f, s, g in zip(first, full, gold)]
+        return {
+            "name": spec.name,
+            "kind": structure.kind,
+            "options": list(spec.options),
+            "labeled": len(gold),
+            "label_counts": [gold.count(k) for k in range(width)],
+            "structure": structure.to_dict(),
+            "methods": methods,
+            "tokenization": {
+                "gold_unreachable": sum(unreachable),
+                "first_token_wrong_full_sequence_right": sum(flipped),
+                "either": sum(a or b for a, b in zip(unreachable, flipped)),
+                "first_token_ceiling": metrics.first_token_ceiling(structure.buckets, gold),
+                "ceiling_rows": sum(not u for u in unreachable),
+            },
+            "perturbation": {
+                name: {
+                    "rows": len(gold),
+                    "flips": self.flips[name],
+                    "accuracy": {
+                        m: right / len(gold) if gold else None for m, right in self.moved_right[name].items()
+                    },
+                }
+                for name in self.options.perturb
+            },
+        }
 
 
 def _finite(value: Any) -> Any:
@@ -242,9 +228,47 @@ def _finite(value: Any) -> Any:
     return value
 
 
+class _Scorer:
+    """A row's scores per variant: from the cache, or the backend (then appended to the cache
+    file in batches, never kept in memory: a context that comes twice in one run is scored
+    twice). A backend with ``row_failures`` (a server) may fail a row after its client's
+    retries: the row's error per variant is returned, the run goes on."""
+
+    def __init__(self, backend: ScoringBackend, cache: ScoreCache, fields: list[EvalField], letters: bool):
+        self.backend, self.cache, self.fields, self.letters = backend, cache, fields, letters
+        self.tolerate = getattr(backend, "row_failures", False)
+        self.hits = self.scored = 0
+
+    def score(self, row: Row, variants: list[str]) -> tuple[dict[str, list[dict]], dict[str, str]]:
+        from auditor.decoder.errors import DecoderError
+
+        scores: dict[str, list[dict]] = {}
+        errors: dict[str, str] = {}
+        for variant in variants:
+            cached = self.cache.get(variant, row.key)
+            if cached is not None:
+                scores[variant] = cached
+                self.hits += 1
+                continue
+            try:
+                got = self.backend.score(
+                    self.fields, row.context, reverse_order=variant == "reversed", letters=self.letters
+                )
+            except DecoderError as exc:
+                if not self.tolerate:
+                    raise
+                redact = getattr(getattr(getattr(self.backend, "server", None), "http", None), "redact", str)
+                errors[variant] = redact(str(exc))
+                continue
+            self.cache.put(variant, row.key, got, remember=False)
+            self.scored += 1
+            scores[variant] = got
+        return scores, errors
+
+
 def run_eval(
     fields: list[EvalField],
-    rows: list[Row],
+    rows: Iterable[Row],
     backend: ScoringBackend,
     options: EvalOptions,
     *,
@@ -252,9 +276,16 @@ def run_eval(
     data_path: str,
 ) -> dict:
     """Score (or read from cache) every row and build the JSON report (version ``REPORT_VERSION``).
-    A row that could not be read (``Row.error``: over the byte limit) is a failed row."""
-    unread = [row for row in rows if row.error is not None]
-    rows = [row for row in rows if row.error is None]
+
+    ``rows`` is read once, as a stream (``auditor.eval.data.LabeledData``, or a list): each row is
+    scored, its labeled fields tallied (``FieldTally``) and its prediction spilled to disk
+    (``auditor.eval.spill``: the report's ``predictions`` is a ``Spill``, written by
+    ``auditor.reporting.json_stream``), so memory does not grow with the rows. A row is held out
+    of the temperature fit by its id (``metrics.held_out``). A row that could not be
+    read (``Row.error``: over the byte limit) is a failed row; so is one whose request failed
+    (a server backend) in any variant, left out of every metric."""
+    from auditor.eval.spill import Spill
+
     identity = backend.identity()
     material = {
         "schema": [[f.name, f.options, f.description, f.label] for f in fields],
@@ -266,53 +297,76 @@ def run_eval(
     if cache.skipped:  # a damaged line is rescored, and said
         options.notes.append(cache.note())
     variants = ["original"] + [VARIANT_OF[name] for name in options.perturb]
-    before = len(cache.entries)
     progress = sys.stderr.isatty() if options.progress is None else options.progress
-    structures = backend.structure(fields)
-    errors: dict[tuple[str, str], str] = {}
-    scored = score_rows(
-        fields, rows, backend, cache, variants, letters=options.letters, progress=progress, failed=errors
-    )
-    wanted = {(v, r.key) for v in variants for r in rows}
-    hits = len(wanted) - (len(cache.entries) - before) - len(errors)
-    # a row that failed in any variant is left out of every metric, and listed
-    kept = [i for i in range(len(rows)) if all(scored[v][i] is not None for v in variants)]
-    kept_rows = [rows[i] for i in kept]
-    kept_scores = {v: [scored[v][i] for i in kept] for v in variants}
-    failed = [
-        {"id": row.id, "line": row.number, "variant": v, "error": errors[(v, row.key)]}
-        for v in variants
-        for row in rows
-        if (v, row.key) in errors
-    ] + [{"id": row.id, "line": row.number, "variant": "original", "error": row.error} for row in unread]
+    tallies = [
+        FieldTally(spec, structure, options)
+        for spec, structure in zip(fields, backend.structure(fields), strict=True)
+    ]
+    scorer = _Scorer(backend, cache, fields, options.letters)
+    predictions = Spill()
+    errors: dict[str, list[dict]] = {v: [] for v in variants}  # request failures, by variant
+    unread: list[Row] = []
+    count = 0
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=len(rows) if isinstance(rows, Sized) else None, desc="eval", unit="row", file=sys.stderr
+        )
+    try:
+        for row in rows:
+            if row.error is not None:
+                unread.append(Row(row.number, row.id, "", {}, error=row.error))
+                continue
+            count += 1
+            scores, failed_variants = scorer.score(row, variants)
+            for variant, error in failed_variants.items():
+                errors[variant].append({"id": row.id, "line": row.number, "variant": variant, "error": error})
+            picks: dict[str, dict] = {}
+            if not failed_variants:
+                held = metrics.held_out(row.id, options.holdout, options.seed)
+                for index, tally in enumerate(tallies):
+                    name = tally.spec.name
+                    if name not in row.labels:
+                        continue
+                    perturbed = {p: scores[VARIANT_OF[p]][index] for p in options.perturb}
+                    chosen = tally.add(row.labels[name], held, scores["original"][index], perturbed)
+                    picks[name] = {m: tally.spec.options[p] for m, p in chosen.items()}
+            predictions.append(
+                {
+                    "id": row.id,
+                    "context_sha256": row.key,
+                    "labels": {f.name: f.options[row.labels[f.name]] for f in fields if f.name in row.labels},
+                    "picks": picks,
+                }
+            )
+            if bar is not None:
+                bar.update(1)
+    finally:
+        cache.flush()
+        if bar is not None:
+            bar.close()
+    failed = [entry for v in variants for entry in errors[v]] + [
+        {"id": row.id, "line": row.number, "variant": "original", "error": row.error} for row in unread
+    ]
+    requests_failed = sum(len(entries) for entries in errors.values())
     if unread:
         options.notes.append(
             f"{len(unread)} row(s) could not be read and are left out of the metrics: "
             + "; ".join(f"line {row.number}: {row.error}" for row in unread[:5])
             + ("; …" if len(unread) > 5 else "")
         )
-    if errors:
+    if requests_failed:
         options.notes.append(
-            f"{len(errors)} row request(s) failed after the client's retries and are left out of the "
+            f"{requests_failed} row request(s) failed after the client's retries and are left out of the "
             "metrics: "
             + "; ".join(f"{f['id']} ({f['variant']}): {f['error']}" for f in failed[:5])
-            + ("; …" if len(errors) > 5 else "")
+            + ("; …" if requests_failed > 5 else "")
         )
     for note in getattr(backend, "notes", []) if getattr(backend, "row_failures", False) else []:
         if note not in options.notes:
             options.notes.append(note)
-
-    field_reports: list[dict] = []
-    row_picks: list[dict] = [{} for _ in rows]
-    for index, (spec, structure) in enumerate(zip(fields, structures, strict=True)):
-        report, picks_by_method, labeled = _field_report(
-            spec, structure, kept_rows, kept_scores, index, options
-        )
-        field_reports.append(report)
-        for position, row_index in enumerate(labeled):
-            row_picks[kept[row_index]][spec.name] = {
-                m: spec.options[p[position]] for m, p in picks_by_method.items()
-            }
     server = None
     if getattr(backend, "row_failures", False):
         stats = getattr(backend, "stats", {}) or {}
@@ -322,13 +376,13 @@ def run_eval(
             "by_status": {str(k): v for k, v in (stats.get("by_status") or {}).items()},
             "tokenization_mismatches": getattr(backend, "mismatches", 0),
         }
-    return _finite(
+    report = _finite(
         {
             "version": REPORT_VERSION,
             "tool": {"name": "pcdlint", "version": __version__},
             "schema": schema_path,
             "data": data_path,
-            "rows": len(rows) + len(unread),
+            "rows": count + len(unread),
             "backend": identity,
             "options": {
                 "holdout": options.holdout,
@@ -336,29 +390,24 @@ def run_eval(
                 "perturb": list(options.perturb),
                 "letters": options.letters,
                 "ece_bins": metrics.ECE_BINS,
+                "split": "row-id",
             },
             "cache": {
                 "path": str(cache.path) if cache.path else None,
                 "key": cache.key,
-                "hits": hits,
-                "scored": len(wanted) - hits - len(errors),
-                "failed": len(errors),
+                "hits": scorer.hits,
+                "scored": scorer.scored,
+                "failed": requests_failed,
             },
             "server": server,
             "failed": failed,
-            "fields": field_reports,
-            "predictions": [
-                {
-                    "id": row.id,
-                    "context_sha256": row.key,
-                    "labels": {f.name: f.options[row.labels[f.name]] for f in fields if f.name in row.labels},
-                    "picks": row_picks[i],
-                }
-                for i, row in enumerate(rows)
-            ],
+            "fields": [tally.report() for tally in tallies],
+            "predictions": None,
             "notes": list(options.notes),
         }
     )
+    report["predictions"] = predictions  # after _finite: the Spill is streamed as it is
+    return report
 
 
 def calibration_file(report: dict) -> dict:

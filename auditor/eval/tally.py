@@ -13,21 +13,17 @@ agrees on it, and a row keeps its side whatever rows are around it.
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from typing import Any
 
 from auditor.decoder.orderprobe import order_verdict
 from auditor.eval import metrics
+from auditor.eval.metrics import held_out
 from auditor.eval.runner import _method_block
 
+__all__ = ["METHOD", "QuestionTally", "held_out", "order_summary"]
+
 METHOD = "served"
-
-
-def held_out(row_id: str, holdout: float, seed: int) -> bool:
-    """Whether the row with this id is held out (the calibration's measured side)."""
-    digest = hashlib.sha256(f"{seed}\0{row_id}".encode("utf-8", "surrogatepass")).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < holdout
 
 
 class QuestionTally:

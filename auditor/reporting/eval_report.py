@@ -31,9 +31,9 @@ def render_text(report: dict) -> str:
             f"cache: {cache['hits']} hit(s), {cache['scored']} scored"
         ),
         (
-            f"calibration: temperature fit on {1 - report['options']['holdout']:.0%} of rows, ECE "
-            f"({report['options']['ece_bins']} bins) and NLL on the held-out {report['options']['holdout']:.0%} "
-            f"(seed {report['options']['seed']})"
+            f"calibration: temperature fit on the rows not held out, ECE ({report['options']['ece_bins']} bins) "
+            f"and NLL on the held-out ones (about {report['options']['holdout']:.0%} of rows, chosen by row id, "
+            f"seed {report['options']['seed']})"
         ),
         "",
     ]
@@ -90,7 +90,17 @@ def render_text(report: dict) -> str:
 
 
 def render_json(report: dict) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    """The report as indented JSON, its spilled predictions read back (a small report: the CLI
+    streams a large one through ``auditor.reporting.json_stream``)."""
+    return json.dumps(report, indent=2, ensure_ascii=False, default=_spilled) + "\n"
+
+
+def _spilled(value: object) -> list:
+    from auditor.eval.spill import Spill
+
+    if isinstance(value, Spill):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def render(name: str, report: dict) -> str:

@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli.main import cli
-from auditor.eval import load_fields, load_rows
+from auditor.errors import UsageError
+from auditor.eval import LabeledData, load_fields, load_rows
 from auditor.eval.cache import ScoreCache
 from support import REPO
 
@@ -263,3 +264,25 @@ def test_memory_bound_of_a_refused_huge_label(tmp_path):
     (small_status, small_kb), (huge_status, huge_kb) = _peak_kb(small), _peak_kb(huge)
     assert small_status == huge_status == "2"
     assert huge_kb - small_kb < 100_000, (small_kb, huge_kb)
+
+
+def test_every_row_is_checked_before_the_run_and_a_changed_file_refused(tmp_path):
+    """`LabeledData` reads the whole file once when made (a bad last row is the error, before
+    any row is scored), holds no row, reads it again per iteration, and tells a file that
+    changed after its check."""
+    fields = load_fields(SCHEMA)
+    data = tmp_path / "rows.jsonl"
+    data.write_text(row("first") + row("second") + '{"context": "x", "labels": {"sentiment": "angry"}}\n')
+    with pytest.raises(UsageError, match=r"rows.jsonl:3: label \"angry\" for field 'sentiment'"):
+        LabeledData(data, fields)
+    data.write_text(row("first") + row("second") + row("third"))
+    rows = LabeledData(data, fields, limit=2)
+    assert len(rows) == 2 and not hasattr(rows, "rows")
+    assert [r.context for r in rows] == [r.context for r in rows] == ["first", "second"]
+    rows.check_unchanged()
+    with data.open("a", encoding="utf-8") as handle:
+        handle.write(row("fourth"))
+    with pytest.raises(
+        UsageError, match=r"rows\.jsonl: the file changed during the run; its report is not written"
+    ):
+        rows.check_unchanged()

@@ -57,13 +57,6 @@ def test_nll_and_temperature_fit_recover_a_known_temperature():
     assert metrics.fit_temperature([], []) == 1.0
 
 
-def test_holdout_split_is_seeded_and_disjoint():
-    train, held = metrics.holdout_split(10, 0.3, seed=0)
-    assert len(held) == 3 and sorted(train + held) == list(range(10))
-    assert metrics.holdout_split(10, 0.3, seed=0) == (train, held)
-    assert metrics.holdout_split(10, 0.3, seed=1) != (train, held)
-
-
 def test_first_token_reachability_and_ceiling():
     buckets = [[0, 1], [2, 3]]
     assert [metrics.first_token_reachable(buckets, o) for o in range(5)] == [True, False, True, False, True]
