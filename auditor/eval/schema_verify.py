@@ -76,16 +76,7 @@ def verify_schemas(
     run = lint(list(paths), [backend.linter_tokenizer], LintOptions())
     for error in run.errors:
         raise UsageError(str(error))
-    results = verify_run(
-        run,
-        backend,
-        context=options.context,
-        coupling=options.coupling,
-        parity=options.parity,
-        only_flagged=False,
-        progress=progress,
-    )
-    return SchemaVerifyRun(run, results)
+    return SchemaVerifyRun(run, verify_run(run, backend, options, only_flagged=False, progress=progress))
 
 
 def verify_flagged(run: LintRun, options: SchemaVerify, *, allow_download: bool, progress: Progress) -> None:
@@ -95,28 +86,13 @@ def verify_flagged(run: LintRun, options: SchemaVerify, *, allow_download: bool,
 
     try:
         backend = open_field_backend(options.backend, allow_download, progress)
-        verify_run(
-            run,
-            backend,
-            context=options.context,
-            coupling=options.coupling,
-            parity=options.parity,
-            only_flagged=True,
-            progress=progress,
-        )
+        verify_run(run, backend, options, only_flagged=True, progress=progress)
     except DecoderError as exc:
         raise UsageError(str(exc)) from None
 
 
 def verify_run(
-    run: LintRun,
-    loaded: Any,
-    *,
-    context: str | None,
-    coupling: bool | list[str],
-    parity: bool | str,
-    only_flagged: bool,
-    progress: Progress | None = None,
+    run: LintRun, loaded: Any, options: SchemaVerify, *, only_flagged: bool, progress: Progress | None = None
 ) -> list[tuple[str, VerifyResult]]:
     """Verify each file of a finished lint run; attach verdicts to its findings.
 
@@ -141,10 +117,10 @@ def verify_run(
         fields = specs_for_sites(sites, flagged)
         verified = verify_fields(
             fields,
-            preset_context(result.model.document.data) or context or "",
+            preset_context(result.model.document.data) or options.context or "",
             model=loaded,
-            coupling=coupling,
-            parity=parity,
+            coupling=options.coupling,
+            parity=options.parity,
             progress=progress,
             labels=confirmation_labels(),
         )
