@@ -20,6 +20,13 @@ _SECRETS: set[str] = set()
 _LOCK = threading.Lock()
 
 
+def masked_by(owner: object, text: str) -> str:
+    """``text`` with the key of ``owner`` (a backend, client or engine that knows its own key and
+    has a ``redact``) masked; as it is when ``owner`` has none."""
+    redact = getattr(owner, "redact", None)
+    return redact(text) if redact is not None else text
+
+
 def register(secret: str | None) -> None:
     if secret:
         with _LOCK:

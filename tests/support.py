@@ -153,6 +153,48 @@ def run_cli(*args, cwd: Path | None = None, env: dict | None = None, input: str 
     return done
 
 
+def pcdlint_process(*args, timeout: int = 60):
+    """`python -m auditor ARGS` as a separate process (offline, PCDLINT_DEBUG unset): what a user's
+    shell runs, where a test needs a real process (signals, file descriptors, exit status)."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "auditor", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+        timeout=timeout,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_DEBUG": ""},
+    )
+
+
+def one_line_error(done, message: str, max_chars: int | None = None) -> None:
+    """Bad input: exit 2, one line on stderr holding `message`, no traceback (at most `max_chars`)."""
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    if max_chars is not None:
+        assert len(done.stderr) < max_chars
+
+
+def row_requests(request: Path, rows: Path, limit: int, directory: Path) -> list[str]:
+    """One request file per labeled row (the request with the row's state), for `verify` to ask
+    what `eval` asked of the same rows: the first `limit` rows of `rows`, written to `directory`."""
+    import json
+
+    body = json.loads(Path(request).read_text(encoding="utf-8"))
+    paths = []
+    for line in Path(rows).read_text(encoding="utf-8").splitlines()[:limit]:
+        row = json.loads(line)
+        path = directory / f"{row['id']}.json"
+        path.write_text(json.dumps({**body, "state": row["state"]}), encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
 _seed: list[Path] = []
 
 

@@ -33,6 +33,13 @@ def write_output(
     write_report(text, output, flag, inputs, kind, color)
 
 
+def write_calibration(calibration: dict, target: str, inputs: list[str]) -> None:
+    """``--write-calibration``: the fitted temperatures, as JSON by the project's JSON writer."""
+    from auditor.reporting.json_text import dumps_strict_bytes
+
+    write_output(dumps_strict_bytes(calibration), target, inputs, flag="--write-calibration", kind="json")
+
+
 def color_stdout() -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set."""
     return sys.stdout is not None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -55,6 +62,17 @@ def run_io(quiet: bool) -> Any:
 
 
 MAX_CONCURRENCY = 1024  # requests in flight at most (a thread each; benchmarks/eval_scale.py)
+
+
+def max_response_option(backends: str) -> Any:
+    """``--max-response-bytes``: the most bytes the one HTTP client reads of one server answer."""
+    return click.option(
+        "--max-response-bytes",
+        type=click.IntRange(1024, 2**34),
+        default=64 * 1024 * 1024,
+        show_default=True,
+        help=f"The most bytes read of one server answer ({backends}).",
+    )
 
 
 def client_options(backends: str, concurrency_for: str | None = None) -> list[Any]:

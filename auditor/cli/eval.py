@@ -14,7 +14,7 @@ import click
 
 from auditor.backends import DEFAULT_BACKEND
 from auditor.cli.choices import backend_choice, backend_list, format_option, probe_choice
-from auditor.cli.common import write_output
+from auditor.cli.common import write_calibration, write_output
 from auditor.cli.gates import check_gate_options
 from auditor.cli.served import eval_decisions, eval_options
 from auditor.errors import UsageError
@@ -148,9 +148,8 @@ def eval_command(**params: Any) -> None:
     try:
         opts = parse_eval_options(params)
         check_gate_options(opts.served.gate, opts.backend_name)
-        request_b = opts.served.gate.request_b
         # every output against the inputs and the others, before any request or score
-        check_outputs(opts.outputs, opts.inputs + ([request_b] if request_b else []))
+        check_outputs(opts.outputs, opts.inputs)
         if opts.backend_name == "systemone":
             sys.exit(eval_decisions(opts))
         sys.exit(eval_schema(opts))
@@ -166,7 +165,6 @@ def eval_schema(opts: EvalCommandOptions) -> int:
     from auditor.eval.backends import ServerBackend
     from auditor.reporting.eval_report import render as render_report
     from auditor.reporting.json_stream import report_chunks
-    from auditor.reporting.json_text import dumps_strict_bytes
     from auditor.reporting.outputs import Chunks
 
     def render(name: str, report: dict) -> str | bytes | Chunks:
@@ -248,11 +246,5 @@ def eval_schema(opts: EvalCommandOptions) -> int:
     if opts.write_calibration:
         from auditor.eval import calibration_file
 
-        write_output(
-            dumps_strict_bytes(calibration_file(report)),
-            opts.write_calibration,
-            inputs,
-            flag="--write-calibration",
-            kind="json",
-        )
+        write_calibration(calibration_file(report), opts.write_calibration, inputs)
     return 1 if report.get("failed") else 0

@@ -38,10 +38,10 @@ def eval_merge_command(
     Exit status: 0 merged, 1 when a row failed in a shard (it is listed), 2 usage or input error.
     """
     from auditor.cli.common import fail, write_output
+    from auditor.cli.common import write_calibration as write_fit
     from auditor.eval.decisions import decision_calibration_file, render_decision_text
     from auditor.eval.shards import merge_reports
     from auditor.reporting.json_stream import report_chunks
-    from auditor.reporting.json_text import dumps_strict_bytes
     from auditor.reporting.outputs import Chunks, check_outputs
 
     inputs = list(shards)
@@ -54,8 +54,7 @@ def eval_merge_command(
         else:
             write_output(Chunks(report_chunks(report)), output, inputs, kind="json")
         if write_calibration:
-            calibration = dumps_strict_bytes(decision_calibration_file(report))
-            write_output(calibration, write_calibration, inputs, flag="--write-calibration", kind="json")
+            write_fit(decision_calibration_file(report), write_calibration, inputs)
     except UsageError as error:
         fail(str(error))
     sys.exit(1 if report["failed"] else 0)

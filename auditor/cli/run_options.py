@@ -146,7 +146,9 @@ class EvalCommandOptions:
 
     @property
     def inputs(self) -> list[str]:
-        return [self.schema, self.data_path]
+        """The files the run reads (``--compare``'s side B request included): no output may be one."""
+        request_b = self.served.gate.request_b
+        return [self.schema, self.data_path] + ([request_b] if request_b else [])
 
     @property
     def outputs(self) -> list[tuple[str, str]]:

@@ -20,7 +20,7 @@ import click
 
 from auditor.backends import BACKENDS, DEFAULT_BACKEND, DEFAULT_ROUTE
 from auditor.cli.choices import engine_option, probe_choice, probe_list
-from auditor.cli.common import client_options, run_io, write_output
+from auditor.cli.common import client_options, max_response_option, run_io, write_calibration, write_output
 from auditor.cli.gates import COMPARE_KEYS, COMPARE_OPTIONS, RECORD_KEYS, RECORD_OPTIONS
 from auditor.cli.run_options import parse_decision_flags, parse_served_options
 from auditor.errors import UsageError
@@ -181,13 +181,7 @@ EVAL_OPTIONS = [
         help="Seconds for all requests of the run together (--backend systemone or openai; "
         "default: no limit — an interrupted run resumes from the cache).",
     ),
-    click.option(
-        "--max-response-bytes",
-        type=click.IntRange(1024, 2**34),
-        default=64 * 1024 * 1024,
-        show_default=True,
-        help="The most bytes read of one server answer (--backend systemone or openai).",
-    ),
+    max_response_option("--backend systemone or openai"),
 ]
 EVAL_KEYS = (
     "base_url",
@@ -300,7 +294,6 @@ def _write_decision_eval(opts: EvalCommandOptions, report: dict, replay_note: st
     escaped for JSON, not for a terminal) with the per-row lists streamed from disk."""
     from auditor.eval.decisions import decision_calibration_file, render_decision_text
     from auditor.reporting.json_stream import report_chunks
-    from auditor.reporting.json_text import dumps_strict_bytes
     from auditor.reporting.outputs import Chunks
 
     inputs = opts.inputs
@@ -314,13 +307,7 @@ def _write_decision_eval(opts: EvalCommandOptions, report: dict, replay_note: st
             Chunks(report_chunks(report)), opts.output_json, inputs, flag="--output-json", kind="json"
         )
     if opts.write_calibration:
-        write_output(
-            dumps_strict_bytes(decision_calibration_file(report)),
-            opts.write_calibration,
-            inputs,
-            flag="--write-calibration",
-            kind="json",
-        )
+        write_calibration(decision_calibration_file(report), opts.write_calibration, inputs)
 
 
 def _write_compare(opts: EvalCommandOptions, compared: dict, replay_note: str | None) -> None:
@@ -335,7 +322,7 @@ def _write_compare(opts: EvalCommandOptions, compared: dict, replay_note: str | 
             return render_compare_html(compared)
         return (f"{replay_note}\n" if replay_note is not None else "") + render_compare_text(compared)
 
-    inputs = opts.inputs + ([opts.served.gate.request_b] if opts.served.gate.request_b else [])
+    inputs = opts.inputs
     kind = "json" if opts.output_format == "json" else "text"
     write_output(render(opts.output_format), opts.output, inputs, kind=kind)
     for name, target in (("json", opts.output_json), ("html", opts.output_html)):

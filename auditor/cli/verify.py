@@ -17,7 +17,7 @@ import click
 
 from auditor.backends import DEFAULT_BACKEND
 from auditor.cli.choices import backend_choice, backend_list, format_option
-from auditor.cli.common import client_options
+from auditor.cli.common import client_options, max_response_option
 from auditor.cli.run_options import VerifyOptions, parse_verify_options
 from auditor.cli.served import decision_options, verify_decisions, wants_decisions
 from auditor.errors import UsageError
@@ -61,13 +61,7 @@ MODEL_OPTIONS = [
         show_default=True,
         help="Seconds for all requests of the run together (--backend openai or systemone).",
     ),
-    click.option(
-        "--max-response-bytes",
-        type=click.IntRange(1024, 2**34),
-        default=64 * 1024 * 1024,
-        show_default=True,
-        help="The most bytes read of one server answer (--backend openai or systemone).",
-    ),
+    max_response_option("--backend openai or systemone"),
     click.option(
         "--context",
         "context_arg",

@@ -25,6 +25,7 @@ from typing import Any
 
 from auditor.decoder.systemone import DecisionRefused
 from auditor.errors import UsageError
+from auditor.redaction import masked_by
 from auditor.shown import shorten
 
 FORMAT = "pcdlint-answers"
@@ -269,8 +270,7 @@ class RecordingBackend:
         return response
 
     def redact(self, text: str) -> str:
-        redact = getattr(self.inner, "redact", None)
-        return redact(text) if redact is not None else text
+        return masked_by(self.inner, text)
 
     @property
     def stats(self) -> dict:

@@ -25,6 +25,7 @@ from typing import Any
 from auditor.decoder.decision_answers import QuestionAnswer, read_checked
 from auditor.decoder.decision_answers import question_keys as question_keys  # (re-exported)
 from auditor.decoder.errors import DecoderError
+from auditor.redaction import masked_by
 
 DEFAULT_ROUTE = "/v1/systemone"
 QUESTION_KINDS = ("choice", "score", "noul")
@@ -131,8 +132,7 @@ class SystemOneBackend:
 
     def redact(self, text: str) -> str:
         """``text`` with the API key masked (a message quoting a server's answer may carry it)."""
-        redact = getattr(self.client, "redact", None)
-        return redact(text) if redact is not None else text
+        return masked_by(self.client, text)
 
     @property
     def stats(self) -> dict:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from auditor.errors import UsageError
+from auditor.redaction import masked_by
 
 if TYPE_CHECKING:
     from auditor.backends import BackendOptions
@@ -122,11 +123,10 @@ class AnswerSource:
 
         try:
             if self.recording is not None and self.record_path:
-                redactors = [getattr(e, "redact", None) for e in self.engines]
 
                 def redact(text: str) -> str:
-                    for mask in redactors:
-                        text = mask(text) if mask is not None else text
+                    for engine in self.engines:
+                        text = masked_by(engine, text)
                     return text
 
                 self.io.write_recording(self.recording.dumps(__version__, redact), self.record_path, inputs)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from auditor.errors import UsageError
+from auditor.redaction import masked_by
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -177,9 +178,8 @@ def _redacted(engine: Any, label: str = "") -> Iterator[None]:
     try:
         yield
     except DecoderError as exc:
-        redact = getattr(engine, "redact", None)
         text = f"{label}: {exc}" if label else str(exc)
-        raise DecoderError(redact(text) if redact is not None else text) from None
+        raise DecoderError(masked_by(engine, text)) from None
 
 
 def verify_requests(

@@ -58,6 +58,7 @@ from auditor.eval import metrics
 from auditor.eval.cache import ScoreCache
 from auditor.eval.probes import ROW_PROBES, probe_lines, row_probe_entry, row_probe_summary
 from auditor.eval.stream import DEFAULT_MAX_ROW_BYTES, DataStream, Oversized
+from auditor.redaction import masked_by
 from auditor.shown import shorten
 from auditor.shown import shown as shown_value
 from auditor.version import __version__
@@ -205,8 +206,7 @@ def _score_one(
     except AnswerError:
         raise  # an answer in another shape than documented: the run stops (exit 2), no row is scored
     except DecoderError as exc:
-        redact = getattr(engine, "redact", None)
-        return {"error": redact(str(exc)) if redact is not None else str(exc)}
+        return {"error": masked_by(engine, str(exc))}
     out = {}
     for answer in answers:
         if answer.probabilities is None:
@@ -421,9 +421,8 @@ def score_stream(
                 except AnswerError as exc:
                     for other in pending:
                         other.cancel()
-                    redact = getattr(engine, "redact", None)
                     message = f"row {shown(row.id)} (line {row.number}, {variant}): {exc}"
-                    raise AnswerError(redact(message) if redact is not None else message) from None
+                    raise AnswerError(masked_by(engine, message)) from None
                 got[variant] = result
                 if "answers" in result and cache.path is not None:
                     cache.put(variant, row.key, _to_cache(result["answers"]), remember=False)

@@ -20,6 +20,7 @@ from auditor.eval import metrics
 from auditor.eval.backends import METHODS, FieldStructure, ScoringBackend
 from auditor.eval.cache import ScoreCache
 from auditor.eval.data import EvalField, Row
+from auditor.redaction import masked_by
 from auditor.softmax import softmax
 from auditor.version import __version__
 
@@ -257,8 +258,9 @@ class _Scorer:
             except DecoderError as exc:
                 if not self.tolerate:
                     raise
-                redact = getattr(getattr(getattr(self.backend, "server", None), "http", None), "redact", str)
-                errors[variant] = redact(str(exc))
+                errors[variant] = masked_by(
+                    getattr(getattr(self.backend, "server", None), "http", None), str(exc)
+                )
                 continue
             self.cache.put(variant, row.key, got, remember=False)
             self.scored += 1

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -20,7 +19,9 @@ from auditor.eval.spill import Spill
 from auditor.eval.stream import DataStream
 from auditor.eval.tally import QuestionTally, held_out
 from auditor.reporting.json_stream import report_chunks
-from support import FIXTURES, REPO
+from support import FIXTURES
+from support import one_line_error as _one_line_error
+from support import pcdlint_process as pcdlint
 
 REQUEST = FIXTURES / "served" / "ticket_triage.json"
 BODY = {
@@ -33,16 +34,8 @@ BODY = {
 UNREACHABLE = "http://127.0.0.1:9"  # nothing listens: a case that sent a request would fail otherwise
 
 
-def pcdlint(*args, timeout: int = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "auditor", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=False,
-        timeout=timeout,
-        env={**os.environ, "PCDLINT_DEBUG": ""},
-    )
+def one_line_error(done, message: str) -> None:
+    _one_line_error(done, message, max_chars=600)
 
 
 def decision_eval(data, *extra) -> subprocess.CompletedProcess:
@@ -59,13 +52,6 @@ def decision_eval(data, *extra) -> subprocess.CompletedProcess:
         "0",
         *extra,
     )
-
-
-def one_line_error(done: subprocess.CompletedProcess, message: str) -> None:
-    assert done.returncode == 2, (done.returncode, done.stderr)
-    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
-    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
-    assert len(done.stderr) < 600
 
 
 def line(state="x", **labels) -> str:

@@ -19,29 +19,12 @@ from auditor.cli.main import cli
 from auditor.errors import UsageError
 from auditor.eval import LabeledData, load_fields, load_rows
 from auditor.eval.cache import ScoreCache
-from support import REPO
+from support import REPO, one_line_error
+from support import pcdlint_process as pcdlint
 
 SCHEMA = REPO / "fixtures" / "eval" / "support_triage_eval.json"
 DATA = REPO / "fixtures" / "eval" / "support_triage.jsonl"
 LABELS = {"assigned_tier": "TIER_1_GENERAL", "sentiment": "negative"}
-
-
-def pcdlint(*args, timeout: int = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "auditor", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=False,
-        timeout=timeout,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "PCDLINT_DEBUG": ""},
-    )
-
-
-def one_line_error(done: subprocess.CompletedProcess, message: str) -> None:
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
-    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
 
 
 def row(context: str, **labels) -> str:

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from auditor.cli.main import cli
 from support import FIXTURES as ALL_FIXTURES
+from support import row_requests
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
@@ -210,13 +211,7 @@ def test_perturb_order_is_verify_probe_on_every_row(served_llm2jev, tmp_path):
     # 3 rows in 3 orders (the original and two reordered bodies), nothing else
     assert report["cache"]["scored"] == limit * 3 and report["server"]["requests"] == limit * 3
 
-    rows = [json.loads(line) for line in Path(ROWS).read_text().splitlines()[:limit]]
-    request = json.loads(Path(REQUEST).read_text())
-    paths = []
-    for row in rows:
-        path = tmp_path / f"{row['id']}.json"
-        path.write_text(json.dumps({**request, "state": row["state"]}))
-        paths.append(str(path))
+    paths = row_requests(REQUEST, ROWS, limit, tmp_path)
     verified = CliRunner().invoke(
         cli,
         ["verify", "--backend", "systemone", "--base-url", served_llm2jev, *paths]

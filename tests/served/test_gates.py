@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli.main import cli
-from support import FIXTURES
+from support import FIXTURES, row_requests
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
@@ -337,13 +337,7 @@ def test_eval_perturb_runs_verifys_probes_on_every_row(served_llm2jev, tmp_path)
         "criteria"
     }
 
-    rows = [json.loads(line) for line in ROWS.read_text().splitlines()[:limit]]
-    request = json.loads(REQUEST.read_text())
-    paths = []
-    for row in rows:
-        path = tmp_path / f"{row['id']}.json"
-        path.write_text(json.dumps({**request, "state": row["state"]}))
-        paths.append(str(path))
+    paths = row_requests(REQUEST, ROWS, limit, tmp_path)
     verified = CliRunner().invoke(
         cli,
         ["verify", "--backend", "systemone", "--base-url", served_llm2jev, *paths,
@@ -351,7 +345,8 @@ def test_eval_perturb_runs_verifys_probes_on_every_row(served_llm2jev, tmp_path)
         catch_exceptions=False,
     )  # fmt: skip
     assert verified.exit_code in (0, 1), verified.output
-    for entry, row in zip(json.loads(verified.stdout)["decisions"], rows, strict=True):
+    for entry, path in zip(json.loads(verified.stdout)["decisions"], paths, strict=True):
+        row = {"id": Path(path).stem}  # row_requests names each request after its row
         by = {(r["probe"], r["question"]): r for r in entry["probes"]}
         for probe in ("criteria", "names"):
             (mine,) = [r for r in team["perturbation"][probe]["by_row"] if r["id"] == row["id"]]
