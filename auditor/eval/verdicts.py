@@ -119,10 +119,11 @@ def field_verdicts(field: FieldResult) -> list[str]:
     if len(field.tokenization_mismatches) > 3:
         lines.append(f"… {len(field.tokenization_mismatches) - 3} more tokenization mismatch(es)")
     if not field.prompt_cut_ok or field.noncanonical_options:
+        where = [f"for {len(field.noncanonical_options)} option(s)"] if field.noncanonical_options else []
+        where += [] if field.prompt_cut_ok else ["at the prompt/suffix boundary"]
         lines.append(
-            f"warning: non-canonical cut for {len(field.noncanonical_options)} option(s)"
-            + ("" if field.prompt_cut_ok else " and at the prompt/suffix boundary")
-            + ": the scored tokens differ from the tokenization of the whole text"
+            f"warning: non-canonical cut {' and '.join(where)}: "
+            "the scored tokens differ from the tokenization of the whole text"
         )
     return lines
 
