@@ -38,13 +38,17 @@ def render_text(report: dict) -> str:
         "",
     ]
     perturb = report["options"]["perturb"]
+    # a field no row labels has nothing measured: named once, after the table, not a row of dashes
+    measured = [field for field in report["fields"] if field["labeled"]]
+    unlabeled = [field["name"] for field in report["fields"] if not field["labeled"]]
+    width = max([22, *(len(field["name"]) for field in measured)])
     header = (
-        f"{'field':<22} {'method':<14} {'acc':>5}  {'95% CI':<13} {'F1':>5}  {'ECE':>5} {'ECE(T)':>6} "
+        f"{'field':<{width}} {'method':<14} {'acc':>5}  {'95% CI':<13} {'F1':>5}  {'ECE':>5} {'ECE(T)':>6} "
         f"{'NLL':>5} {'NLL(T)':>6} {'T':>5}" + "".join(f" {'flips:' + p:>11}" for p in perturb)
     )
     out.append(header)
     out.append("-" * len(header))
-    for field in report["fields"]:
+    for field in measured:
         for method in METHODS:
             block = field["methods"][method]
             if not block.get("available"):
@@ -52,7 +56,7 @@ def render_text(report: dict) -> str:
             calibration = block["calibration"]
             low, high = block["wilson95"]
             line = (
-                f"{field['name']:<22} {METHOD_LABELS[method]:<14} {_num(block['accuracy'])}  "
+                f"{field['name']:<{width}} {METHOD_LABELS[method]:<14} {_num(block['accuracy'])}  "
                 f"[{low:.3f},{high:.3f}] {_num(block['macro_f1'])}  {_num(calibration['before']['ece'])} "
                 f"{_num(calibration['after']['ece']):>6} {_num(calibration['before']['nll'])} "
                 f"{_num(calibration['after']['nll']):>6} {calibration['temperature']:>5.2f}"
@@ -62,8 +66,10 @@ def render_text(report: dict) -> str:
                 flipped = "" if flips is None else f"{flips}/{field['labeled']}"
                 line += f" {flipped:>11}"
             out.append(line)
+    if unlabeled:
+        out.append(f"not measured (no row labels them): {', '.join(unlabeled)}")
     out.append("")
-    for field in report["fields"]:
+    for field in measured:
         tokenization = field["tokenization"]
         first = field["methods"]["first_token"]
         buckets = field["structure"]["buckets"]

@@ -289,3 +289,17 @@ def test_held_out_calibration_is_the_metrics_over_the_rows_held_out_by_id():
             confidences = [softmax(values[i], temperature)[picks[i]] for i in held]
             correct = [picks[i] == gold[i] for i in held]
             assert calibration["after"]["ece"] == metrics.expected_calibration_error(confidences, correct)
+
+
+def test_a_field_no_row_labels_is_named_once_not_tabled():
+    """The text report tables what was measured: a field without a labeled row is one line after
+    the table (its JSON block stays, with `labeled: 0`), and a long field name keeps the columns."""
+    unlabeled = [Row(i + 1, f"r{i}", f"ticket number {i}", {"tier": i % 4}) for i in range(8)]
+    fields = [EvalField("tier", ["T1_A", "T1_B", "T2_A", "T2_B"]), EvalField("flag", [True, False])]
+    report = run_eval(fields, unlabeled, ScriptedBackend(), EvalOptions(), schema_path="s", data_path="d")
+    assert [field["labeled"] for field in report["fields"]] == [8, 0]
+    text = render("text", report)
+    tabled = [line.split()[0] for line in text.splitlines() if line.startswith(("tier ", "flag "))]
+    assert set(tabled) == {"tier"}, text
+    assert "not measured (no row labels them): flag" in text
+    assert not any(line.startswith("flag:") for line in text.splitlines()), text
