@@ -195,6 +195,22 @@ def row_requests(request: Path, rows: Path, limit: int, directory: Path) -> list
     return paths
 
 
+def scipy_paired_interval(a: list, b: list, seed: int):
+    """The oracle for eval --compare's interval: scipy's paired percentile bootstrap of mean(b) -
+    mean(a), 10,000 resamples, numpy's generator seeded as the report's seed."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    return bootstrap(
+        (np.array(a, float), np.array(b, float)),
+        lambda x, y, axis=-1: y.mean(axis=axis) - x.mean(axis=axis),
+        paired=True,
+        n_resamples=10_000,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    ).confidence_interval
+
+
 _seed: list[Path] = []
 
 

@@ -113,22 +113,16 @@ def test_bad_question_fragment_is_a_usage_error(project):
     assert code == 2 and "question like #question:urgency" in err
 
 
-def test_suggest_renames_colliding_names_and_the_rewrite_lints_clean(project):
-    body = dict(
-        BODY,
-        questions=[
-            BODY["questions"][0]
-            | {
-                "options": [
-                    {"name": "Billing"},
-                    {"name": "billing "},
-                    {"name": "bill\ning"},
-                    {"name": "sales"},
-                ]
-            }
-        ],
-    )
+def write_colliding_names(project) -> None:
+    """requests/ticket.json: one question whose option names are equal after case-folding and
+    whitespace (`Billing`, `billing `, `bill\\ning`) beside `sales`."""
+    options = [{"name": "Billing"}, {"name": "billing "}, {"name": "bill\ning"}, {"name": "sales"}]
+    body = dict(BODY, questions=[BODY["questions"][0] | {"options": options}])
     (project / "requests" / "ticket.json").write_text(json.dumps(body, indent=2), encoding="utf-8")
+
+
+def test_suggest_renames_colliding_names_and_the_rewrite_lints_clean(project):
+    write_colliding_names(project)
     result = CliRunner().invoke(
         cli,
         [
@@ -163,21 +157,7 @@ def test_suggest_renames_colliding_names_and_the_rewrite_lints_clean(project):
 
 
 def test_suggest_text_names_the_engine_and_keeps_a_name_with_a_newline_on_its_line(project):
-    body = dict(
-        BODY,
-        questions=[
-            BODY["questions"][0]
-            | {
-                "options": [
-                    {"name": "Billing"},
-                    {"name": "billing "},
-                    {"name": "bill\ning"},
-                    {"name": "sales"},
-                ]
-            }
-        ],
-    )
-    (project / "requests" / "ticket.json").write_text(json.dumps(body, indent=2), encoding="utf-8")
+    write_colliding_names(project)
     result = CliRunner().invoke(cli, ["suggest", "requests/ticket.json", "--engine", "sglang-decisions"])
     lines = result.stdout.splitlines()
     renaming = [line for line in lines if "PCD101" in line]

@@ -20,7 +20,7 @@ from auditor.cli.main import cli
 from auditor.decoder.record import FORMAT, FORMAT_VERSION, Recording, ReplayBackend, request_key
 from auditor.errors import UsageError
 from auditor.eval.compare import compare_question, mcnemar_exact, paired_bootstrap
-from support import FIXTURES
+from support import FIXTURES, scipy_paired_interval
 
 REQUEST = FIXTURES / "served" / "ticket_triage.json"
 KEYS = ["billing", "shipping", "technical"]
@@ -40,8 +40,6 @@ def test_mcnemar_exact_is_the_two_sided_binomial_on_the_flips(b, c):
 
 
 def test_paired_bootstrap_resamples_rows_together_with_a_fixed_seed():
-    import numpy as np
-    from scipy.stats import bootstrap
 
     a = [True, False, True, True, False, False, True, False] * 4
     b = [True, True, False, True, True, False, True, True] * 4
@@ -50,14 +48,7 @@ def test_paired_bootstrap_resamples_rows_together_with_a_fixed_seed():
     assert first != paired_bootstrap(a, b, seed=8)
     # pairs kept together: a paired resample of identical sides has no spread at all
     assert paired_bootstrap(a, a, seed=7) == (0.0, 0.0)
-    own = bootstrap(
-        (np.array(a, float), np.array(b, float)),
-        lambda x, y, axis=-1: y.mean(axis=axis) - x.mean(axis=axis),
-        paired=True,
-        n_resamples=10_000,
-        method="percentile",
-        rng=np.random.default_rng(7),
-    ).confidence_interval
+    own = scipy_paired_interval(a, b, 7)
     assert first == pytest.approx((own.low, own.high), abs=1e-12)
     low, high = first
     assert low <= sum(b) / len(b) - sum(a) / len(a) <= high

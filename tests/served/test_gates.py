@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli.main import cli
-from support import FIXTURES, row_requests
+from support import FIXTURES, row_requests, scipy_paired_interval
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
@@ -187,7 +187,6 @@ def _own_predictions(recording: Path, request: Path) -> dict[str, dict[str, str]
 
 def test_compare_statistics_equal_the_tests_own_computation(compared, served_llm2jev):
     import numpy as np
-    from scipy.stats import bootstrap
 
     result, report, answers = compared
     rows = [json.loads(line) for line in ROWS.read_text().splitlines()]
@@ -221,14 +220,7 @@ def test_compare_statistics_equal_the_tests_own_computation(compared, served_llm
         assert question["mcnemar"]["p_value"] == pytest.approx(mcnemar(len(worse), len(better)), abs=1e-9)
         agree = sum(side_a[r["state"]][name] == side_b[r["state"]][name] for r in rows) / 64
         assert question["agreement"] == pytest.approx(agree, abs=1e-12)
-        own = bootstrap(
-            (np.array(a, float), np.array(b, float)),
-            lambda x, y, axis=-1: y.mean(axis=axis) - x.mean(axis=axis),
-            paired=True,
-            n_resamples=10_000,
-            method="percentile",
-            rng=np.random.default_rng(report["options"]["seed"]),
-        ).confidence_interval
+        own = scipy_paired_interval(a, b, report["options"]["seed"])
         if len(set(np.array(b, float) - np.array(a, float))) > 1:
             assert question["bootstrap95"] == pytest.approx([own.low, own.high], abs=1e-12)
         fails = sum(a) - sum(b) > 0.05 * 64 and mcnemar(len(worse), len(better)) < 0.05
