@@ -10,6 +10,7 @@ Every request seen is recorded (method, path, headers, body, arrival time).
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -43,7 +44,7 @@ def json_reply(obj_text: str | bytes, status: int = 200, **headers: str) -> Repl
 
 
 class FaultServer:
-    def __init__(self, respond: Callable[[Seen], Reply]):
+    def __init__(self, respond: Callable[[Seen], Reply], host: str = "127.0.0.1"):
         self.respond = respond
         self.seen: list[Seen] = []
         outer = self
@@ -95,10 +96,17 @@ class FaultServer:
 
             do_GET = do_POST = _handle
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server_class = ThreadingHTTPServer
+        if ":" in host:  # an IPv6 address, e.g. "::1"
+
+            class server_class(ThreadingHTTPServer):  # type: ignore[no-redef]
+                address_family = socket.AF_INET6
+
+        self._server = server_class((host, 0), Handler)
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{self.port}"
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

@@ -1,7 +1,7 @@
 """The one HTTP client every server backend talks through (``verify --backend openai``, System One).
 
-Built on httpx2 (the maintained httpx line that huggingface_hub already depends on), with the
-policy in one place:
+Built on httpcore2, the connection layer of httpx2 (the maintained httpx line that
+huggingface_hub already depends on; its TLS defaults are httpx2's), with the policy in one place:
 
 - the base URL is ``http`` or ``https`` with a host, a port in 1–65535 and no user, password,
   query or fragment (a key goes in an environment variable, never in the URL);
@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import httpcore2
 import httpx2
@@ -225,27 +225,72 @@ class _DeadlineBackend(httpcore2.NetworkBackend):
         self._inner.sleep(seconds)
 
 
-class _DeadlineTransport(httpx2.HTTPTransport):
-    """httpx2's transport on a connection pool whose sockets honour the request's deadline.
+class _Connections:
+    """At most ``size`` connections to one origin, each in its own httpcore2 connection pool (the
+    core httpx2 sends through) on sockets that honour the request's deadline; a request takes
+    one (waiting while all are busy) and gives it back.
+
+    Why not one shared pool: httpcore2's pool matches every waiting request against every
+    connection under one lock, work that grows with the connections and that every request
+    repeats; with 64 requests in flight it cost about a fifth of the client's CPU per request
+    (``benchmarks/eval_scale.py``). Handing out single-connection pools through a C queue keeps
+    the same cap with no such search. Nor does the client go through ``httpx2.Client``: its
+    request and response models, header merging and hooks cost about a third of a request's
+    CPU, and this module does its own redirects, caps and headers anyway.
 
     ``tls``: whether the origin is https. Only then are the system's CA certificates loaded (a
-    tenth of a second of every run's start-up); an http origin's client gets a context that
-    verifies against no certificate at all, so should TLS ever be asked of it, it fails closed
-    (redirects stay on the origin, so it never is)."""
+    tenth of a second of every run's start-up); an http origin's connections get a context that
+    verifies against no certificate at all, so should TLS ever be asked of them, they fail
+    closed (redirects stay on the origin, so it never is)."""
 
-    def __init__(self, max_connections: int, tls: bool = True):
+    def __init__(self, size: int, tls: bool):
+        import queue
         import ssl
 
-        context = httpx2.create_ssl_context() if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        super().__init__(verify=context, trust_env=False)  # its pool is replaced below
-        # httpx2 builds its pool without a way to pass a network backend; the pool is the one
-        # attribute it keeps, and the trickle test fails if that ever changes
-        self._pool = httpcore2.ConnectionPool(
-            ssl_context=context,
-            max_connections=max_connections,
-            max_keepalive_connections=max_connections,
-            network_backend=_DeadlineBackend(),
-        )
+        self.ssl_context = httpx2.create_ssl_context() if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        self._backend = _DeadlineBackend()
+        self._free: queue.SimpleQueue[httpcore2.ConnectionPool | None] = queue.SimpleQueue()
+        for _ in range(max(1, size)):
+            self._free.put(None)  # made when first taken
+        self._made: list[httpcore2.ConnectionPool] = []
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def take(self, wait: float | None) -> httpcore2.ConnectionPool:
+        """A connection's pool, waiting at most ``wait`` seconds for one; ``queue.Empty`` past it."""
+        pool = self._free.get(timeout=wait)
+        if pool is None:
+            pool = httpcore2.ConnectionPool(
+                ssl_context=self.ssl_context,
+                max_connections=1,
+                max_keepalive_connections=1,
+                network_backend=self._backend,
+            )
+            with self._lock:
+                self._made.append(pool)
+        return pool
+
+    def give_back(self, pool: httpcore2.ConnectionPool) -> None:
+        self._free.put(pool)
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed, made, self._made = True, self._made, []
+        for pool in made:
+            pool.close()
+
+
+# the characters a request target keeps as they are; any other is percent-encoded (as httpx2 did)
+_TARGET_SAFE = "/%:@!$&'()*+,;=-._~"
+
+
+def _target(url: str) -> bytes:
+    """The request target (path and query) of an absolute URL, percent-encoded as ASCII."""
+    parts = urlsplit(url)
+    target = quote(parts.path or "/", safe=_TARGET_SAFE)
+    if parts.query:
+        target += "?" + quote(parts.query, safe=_TARGET_SAFE + "?")
+    return target.encode("ascii")
 
 
 def _bounded_int(text: str) -> int:
@@ -286,7 +331,9 @@ class HttpClient:
     """JSON over HTTP to one server, with the policy of this module (see its docstring).
 
     ``stats``: ``requests`` (answers received, retries included), ``retries``, ``redirects`` and
-    ``by_status`` (count per HTTP status). Safe to share between threads.
+    ``by_status`` (count per HTTP status). Safe to share between threads: at most
+    ``max_connections`` requests are in flight at once, each on its own kept-alive connection; a
+    further one waits for a connection to come free (within its deadline).
     """
 
     def __init__(
@@ -317,16 +364,29 @@ class HttpClient:
         self._run_end = None if run_deadline is None else time.monotonic() + run_deadline
         self.stats: dict[str, Any] = {"requests": 0, "retries": 0, "redirects": 0, "by_status": {}}
         self._lock = threading.Lock()
-        self._client = httpx2.Client(
-            transport=_DeadlineTransport(max_connections, tls=self.origin.scheme == "https"),
-            follow_redirects=False,
-            trust_env=False,
-            timeout=httpx2.Timeout(read_deadline, connect=connect_timeout, pool=read_deadline),
-            headers={"Accept": "application/json", "Accept-Encoding": "identity", "User-Agent": "pcdlint"},
-        )
+        self._connections = _Connections(max_connections, tls=self.origin.scheme == "https")
+        self._timeouts = {
+            "timeout": {
+                "connect": connect_timeout,
+                "read": read_deadline,
+                "write": read_deadline,
+                "pool": read_deadline,
+            }
+        }
+        host = f"[{self.origin.host}]" if ":" in self.origin.host else self.origin.host
+        if self.origin.port != (443 if self.origin.scheme == "https" else 80):
+            host += f":{self.origin.port}"
+        self._headers = [
+            (b"Host", host.encode("idna")),
+            (b"Accept", b"application/json"),
+            (b"Accept-Encoding", b"identity"),
+            (b"User-Agent", b"pcdlint"),
+        ]
+        self._json = [(b"Content-Type", b"application/json")]
+        self._auth = [(b"Authorization", f"Bearer {self._key}".encode("ascii"))] if self._key else []
 
     def close(self) -> None:
-        self._client.close()
+        self._connections.close()
 
     def redact(self, text: str) -> str:
         """``text`` with the key masked: for anything built from a server's answer (a server may echo it)."""
@@ -458,31 +518,58 @@ class HttpClient:
 
     def _exchange(
         self, method: str, url: str, content: bytes | None, what: str
-    ) -> tuple[int, httpx2.Headers, bytes]:
-        """One request (and its same-origin redirects); the status, headers and (capped) body."""
-        for hop in range(MAX_REDIRECTS + 1):
-            # the first hop is base_url + path (checked when the client was made); a redirect's
-            # target was checked by _redirect
-            target = self.origin if hop == 0 else parse_origin(url, "a redirect")[0]
-            headers = {"Content-Type": "application/json"} if content is not None else {}
-            if self._key and target == self.origin:
-                headers["Authorization"] = f"Bearer {self._key}"
-            left = self._time_left(what)
-            _local.deadline = time.monotonic() + (
+    ) -> tuple[int, dict[str, str], bytes]:
+        """One request (and its same-origin redirects) on one connection; the status, headers
+        (lower-case names) and (capped) body."""
+        import queue
+
+        if self._connections.closed:
+            raise HttpError(f"{what}: the client is closed")
+        left = self._time_left(what)
+        try:
+            pool = self._connections.take(
                 self.read_deadline if left is None else min(left, self.read_deadline)
             )
-            try:
-                with self._client.stream(method, url, content=content, headers=headers) as response:
-                    status = response.status_code
-                    self._count("requests", status)
-                    location = response.headers.get("location")
-                    if status in REDIRECT_STATUSES and location:
-                        url = self._redirect(method, url, location, status, what)
-                        continue
-                    limit = self.max_bytes if 200 <= status < 300 else ERROR_BODY_BYTES
-                    return status, response.headers, self._read(response, limit, what)
-            finally:
-                _local.deadline = None
+        except queue.Empty:
+            raise httpcore2.PoolTimeout("no connection came free within the deadline") from None
+        try:
+            for hop in range(MAX_REDIRECTS + 1):
+                # the first hop is base_url + path (checked when the client was made); a
+                # redirect's target was checked by _redirect
+                target = self.origin if hop == 0 else parse_origin(url, "a redirect")[0]
+                headers = self._headers if content is None else self._headers + self._json
+                if self._auth and target == self.origin:
+                    headers = headers + self._auth
+                left = self._time_left(what)
+                _local.deadline = time.monotonic() + (
+                    self.read_deadline if left is None else min(left, self.read_deadline)
+                )
+                request_url = httpcore2.URL(
+                    scheme=target.scheme.encode("ascii"),
+                    host=target.host.encode("idna"),
+                    port=target.port,
+                    target=_target(url),
+                )
+                try:
+                    with pool.stream(
+                        method, request_url, headers=headers, content=content, extensions=self._timeouts
+                    ) as response:
+                        status = response.status
+                        self._count("requests", status)
+                        answer = {
+                            name.decode("latin-1").lower(): value.decode("latin-1")
+                            for name, value in response.headers
+                        }
+                        location = answer.get("location")
+                        if status in REDIRECT_STATUSES and location:
+                            url = self._redirect(method, url, location, status, what)
+                            continue
+                        limit = self.max_bytes if 200 <= status < 300 else ERROR_BODY_BYTES
+                        return status, answer, self._read(response, status, answer, limit, what)
+                finally:
+                    _local.deadline = None
+        finally:
+            self._connections.give_back(pool)
         raise HttpError(f"{what}: more than {MAX_REDIRECTS} redirects")
 
     def _redirect(self, method: str, url: str, location: str, status: int, what: str) -> str:
@@ -510,18 +597,27 @@ class HttpClient:
         self._count("redirects")
         return target
 
-    def _read(self, response: httpx2.Response, limit: int, what: str) -> bytes:
+    def _read(
+        self, response: httpcore2.Response, status: int, headers: dict[str, str], limit: int, what: str
+    ) -> bytes:
         """The body, at most ``limit`` bytes: past it an answer is an error, an error answer is cut."""
-        strict = 200 <= response.status_code < 300
-        declared = response.headers.get("content-length", "")
+        strict = 200 <= status < 300
+        encoding = headers.get("content-encoding", "identity").strip().lower()
+        if strict and encoding not in ("", "identity"):
+            raise HttpError(
+                f"{what}: the answer is {excerpt(encoding, 20)}-encoded though the client asked for "
+                "none (Accept-Encoding: identity); not read",
+                status=status,
+            )
+        declared = headers.get("content-length", "")
         if strict and declared.isdigit() and len(declared) < 20 and int(declared) > limit:
             raise HttpError(
                 f"{what}: the answer declares {int(declared)} bytes, more than the cap of "
                 f"{limit} bytes (--max-response-bytes)",
-                status=response.status_code,
+                status=status,
             )
         chunks, total = [], 0
-        for chunk in response.iter_bytes():
+        for chunk in response.iter_stream():
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
@@ -530,6 +626,6 @@ class HttpClient:
                 raise HttpError(
                     f"{what}: the answer passed the cap of {limit} bytes "
                     "(--max-response-bytes); not read further",
-                    status=response.status_code,
+                    status=status,
                 )
         return b"".join(chunks)[:limit]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import itertools
 import resource
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from faultserver import FaultServer, Reply, json_reply
@@ -100,6 +102,70 @@ def test_a_same_origin_redirect_is_followed_with_the_key():
         assert [seen.path for seen in home.seen] == ["/old/models", "/v1/models"]
         assert home.seen[1].headers["authorization"] == f"Bearer {KEY}"
         assert http.stats["redirects"] == 1
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_the_request_names_its_host_and_port_and_sends_the_body_as_given(host):
+    with (
+        FaultServer(lambda seen: json_reply('{"ok": true}'), host=host) as server,
+        client(server.url) as http,
+    ):
+        assert http.post_content("v1/systemone", b'{"state": "\xc3\xa9"}') == {"ok": True}
+    (seen,) = server.seen
+    shown = f"[{host}]" if ":" in host else host
+    assert seen.headers["host"] == f"{shown}:{server.port}"
+    assert seen.method == "POST" and seen.path == "/v1/systemone"
+    assert seen.body == b'{"state": "\xc3\xa9"}' and seen.headers["content-length"] == str(len(seen.body))
+    assert seen.headers["content-type"] == "application/json"
+    assert seen.headers["accept-encoding"] == "identity"
+
+
+def test_a_redirect_target_is_percent_encoded():
+    def respond(seen):
+        if seen.path == "/old/models":
+            return Reply(307, {"Location": "/v1/modèls;v=2", "Content-Length": "0"})
+        return json_reply(MODELS)
+
+    with FaultServer(respond) as home, client(home.url + "/old") as http:
+        assert http.get_json("models")["data"][0]["id"] == "m"
+    assert [seen.path for seen in home.seen] == ["/old/models", "/v1/mod%C3%A8ls;v=2"]
+
+
+def test_a_compressed_answer_the_client_did_not_ask_for_is_refused():
+    gzipped = Reply(
+        200,
+        {"Content-Type": "application/json", "Content-Encoding": "gzip", "Content-Length": "4"},
+        b"\x1f\x8b\x08\x00",
+    )
+    with (
+        FaultServer(lambda seen: gzipped) as server,
+        client(server.url) as http,
+        pytest.raises(HttpError) as caught,
+    ):
+        http.get_json("models")
+    assert "gzip-encoded though the client asked for none" in one_line(caught.value)
+
+
+def test_requests_past_max_connections_wait_for_one():
+    lock, state = threading.Lock(), {"now": 0, "most": 0}
+
+    def respond(seen):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        return json_reply('{"ok": true}')
+
+    with (
+        FaultServer(respond) as server,
+        client(server.url, max_connections=2) as http,
+        ThreadPoolExecutor(6) as pool,
+    ):
+        answers = list(pool.map(lambda _: http.post_content("v1/x", b"{}"), range(12)))
+    assert answers == [{"ok": True}] * 12 and len(server.seen) == 12
+    assert state["most"] == 2  # six threads, never more than two requests at the server at once
 
 
 def test_a_redirect_loop_ends():
@@ -316,7 +382,7 @@ def test_tls_trust_is_loaded_for_an_https_origin_only_and_an_http_one_fails_clos
     import ssl
 
     def context(url: str) -> ssl.SSLContext:
-        return HttpClient(url)._client._transport._pool._ssl_context  # type: ignore[attr-defined]
+        return HttpClient(url)._connections.ssl_context  # type: ignore[attr-defined]
 
     plain, secure = context("http://127.0.0.1:9"), context("https://127.0.0.1:9")
     for made in (plain, secure):
