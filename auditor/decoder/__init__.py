@@ -7,13 +7,30 @@ from a backend (``backends.py``: the model in-process, or an OpenAI-compatible s
 torch and transformers are imported only when a model is loaded.
 """
 
-from auditor.decoder.backends import FieldScores, InProcessBackend, OpenAIBackend, ScoreRequest
-from auditor.decoder.constrained import ConstrainedPick, constrained_pick
-from auditor.decoder.errors import DecoderError
-from auditor.decoder.model import LoadedModel, load_model
-from auditor.decoder.prompt import FieldSpec, load_fields, specs_for_sites
-from auditor.decoder.result import FieldResult, VerifyResult
-from auditor.decoder.verify import verify_fields
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# what each name is, and where it lives: imported on first use (PEP 562), so that importing
+# one submodule (e.g. the HTTP client) does not import every other one and what they need
+_WHERE = {
+    "FieldScores": "auditor.decoder.backends",
+    "InProcessBackend": "auditor.decoder.backends",
+    "OpenAIBackend": "auditor.decoder.backends",
+    "ScoreRequest": "auditor.decoder.backends",
+    "ConstrainedPick": "auditor.decoder.constrained",
+    "constrained_pick": "auditor.decoder.constrained",
+    "DecoderError": "auditor.decoder.errors",
+    "LoadedModel": "auditor.decoder.model",
+    "load_model": "auditor.decoder.model",
+    "FieldSpec": "auditor.decoder.prompt",
+    "load_fields": "auditor.decoder.prompt",
+    "specs_for_sites": "auditor.decoder.prompt",
+    "FieldResult": "auditor.decoder.result",
+    "VerifyResult": "auditor.decoder.result",
+    "verify_fields": "auditor.decoder.verify",
+}
 
 __all__ = [
     "ConstrainedPick",
@@ -32,3 +49,21 @@ __all__ = [
     "specs_for_sites",
     "verify_fields",
 ]
+
+if TYPE_CHECKING:
+    from auditor.decoder.backends import FieldScores, InProcessBackend, OpenAIBackend, ScoreRequest
+    from auditor.decoder.constrained import ConstrainedPick, constrained_pick
+    from auditor.decoder.errors import DecoderError
+    from auditor.decoder.model import LoadedModel, load_model
+    from auditor.decoder.prompt import FieldSpec, load_fields, specs_for_sites
+    from auditor.decoder.result import FieldResult, VerifyResult
+    from auditor.decoder.verify import verify_fields
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -10,14 +10,28 @@ per-row scores so an interrupted run resumes; ``runner`` builds the versioned JS
 which ``auditor.reporting.eval_report`` renders as text, JSON or HTML. torch is imported only when a model scores.
 """
 
-from auditor.eval.backends import (
-    METHODS,
-    FieldStructure,
-    InProcessBackend,
-    ScoringBackend,
-)
-from auditor.eval.data import EvalField, LabeledData, Row, load_fields, load_rows
-from auditor.eval.runner import REPORT_VERSION, EvalOptions, calibration_file, run_eval
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# what each name is, and where it lives: imported on first use (PEP 562), so that importing
+# one submodule (e.g. the HTTP client) does not import every other one and what they need
+_WHERE = {
+    "METHODS": "auditor.eval.backends",
+    "FieldStructure": "auditor.eval.backends",
+    "InProcessBackend": "auditor.eval.backends",
+    "ScoringBackend": "auditor.eval.backends",
+    "EvalField": "auditor.eval.data",
+    "LabeledData": "auditor.eval.data",
+    "Row": "auditor.eval.data",
+    "load_fields": "auditor.eval.data",
+    "load_rows": "auditor.eval.data",
+    "REPORT_VERSION": "auditor.eval.runner",
+    "EvalOptions": "auditor.eval.runner",
+    "calibration_file": "auditor.eval.runner",
+    "run_eval": "auditor.eval.runner",
+}
 
 __all__ = [
     "METHODS",
@@ -34,3 +48,17 @@ __all__ = [
     "load_rows",
     "run_eval",
 ]
+
+if TYPE_CHECKING:
+    from auditor.eval.backends import METHODS, FieldStructure, InProcessBackend, ScoringBackend
+    from auditor.eval.data import EvalField, LabeledData, Row, load_fields, load_rows
+    from auditor.eval.runner import REPORT_VERSION, EvalOptions, calibration_file, run_eval
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
