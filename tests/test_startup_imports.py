@@ -148,3 +148,16 @@ def test_a_check_ends_at_once_with_its_output_whole(tmp_path, registered):
         assert result.stdout == expected.stdout and len(result.stdout) > 100
         assert (b"callback ran" in result.stderr) is registered
         assert (b"teardown ran" in result.stderr) is registered
+
+
+def test_the_served_eval_path_imports_no_model_or_array_stack():
+    """`eval --backend systemone` sends through the HTTP client and tallies in plain Python: its
+    modules must not pull in numpy, torch or transformers through a package's __init__ (issue 48:
+    start-up counts in every sharded run)."""
+    code = (
+        "import json, sys; import auditor.decoder.http, auditor.decoder.systemone, auditor.eval.decisions, "
+        "auditor.eval.decision_runs; print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(done.stdout))
+    assert not {"numpy", "torch", "transformers", "auditor.decoder.verify"} & loaded
