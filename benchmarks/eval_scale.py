@@ -4,13 +4,16 @@ bare client loop, whole processes, against a System One stand-in that answers in
 - The server is ``benchmarks/systemone_standin.py`` (a measuring instrument: it runs no model
   and answers after ``--delay-ms``); its capacity is measured first, with the delay at 0 and a
   light asyncio load generator, so that it is known not to be what saturates.
-- The bare loop is a whole process too: httpx2 (the HTTP library pcdlint's client is built on)
-  and a thread pool of C threads posting the same request bodies (each row's state spliced into
-  the request, all encoded before its first request, inside the timed process) and parsing
-  each answer as JSON; no pcdlint code.
+- The bare loop is a whole process too: httpx2 (the HTTP library the issue names) and a thread
+  pool of C threads posting the same request bodies (each row's state spliced into the request,
+  all encoded before its first request, inside the timed process) and parsing each answer as
+  JSON; no pcdlint code. A second bare loop ("core") does the same one layer down, on httpcore2's
+  connection pool: the layer pcdlint's client talks to directly (``auditor.decoder.http``), so
+  pcdlint's ratio to it says how much of a gain is the layer skipped rather than pcdlint's own.
+  "ratio" is pcdlint's rows/s over the httpx2 loop's, "to core" over the httpcore2 loop's.
 - pcdlint: ``pcdlint eval REQUEST --data ROWS --backend systemone --base-url URL --no-cache
   --concurrency C -q`` (its start-up, the data checked before the first request, the report).
-- The two alternate (bare first) ``--repeat`` times per concurrency; rows/s are medians, the
+- They alternate (the bare loops first) ``--repeat`` times per concurrency; rows/s are medians, the
   ratio is of the medians; CPU per row is the process's user+system time over the rows. At 1 in
   flight a row takes the delay, so that line runs ``--rows-at-1`` rows (1,000: 20 s a process).
 - ``--before PATH``: a second pcdlint (another checkout's, e.g. a script that runs the branch
@@ -67,6 +70,30 @@ with httpx2.Client(timeout=600, limits=httpx2.Limits(max_connections=concurrency
         return response.json()
     with ThreadPoolExecutor(concurrency) as pool:
         answers = list(pool.map(post, bodies))
+assert all("answers" in a for a in answers)
+"""
+
+# the same loop one layer down: httpcore2, the connection layer httpx2 sends through and the one
+# pcdlint's client (auditor.decoder.http) talks to directly, with one shared pool of C connections
+BARE_CORE = r"""
+import json, sys
+from concurrent.futures import ThreadPoolExecutor
+import httpcore2
+url, data, request, concurrency = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+body = json.load(open(request))
+bodies = []
+for line in open(data, encoding="utf-8"):
+    row = json.loads(line)
+    bodies.append(json.dumps({**body, "state": row["state"]}).encode())
+target = url + "/v1/systemone"
+headers = [(b"content-type", b"application/json")]
+with httpcore2.ConnectionPool(max_connections=concurrency, max_keepalive_connections=concurrency) as pool:
+    def post(content):
+        response = pool.request("POST", target, headers=headers, content=content)
+        assert response.status == 200, response.status
+        return json.loads(response.content)
+    with ThreadPoolExecutor(concurrency) as executor:
+        answers = list(executor.map(post, bodies))
 assert all("answers" in a for a in answers)
 """
 
@@ -223,17 +250,22 @@ def main() -> None:
             f"{args.rows} rows ({args.rows_at_1} at 1 in flight), delay {args.delay_ms:g} ms, server {url}, cpus {os.cpu_count()}"
         )
         before = f"{'before rows/s':>14} {'ratio':>6} {'before CPU/row':>15} " if args.before else ""
-        print(f"{'in flight':>9} {'bare rows/s':>12} {before}{'pcdlint rows/s':>15} {'ratio':>6} "
-              f"{'bare CPU/row':>13} {'pcdlint CPU/row':>16} {'stand-in CPU/row':>17}  load")  # fmt: skip
+        print(f"{'in flight':>9} {'bare rows/s':>12} {'core rows/s':>12} {before}{'pcdlint rows/s':>15} {'ratio':>6} "
+              f"{'to core':>8} {'bare CPU/row':>13} {'core CPU/row':>13} {'pcdlint CPU/row':>16} "
+              f"{'stand-in CPU/row':>17}  load")  # fmt: skip
         for concurrency in args.concurrency:
             count = args.rows if concurrency > 1 else args.rows_at_1
             rows = make_rows(count, directory)
-            walls: dict[str, list[float]] = {"bare": [], "before": [], "pcdlint": []}
-            cpus: dict[str, list[float]] = {"bare": [], "before": [], "pcdlint": []}
+            walls: dict[str, list[float]] = {"bare": [], "core": [], "before": [], "pcdlint": []}
+            cpus: dict[str, list[float]] = {"bare": [], "core": [], "before": [], "pcdlint": []}
             server = []
             for _ in range(args.repeat):
                 runs = [
-                    ("bare", [sys.executable, "-c", BARE, url, str(rows), str(REQUEST), str(concurrency)])
+                    ("bare", [sys.executable, "-c", BARE, url, str(rows), str(REQUEST), str(concurrency)]),
+                    (
+                        "core",
+                        [sys.executable, "-c", BARE_CORE, url, str(rows), str(REQUEST), str(concurrency)],
+                    ),
                 ]
                 if args.before:
                     runs.append(("before", pcdlint_command(args.before, url, rows, concurrency)))
@@ -259,8 +291,9 @@ def main() -> None:
             )
             load = os.getloadavg()[0]
             print(
-                f"{concurrency:>9} {rate('bare'):>12.0f} {shown}{rate('pcdlint'):>15.0f} "
-                f"{rate('pcdlint') / rate('bare'):>6.2f} {per_row(cpus['bare']):>13} "
+                f"{concurrency:>9} {rate('bare'):>12.0f} {rate('core'):>12.0f} {shown}{rate('pcdlint'):>15.0f} "
+                f"{rate('pcdlint') / rate('bare'):>6.2f} {rate('pcdlint') / rate('core'):>8.2f} "
+                f"{per_row(cpus['bare']):>13} {per_row(cpus['core']):>13} "
                 f"{per_row(cpus['pcdlint']):>16} {per_row(server):>17}  {load:.1f}  ({count} rows)",
                 flush=True,
             )

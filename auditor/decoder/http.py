@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import queue
 import re
 import threading
 import time
@@ -244,7 +245,6 @@ class _Connections:
     closed (redirects stay on the origin, so it never is)."""
 
     def __init__(self, size: int, tls: bool):
-        import queue
         import ssl
 
         self.ssl_context = httpx2.create_ssl_context() if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -373,11 +373,17 @@ class HttpClient:
                 "pool": read_deadline,
             }
         }
-        host = f"[{self.origin.host}]" if ":" in self.origin.host else self.origin.host
+        try:  # a name's labels as DNS takes them (an ASCII one as it is)
+            self._host = self.origin.host.encode("ascii" if self.origin.host.isascii() else "idna")
+        except UnicodeError as exc:
+            raise HttpError(
+                f"--base-url: the host {excerpt(self.origin.host, 60)!r} is not a DNS name ({exc})"
+            ) from None
+        host = b"[" + self._host + b"]" if b":" in self._host else self._host
         if self.origin.port != (443 if self.origin.scheme == "https" else 80):
-            host += f":{self.origin.port}"
+            host += b":%d" % self.origin.port
         self._headers = [
-            (b"Host", host.encode("idna")),
+            (b"Host", host),
             (b"Accept", b"application/json"),
             (b"Accept-Encoding", b"identity"),
             (b"User-Agent", b"pcdlint"),
@@ -521,8 +527,6 @@ class HttpClient:
     ) -> tuple[int, dict[str, str], bytes]:
         """One request (and its same-origin redirects) on one connection; the status, headers
         (lower-case names) and (capped) body."""
-        import queue
-
         if self._connections.closed:
             raise HttpError(f"{what}: the client is closed")
         left = self._time_left(what)
@@ -544,9 +548,10 @@ class HttpClient:
                 _local.deadline = time.monotonic() + (
                     self.read_deadline if left is None else min(left, self.read_deadline)
                 )
+                # a redirect stays on the origin (_redirect), so its host is the one encoded
                 request_url = httpcore2.URL(
                     scheme=target.scheme.encode("ascii"),
-                    host=target.host.encode("idna"),
+                    host=self._host,
                     port=target.port,
                     target=_target(url),
                 )
