@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +53,41 @@ def macro_f1(gold: list[int], pred: list[int], classes: int) -> float:
     return sum(scores) / len(scores) if scores else 0.0
 
 
-def log_scores(probs: list[float]) -> list[float]:
+def log_scores(probs: Iterable[float]) -> list[float]:
     """Probabilities as log-scores (exact zeros kept finite)."""
     return [math.log(p) if p > 0 else LOG_FLOOR for p in probs]
+
+
+class ScoreRows:
+    """Rows of ``width`` scores kept in one flat ``array('d')`` (8 bytes a score), read a row at a
+    time as a list of floats: what the metrics below take as ``rows_scores``, for a run of a
+    million rows without a million lists (about 0.5 KB a row as lists, 8 bytes a score here).
+    ``take`` gives the rows at some positions without copying them; ``matrix`` the rows as a
+    numpy array, the same numbers ``numpy.asarray`` makes of the lists."""
+
+    def __init__(self, flat: array, width: int, positions: array | None = None):
+        self.flat, self.width, self.positions = flat, width, positions
+
+    def __len__(self) -> int:
+        return len(self.flat) // self.width if self.positions is None else len(self.positions)
+
+    def __getitem__(self, index: int) -> list[float]:
+        row = index if self.positions is None else self.positions[index]
+        return self.flat[row * self.width : (row + 1) * self.width].tolist()
+
+    def __iter__(self) -> Iterator[list[float]]:
+        for index in range(len(self)):
+            yield self[index]
+
+    def take(self, indices: Iterable[int]) -> ScoreRows:
+        rows = array("q", indices if self.positions is None else (self.positions[i] for i in indices))
+        return ScoreRows(self.flat, self.width, rows)
+
+    def matrix(self) -> Any:
+        import numpy as np
+
+        every = np.frombuffer(self.flat, dtype=np.float64).reshape(-1, self.width)
+        return every if self.positions is None else every[np.frombuffer(self.positions, dtype=np.int64)]
 
 
 # From this many rows on, NLL and the temperature fit run on numpy arrays (one conversion, then
@@ -62,7 +95,7 @@ def log_scores(probs: list[float]) -> list[float]:
 NUMPY_ROWS = 256
 
 
-def nll(rows_scores: list[list[float]], gold: list[int], temperature: float = 1.0) -> float:
+def nll(rows_scores: list[list[float]] | ScoreRows, gold: list[int], temperature: float = 1.0) -> float:
     """Mean negative log-likelihood of the gold options under ``softmax(scores / T)``."""
     if not gold:
         return float("nan")
@@ -96,28 +129,33 @@ class ReliabilityBin:
 
 
 def reliability_bins(
-    confidences: list[float], correct: list[bool], bins: int = ECE_BINS
+    confidences: Sequence[float], correct: Sequence[bool], bins: int = ECE_BINS
 ) -> list[ReliabilityBin]:
     """Equal-width confidence bins; a confidence of exactly 1 falls in the last bin."""
-    members: list[list[int]] = [[] for _ in range(bins)]
-    for index, confidence in enumerate(confidences):
-        members[min(bins - 1, int(confidence * bins))].append(index)
+    members = [array("d") for _ in range(bins)]  # each bin's confidences, in row order
+    right = [0] * bins
+    for confidence, hit in zip(confidences, correct, strict=True):
+        b = min(bins - 1, int(confidence * bins))
+        members[b].append(confidence)
+        right[b] += bool(hit)
     out = []
-    for b, indices in enumerate(members):
-        count = len(indices)
+    for b, values in enumerate(members):
+        count = len(values)
         out.append(
             ReliabilityBin(
                 lower=b / bins,
                 upper=(b + 1) / bins,
                 count=count,
-                accuracy=sum(correct[i] for i in indices) / count if count else None,
-                confidence=sum(confidences[i] for i in indices) / count if count else None,
+                accuracy=right[b] / count if count else None,
+                confidence=sum(values) / count if count else None,
             )
         )
     return out
 
 
-def expected_calibration_error(confidences: list[float], correct: list[bool], bins: int = ECE_BINS) -> float:
+def expected_calibration_error(
+    confidences: Sequence[float], correct: Sequence[bool], bins: int = ECE_BINS
+) -> float:
     """ECE with equal-width bins: sum over bins of (bin share) * |accuracy - mean confidence|."""
     total = len(confidences)
     if total == 0:
@@ -130,7 +168,7 @@ def expected_calibration_error(confidences: list[float], correct: list[bool], bi
 
 
 def fit_temperature(
-    rows_scores: list[list[float]],
+    rows_scores: list[list[float]] | ScoreRows,
     gold: list[int],
     *,
     lower: float = T_LOWER,
@@ -166,9 +204,11 @@ def fit_temperature(
     return best if objective(best) < objective(1.0) else 1.0
 
 
-def _arrays(rows_scores: list[list[float]], gold: list[int]) -> tuple[Any, Any]:
+def _arrays(rows_scores: list[list[float]] | ScoreRows, gold: list[int]) -> tuple[Any, Any]:
     import numpy as np
 
+    if isinstance(rows_scores, ScoreRows):
+        return rows_scores.matrix(), np.asarray(gold, dtype=np.intp)
     return np.asarray(rows_scores, dtype=np.float64), np.asarray(gold, dtype=np.intp)
 
 
@@ -181,7 +221,9 @@ def _array_nll(scores: Any, gold: Any) -> Callable[[float], float]:
     def at(temperature: float) -> float:
         scaled = scores / temperature
         top = scaled.max(axis=1)
-        log_z = top + np.log(np.exp(scaled - top[:, None]).sum(axis=1))
+        shifted = scaled - top[:, None]
+        np.exp(shifted, out=shifted)  # in place: one temporary the size of the scores, not two
+        log_z = top + np.log(shifted.sum(axis=1))
         return float(np.mean(log_z - scaled[rows, gold]))
 
     return at

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections.abc import Iterable, Sized
+from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,9 +51,9 @@ def _confidence(scores: list[float], chosen: int, temperature: float = 1.0) -> f
 
 
 def _calibration_block(
-    scores: list[list[float]], picks: list[int], gold: list[int], temperature: float
+    scores: list[list[float]] | metrics.ScoreRows, picks: list[int], gold: list[int], temperature: float
 ) -> dict:
-    confidences = [_confidence(s, p, temperature) for s, p in zip(scores, picks)]
+    confidences = array("d", (_confidence(s, p, temperature) for s, p in zip(scores, picks)))
     correct = [p == g for p, g in zip(picks, gold)]
     return {
         "ece": metrics.expected_calibration_error(confidences, correct),
@@ -63,9 +63,15 @@ def _calibration_block(
 
 
 def _calibration(
-    scores: list[list[float]], picks: list[int], gold: list[int], train: list[int], held: list[int]
+    scores: list[list[float]] | metrics.ScoreRows,
+    picks: list[int],
+    gold: list[int],
+    train: Sequence[int],
+    held: Sequence[int],
 ) -> dict:
-    def take(values: list, indices: list[int]) -> list:
+    def take(values: Any, indices: Sequence[int]) -> Any:
+        if isinstance(values, metrics.ScoreRows):
+            return values.take(indices)
         return [values[i] for i in indices]
 
     temperature = metrics.fit_temperature(take(scores, train), take(gold, train))
@@ -103,12 +109,12 @@ def _calibration(
 
 def _method_block(
     method: str,
-    scores: list[list[float]],
+    scores: list[list[float]] | metrics.ScoreRows,
     picks: list[int],
     gold: list[int],
     classes: int,
-    train: list[int],
-    held: list[int],
+    train: Sequence[int],
+    held: Sequence[int],
 ) -> dict:
     correct = sum(p == g for p, g in zip(picks, gold))
     total = len(gold)

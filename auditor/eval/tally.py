@@ -95,12 +95,19 @@ class QuestionTally:
         """The question's block of the report: counts and the served method's metrics (and the
         order probe's summary when ``orders``), over the rows in line order."""
         k = len(self.keys)
-        order = sorted(range(len(self.lines)), key=self.lines.__getitem__)
+        lines = self.lines
+        # rows come in line order (a run hands them on in the file's order); merged shards do not
+        ordered = all(lines[i] < lines[i + 1] for i in range(len(lines) - 1))
+        order: Any = range(len(lines)) if ordered else sorted(range(len(lines)), key=lines.__getitem__)
+        # the log-scores, flat, in line order: 8 bytes a score rather than a list of floats a row
+        logs = array("d")
+        for i in order:
+            logs.extend(metrics.log_scores(self.probs[i * k : (i + 1) * k]))
+        scores = metrics.ScoreRows(logs, k)
         gold = [self.gold[i] for i in order]
-        scores = [metrics.log_scores(list(self.probs[i * k : (i + 1) * k])) for i in order]
         picks = [metrics.argmax_first(s) for s in scores]
-        held = [position for position, i in enumerate(order) if self.held[i]]
-        train = [position for position, i in enumerate(order) if not self.held[i]]
+        held = array("q", (position for position, i in enumerate(order) if self.held[i]))
+        train = array("q", (position for position, i in enumerate(order) if not self.held[i]))
         report: dict[str, Any] = {
             "name": self.qid,
             "kind": self.kind,
