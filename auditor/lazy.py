@@ -1,4 +1,5 @@
-"""`cached_property` without a lock, and `Deferred`: instance attributes made when first read.
+"""`cached_property` without a lock, and `Deferred`: instance attributes made when first read;
+`exports`: a package's names imported when first read.
 
 `functools.cached_property` takes an RLock on every first read up to Python 3.11 (3.12 dropped
 it); SiteTokens, FieldPlan and LoadedTokenizer compute a dozen such values for each of a run's
@@ -65,3 +66,19 @@ class Deferred:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         value = self.__dict__[name] = make()
         return value
+
+
+def exports(namespace: dict[str, Any], where: dict[str, str]) -> Callable[[str], Any]:
+    """A package's module ``__getattr__`` (PEP 562): each name of ``where`` imported from the
+    module it names on first use and kept in the package's ``namespace`` (its ``globals()``), so
+    importing one submodule does not import every other one and what they need."""
+    import importlib
+
+    def __getattr__(name: str) -> Any:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+        value = namespace[name] = getattr(importlib.import_module(module), name)
+        return value
+
+    return __getattr__

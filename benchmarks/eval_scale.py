@@ -51,16 +51,22 @@ REQUEST = REPO / "fixtures" / "served" / "ticket_triage.json"
 ROWS = REPO / "fixtures" / "served" / "ticket_triage.jsonl"
 STANDIN = REPO / "benchmarks" / "systemone_standin.py"
 
-BARE = r"""
-import json, sys, time
+# what both bare loops do before their first request: every body encoded, each row's state spliced in
+BODIES = r"""
+import json, sys
 from concurrent.futures import ThreadPoolExecutor
-import httpx2
 url, data, request, concurrency = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 body = json.load(open(request))
 bodies = []
 for line in open(data, encoding="utf-8"):
     row = json.loads(line)
     bodies.append(json.dumps({**body, "state": row["state"]}).encode())
+"""
+
+BARE = (
+    BODIES
+    + r"""
+import httpx2
 with httpx2.Client(timeout=600, limits=httpx2.Limits(max_connections=concurrency,
                    max_keepalive_connections=concurrency)) as client:
     headers = {"content-type": "application/json"}
@@ -72,19 +78,14 @@ with httpx2.Client(timeout=600, limits=httpx2.Limits(max_connections=concurrency
         answers = list(pool.map(post, bodies))
 assert all("answers" in a for a in answers)
 """
+)
 
 # the same loop one layer down: httpcore2, the connection layer httpx2 sends through and the one
 # pcdlint's client (auditor.decoder.http) talks to directly, with one shared pool of C connections
-BARE_CORE = r"""
-import json, sys
-from concurrent.futures import ThreadPoolExecutor
+BARE_CORE = (
+    BODIES
+    + r"""
 import httpcore2
-url, data, request, concurrency = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-body = json.load(open(request))
-bodies = []
-for line in open(data, encoding="utf-8"):
-    row = json.loads(line)
-    bodies.append(json.dumps({**body, "state": row["state"]}).encode())
 target = url + "/v1/systemone"
 headers = [(b"content-type", b"application/json")]
 with httpcore2.ConnectionPool(max_connections=concurrency, max_keepalive_connections=concurrency) as pool:
@@ -96,6 +97,7 @@ with httpcore2.ConnectionPool(max_connections=concurrency, max_keepalive_connect
         answers = list(executor.map(post, bodies))
 assert all("answers" in a for a in answers)
 """
+)
 
 
 def free_port() -> int:

@@ -9,11 +9,11 @@ torch and transformers are imported only when a model is loaded.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-# what each name is, and where it lives: imported on first use (PEP 562), so that importing
-# one submodule (e.g. the HTTP client) does not import every other one and what they need
+from auditor.lazy import exports
+
+# each name and the module it lives in: imported on first use (auditor.lazy.exports)
 _WHERE = {
     "FieldScores": "auditor.decoder.backends",
     "InProcessBackend": "auditor.decoder.backends",
@@ -60,10 +60,4 @@ if TYPE_CHECKING:
     from auditor.decoder.verify import verify_fields
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(globals(), _WHERE)

@@ -12,11 +12,11 @@ which ``auditor.reporting.eval_report`` renders as text, JSON or HTML. torch is 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-# what each name is, and where it lives: imported on first use (PEP 562), so that importing
-# one submodule (e.g. the HTTP client) does not import every other one and what they need
+from auditor.lazy import exports
+
+# each name and the module it lives in: imported on first use (auditor.lazy.exports)
 _WHERE = {
     "METHODS": "auditor.eval.backends",
     "FieldStructure": "auditor.eval.backends",
@@ -55,10 +55,4 @@ if TYPE_CHECKING:
     from auditor.eval.runner import REPORT_VERSION, EvalOptions, calibration_file, run_eval
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(globals(), _WHERE)

@@ -44,6 +44,17 @@ def one_line(error: HttpError) -> str:
     return text
 
 
+def refusal(reply: Reply) -> HttpError:
+    """The error of ``GET models`` from a server that always answers ``reply``."""
+    with (
+        FaultServer(lambda seen: reply) as server,
+        client(server.url) as http,
+        pytest.raises(HttpError) as caught,
+    ):
+        http.get_json("models")
+    return caught.value
+
+
 @pytest.mark.parametrize(
     ("url", "says"),
     [
@@ -91,15 +102,19 @@ def test_a_redirect_to_another_origin_is_not_followed_and_the_key_stays_home():
             assert all(seen.headers.get("authorization") == f"Bearer {KEY}" for seen in home.seen)
 
 
-def test_a_same_origin_redirect_is_followed_with_the_key():
+@pytest.mark.parametrize(
+    ("status", "location", "sent"),
+    [(308, "/v1/models", "/v1/models"), (307, "/v1/modèls;v=2", "/v1/mod%C3%A8ls;v=2")],  # percent-encoded
+)
+def test_a_same_origin_redirect_is_followed_with_the_key(status, location, sent):
     def respond(seen):
         if seen.path == "/old/models":
-            return Reply(308, {"Location": "/v1/models", "Content-Length": "0"})
+            return Reply(status, {"Location": location, "Content-Length": "0"})
         return json_reply(MODELS)
 
     with FaultServer(respond) as home, client(home.url + "/old") as http:
         assert http.get_json("models")["data"][0]["id"] == "m"
-        assert [seen.path for seen in home.seen] == ["/old/models", "/v1/models"]
+        assert [seen.path for seen in home.seen] == ["/old/models", sent]
         assert home.seen[1].headers["authorization"] == f"Bearer {KEY}"
         assert http.stats["redirects"] == 1
 
@@ -128,30 +143,13 @@ def test_the_request_names_its_host_and_port_and_sends_the_body_as_given(host):
     assert seen.headers["accept-encoding"] == "identity"
 
 
-def test_a_redirect_target_is_percent_encoded():
-    def respond(seen):
-        if seen.path == "/old/models":
-            return Reply(307, {"Location": "/v1/modèls;v=2", "Content-Length": "0"})
-        return json_reply(MODELS)
-
-    with FaultServer(respond) as home, client(home.url + "/old") as http:
-        assert http.get_json("models")["data"][0]["id"] == "m"
-    assert [seen.path for seen in home.seen] == ["/old/models", "/v1/mod%C3%A8ls;v=2"]
-
-
 def test_a_compressed_answer_the_client_did_not_ask_for_is_refused():
     gzipped = Reply(
         200,
         {"Content-Type": "application/json", "Content-Encoding": "gzip", "Content-Length": "4"},
         b"\x1f\x8b\x08\x00",
     )
-    with (
-        FaultServer(lambda seen: gzipped) as server,
-        client(server.url) as http,
-        pytest.raises(HttpError) as caught,
-    ):
-        http.get_json("models")
-    assert "gzip-encoded though the client asked for none" in one_line(caught.value)
+    assert "gzip-encoded though the client asked for none" in one_line(refusal(gzipped))
 
 
 def test_requests_past_max_connections_wait_for_one():
@@ -207,13 +205,7 @@ def test_a_huge_body_is_cut_at_the_cap_with_memory_bounded():
 
 def test_a_declared_huge_body_is_refused_before_reading():
     reply = Reply(200, {"Content-Length": "1600000000"}, _endless(b"x" * 65536, 1_600_000_000))
-    with (
-        FaultServer(lambda seen: reply) as server,
-        client(server.url) as http,
-        pytest.raises(HttpError) as caught,
-    ):
-        http.get_json("models")
-    assert "declares 1600000000 bytes, more than the cap" in one_line(caught.value)
+    assert "declares 1600000000 bytes, more than the cap" in one_line(refusal(reply))
 
 
 def test_a_trickling_body_is_bounded_by_the_request_deadline():
