@@ -674,10 +674,32 @@ def render_decision_text(report: dict) -> str:
     out.extend(probe_lines(report))
     if report["failed"]:
         out.append("")
-        out.append(f"failed rows ({len(report['failed'])}; not in the metrics):")
-        out.extend(f"  {f['id']} (line {f['line']}, {f['variant']}): {f['error']}" for f in report["failed"])
+        out.extend(failed_lines(report["failed"]))
     out.extend(f"note: {note}" for note in report["notes"])
     return "\n".join(out) + "\n"
+
+
+def failed_lines(failed: list[dict], errors: int = 5, rows: int = 3) -> list[str]:
+    """The failed rows for a reader: grouped by their error, the most frequent first (at most
+    ``errors`` of them, each with its first ``rows`` rows), so a server that cannot be reached is
+    one line, not one a row; the JSON report lists every failed row."""
+    by_error: dict[str, list[dict]] = {}
+    for row in failed:
+        by_error.setdefault(row["error"], []).append(row)
+    ranked = sorted(by_error.items(), key=lambda item: -len(item[1]))  # ties: first seen first
+    out = [f"failed rows ({len(failed)}; not in the metrics; the JSON report lists each):"]
+    for error, members in ranked[:errors]:
+        where = [f"{row['id']} (line {row['line']}, {row['variant']})" for row in members[:rows]]
+        if len(members) == 1:
+            out.append(f"  {where[0]}: {error}")
+            continue
+        more = f" and {len(members) - rows} more" if len(members) > rows else ""
+        out.append(f"  {len(members)} rows: {error}")
+        out.append(f"    {', '.join(where)}{more}")
+    if len(ranked) > errors:
+        left = sum(len(members) for _error, members in ranked[errors:])
+        out.append(f"  and {left} row(s) with {len(ranked) - errors} other error(s)")
+    return out
 
 
 def decision_calibration_file(report: dict) -> dict:

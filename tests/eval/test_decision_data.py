@@ -207,3 +207,20 @@ def test_merge_refuses_missing_and_duplicate_shards():
 def test_a_shard_tally_that_is_not_rows_is_refused(rows):
     with pytest.raises(ValueError, match="question 'q'"):
         QuestionTally.from_dict("q", "noul", ["true", "false"], rows, [])
+
+
+def test_failed_rows_are_grouped_by_their_error_in_the_text_report(tmp_path):
+    """A server that cannot be reached fails every row with the same line: the text report says
+    it once with the rows it hit (the first three and a count), a row over the row limit apart;
+    the JSON report keeps every failed row."""
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(line(f"ticket {i}") for i in range(7)) + line("b" * 5000), encoding="utf-8")
+    done = decision_eval(data, "--no-cache", "--max-row-bytes", "1000", "-q")
+    failed = done.stdout[done.stdout.index("failed rows") :].splitlines()
+    assert failed[0] == "failed rows (8; not in the metrics; the JSON report lists each):"
+    assert failed[1].startswith("  7 rows: POST ") and "cannot reach the server" in failed[1]
+    assert failed[2] == "    1 (line 1, original), 2 (line 2, original), 3 (line 3, original) and 4 more"
+    assert failed[3].startswith("  8 (line 8, original): row is ") and failed[4].startswith("note: ")
+    report = tmp_path / "report.json"
+    decision_eval(data, "--no-cache", "--max-row-bytes", "1000", "-f", "json", "-o", report)
+    assert [row["line"] for row in json.loads(report.read_text())["failed"]] == list(range(1, 9))
