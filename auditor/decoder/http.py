@@ -39,7 +39,7 @@ from urllib.parse import quote, urljoin, urlsplit
 import httpcore2
 import httpx2
 
-from auditor.decoder.errors import DecoderError
+from auditor.decoder.errors import DecoderError, ServerUnreachable
 from auditor.shown import shorten
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -64,6 +64,10 @@ class HttpError(DecoderError):
         super().__init__(message)
         self.status = status
         self.server_message = server_message
+
+
+class Unreachable(HttpError, ServerUnreachable):
+    """The server could not be reached after the retries (no HTTP answer at all)."""
 
 
 @dataclass(frozen=True)
@@ -464,7 +468,7 @@ class HttpClient:
                 ) from None
             except (httpx2.TransportError, httpcore2.NetworkError, httpcore2.ProtocolError, OSError) as exc:
                 if last:
-                    raise HttpError(
+                    raise Unreachable(
                         f"{what}: cannot reach the server after {attempt + 1} tries "
                         f"({excerpt(type(exc).__name__ + ': ' + str(exc), 100, self._key)}); "
                         "is it running, and is --base-url right?"

@@ -24,7 +24,7 @@ from typing import Any
 
 from auditor.decoder.decision_answers import QuestionAnswer, read_checked
 from auditor.decoder.decision_answers import question_keys as question_keys  # (re-exported)
-from auditor.decoder.errors import DecoderError
+from auditor.decoder.errors import DecoderError, ServerUnreachable
 from auditor.redaction import masked_by
 
 DEFAULT_ROUTE = "/v1/systemone"
@@ -100,6 +100,8 @@ class SystemOneBackend:
             status = exc.status
             if status is not None and 400 <= status < 500 and status not in _NOT_REFUSALS:
                 raise DecisionRefused(status, exc.server_message or str(exc)) from None
+            if isinstance(exc, ServerUnreachable):
+                raise ServerUnreachable(str(exc)) from None
             raise DecoderError(str(exc)) from None
         if not isinstance(response, dict):
             raise DecoderError("the server's response is not a JSON object")

@@ -42,7 +42,7 @@ from typing import Any
 
 from auditor.decoder.answers import AnswerError
 from auditor.decoder.decision_answers import shown
-from auditor.decoder.errors import DecoderError
+from auditor.decoder.errors import DecoderError, ServerUnreachable
 from auditor.decoder.orderprobe import (
     DEFAULT_ORDERS,
     OrderProbe,
@@ -205,6 +205,8 @@ def _score_one(
         return {"error": f"refused ({exc.status}): {exc.message}"}
     except AnswerError:
         raise  # an answer in another shape than documented: the run stops (exit 2), no row is scored
+    except ServerUnreachable as exc:
+        return {"error": masked_by(engine, str(exc)), "unreachable": True}
     except DecoderError as exc:
         return {"error": masked_by(engine, str(exc))}
     out = {}
@@ -398,7 +400,10 @@ def score_stream(
     window = max(1024, 64 * options.concurrency)  # finished rows waiting for an earlier one
     progress = options.progress if options.progress is not None else Progress(False)
     waiting: dict[int, tuple[DecisionRow, dict[str, dict]]] = {}
-    state = {"next": 0}
+    # rows answered so far, and the requests that found no server before any answer came: as many
+    # as are in flight (at least 4) and the run stops, rather than retrying every row of the file
+    state = {"next": 0, "answered": 0, "unreachable": 0}
+    give_up = max(4, options.concurrency)
 
     def release() -> None:
         while state["next"] in waiting and len(waiting[state["next"]][1]) == len(variants):
@@ -424,6 +429,17 @@ def score_stream(
                     message = f"row {shown(row.id)} (line {row.number}, {variant}): {exc}"
                     raise AnswerError(masked_by(engine, message)) from None
                 got[variant] = result
+                if "answers" in result:
+                    state["answered"] += 1
+                elif result.get("unreachable") and not state["answered"]:
+                    state["unreachable"] += 1
+                    if state["unreachable"] >= give_up:
+                        for other in pending:
+                            other.cancel()
+                        raise DecoderError(
+                            f"no answer from the server for the first {give_up} requests, so the run "
+                            f"stopped before its other rows: {result['error']}"
+                        )
                 if "answers" in result and cache.path is not None:
                     cache.put(variant, row.key, _to_cache(result["answers"]), remember=False)
                 if len(got) == len(variants):

@@ -13,7 +13,13 @@ import subprocess
 import pytest
 
 from auditor.errors import UsageError
-from auditor.eval.decisions import DecisionSelection, in_shard, load_decision_rows, selected_rows
+from auditor.eval.decisions import (
+    DecisionSelection,
+    failed_lines,
+    in_shard,
+    load_decision_rows,
+    selected_rows,
+)
 from auditor.eval.shards import check_shards
 from auditor.eval.spill import Spill
 from auditor.eval.stream import DataStream
@@ -209,18 +215,31 @@ def test_a_shard_tally_that_is_not_rows_is_refused(rows):
         QuestionTally.from_dict("q", "noul", ["true", "false"], rows, [])
 
 
-def test_failed_rows_are_grouped_by_their_error_in_the_text_report(tmp_path):
-    """A server that cannot be reached fails every row with the same line: the text report says
-    it once with the rows it hit (the first three and a count), a row over the row limit apart;
-    the JSON report keeps every failed row."""
+def test_failed_rows_are_grouped_by_their_error_for_the_reader():
+    """Rows failing with the same line (a server refusing them alike, a deadline) are said once,
+    the most frequent error first, with their first three rows and a count; a lone failure keeps
+    its own line; past five errors the rest are counted."""
+    refused = "refused (400): state too long"
+    failed = [{"id": f"r{i}", "line": i, "variant": "original", "error": refused} for i in range(1, 8)]
+    failed.insert(2, {"id": "big", "line": 99, "variant": "original", "error": "row is 5,044 bytes, over"})
+    assert failed_lines(failed) == [
+        "failed rows (8; not in the metrics; the JSON report lists each):",
+        f"  7 rows: {refused}",
+        "    r1 (line 1, original), r2 (line 2, original), r3 (line 3, original) and 4 more",
+        "  big (line 99, original): row is 5,044 bytes, over",
+    ]
+    many = [{"id": str(i), "line": i, "variant": "order1", "error": f"error {i % 7}"} for i in range(14)]
+    lines = failed_lines(many)
+    assert lines[1] == "  2 rows: error 0" and lines[2] == "    0 (line 0, order1), 7 (line 7, order1)"
+    assert lines[-1] == "  and 4 row(s) with 2 other error(s)" and len(lines) == 1 + 5 * 2 + 1
+
+
+def test_a_server_that_answers_no_request_stops_the_run_in_one_line(tmp_path):
+    """Nothing listens at the URL: rather than retry every row of the file and list each as
+    failed, the run stops once as many requests as are in flight (at least 4) found no server
+    before any answer came: exit 2, one line naming the URL and the cause."""
     data = tmp_path / "rows.jsonl"
-    data.write_text("".join(line(f"ticket {i}") for i in range(7)) + line("b" * 5000), encoding="utf-8")
-    done = decision_eval(data, "--no-cache", "--max-row-bytes", "1000", "-q")
-    failed = done.stdout[done.stdout.index("failed rows") :].splitlines()
-    assert failed[0] == "failed rows (8; not in the metrics; the JSON report lists each):"
-    assert failed[1].startswith("  7 rows: POST ") and "cannot reach the server" in failed[1]
-    assert failed[2] == "    1 (line 1, original), 2 (line 2, original), 3 (line 3, original) and 4 more"
-    assert failed[3].startswith("  8 (line 8, original): row is ") and failed[4].startswith("note: ")
-    report = tmp_path / "report.json"
-    decision_eval(data, "--no-cache", "--max-row-bytes", "1000", "-f", "json", "-o", report)
-    assert [row["line"] for row in json.loads(report.read_text())["failed"]] == list(range(1, 9))
+    data.write_text("".join(line(f"ticket {i}") for i in range(40)), encoding="utf-8")
+    done = decision_eval(data, "--no-cache", "--concurrency", "2")
+    one_line_error(done, "no answer from the server for the first 4 requests, so the run stopped")
+    assert "cannot reach the server after 1 tries" in done.stderr and UNREACHABLE in done.stderr
