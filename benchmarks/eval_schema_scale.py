@@ -31,8 +31,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = REPO / "fixtures" / "eval" / "support_triage_eval.json"
-DATA = REPO / "fixtures" / "eval" / "support_triage.jsonl"
-CONTEXTS = 4
+sys.path.insert(0, str(REPO / "tests"))
+from support import TRIAGE_CONTEXTS as CONTEXTS  # noqa: E402
+from support import padded_triage_rows  # noqa: E402
 
 CHILD = r"""
 import gc, json, resource, sys, time
@@ -63,17 +64,6 @@ print(json.dumps({"before_kib": before, "growth_kib": status("VmHWM") - before,
 """
 
 
-def write_rows(path: Path, count: int) -> Path:
-    fixture = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()[:CONTEXTS]]
-    padding = " Further detail from the customer:" + " the same problem again" * 40
-    with path.open("w", encoding="utf-8") as handle:
-        for index in range(count):
-            source = fixture[index % CONTEXTS]
-            row = {"id": f"row-{index}", "context": source["context"] + padding, "labels": source["labels"]}
-            handle.write(json.dumps(row) + "\n")
-    return path
-
-
 def run(data: Path, cache: Path, report: Path, limit: int = 0) -> dict:
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(SCHEMA), str(data), str(cache), str(report), str(limit)],
@@ -97,7 +87,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="pcdlint-schema-scale-") as tmp:
         directory = Path(tmp)
         cache = directory / "cache"
-        files = {count: write_rows(directory / f"rows{count}.jsonl", count) for count in args.rows}
+        files = {count: padded_triage_rows(directory / f"rows{count}.jsonl", count) for count in args.rows}
         run(files[args.rows[0]], cache, directory / "warm.json", limit=CONTEXTS)  # the contexts scored
         print(
             f"{'rows':>9} {'file MB':>8} {'peak RSS MB':>12} {'growth MB':>10} {'wall s':>7} {'CPU ms/row':>11}  load"

@@ -253,3 +253,21 @@ def seed_cache(cache: Path) -> Path:
     if not cache.exists():  # hard links: the same files, so this process parses them once
         shutil.copytree(_seed[0], cache, ignore=shutil.ignore_patterns("analysis"), copy_function=_link)
     return cache
+
+
+TRIAGE_CONTEXTS = 4  # distinct contexts of padded_triage_rows, cycled
+
+
+def padded_triage_rows(path: Path, count: int) -> Path:
+    """``count`` labeled rows for ``pcdlint eval fixtures/eval/support_triage_eval.json``: the
+    support-triage fixture's first ``TRIAGE_CONTEXTS`` tickets, each padded to about 1 KB, cycled,
+    each row with its own id (tests/eval/test_eval_scale.py, benchmarks/eval_schema_scale.py)."""
+    data = FIXTURES / "eval" / "support_triage.jsonl"
+    fixture = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()[:TRIAGE_CONTEXTS]]
+    padding = " Further detail from the customer:" + " the same problem again" * 40
+    with path.open("w", encoding="utf-8") as handle:
+        for index in range(count):
+            source = fixture[index % TRIAGE_CONTEXTS]
+            row = {"id": f"row-{index}", "context": source["context"] + padding, "labels": source["labels"]}
+            handle.write(json.dumps(row) + "\n")
+    return path

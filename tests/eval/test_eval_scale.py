@@ -23,28 +23,15 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli.main import cli
-from support import REPO
+from support import REPO, TRIAGE_CONTEXTS, padded_triage_rows
 
 SCHEMA = REPO / "fixtures" / "eval" / "support_triage_eval.json"
-DATA = REPO / "fixtures" / "eval" / "support_triage.jsonl"
 ROWS = 2_000  # and ten times as many
-CONTEXTS = 4  # distinct contexts, cycled: each row its own id
 
 pytestmark = [
     pytest.mark.model,
     pytest.mark.skipif(sys.platform != "linux", reason="peak resident memory read from /proc/self"),
 ]
-
-
-def write_rows(path: Path, count: int) -> Path:
-    fixture = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()[:CONTEXTS]]
-    padding = " Further detail from the customer:" + " the same problem again" * 40  # a ~1 KB context
-    with path.open("w", encoding="utf-8") as handle:
-        for index in range(count):
-            source = fixture[index % CONTEXTS]
-            row = {"id": f"row-{index}", "context": source["context"] + padding, "labels": source["labels"]}
-            handle.write(json.dumps(row) + "\n")
-    return path
 
 
 def status_kib(name: str) -> int:
@@ -71,10 +58,12 @@ def peak_growth_kib(data: Path, cache: Path, report: Path, *extra: str) -> int:
 
 
 def test_schema_eval_memory_does_not_grow_with_the_rows(eval_model, tmp_path):
-    small = write_rows(tmp_path / "small.jsonl", ROWS)
-    large = write_rows(tmp_path / "large.jsonl", 10 * ROWS)
+    small = padded_triage_rows(tmp_path / "small.jsonl", ROWS)
+    large = padded_triage_rows(tmp_path / "large.jsonl", 10 * ROWS)
     cache = tmp_path / "cache"
-    peak_growth_kib(small, cache, tmp_path / "warm.json", "--limit", str(CONTEXTS))  # the contexts scored
+    peak_growth_kib(
+        small, cache, tmp_path / "warm.json", "--limit", str(TRIAGE_CONTEXTS)
+    )  # the contexts scored
     small_kib = peak_growth_kib(small, cache, tmp_path / "small.json")
     large_kib = peak_growth_kib(large, cache, tmp_path / "large.json")
     # 18,000 more rows: the in-memory runner's peak grew by 75 MB (each row's text, scores and
