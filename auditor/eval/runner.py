@@ -180,16 +180,15 @@ class FieldTally:
         """The field's block of the report, over its rows in file order."""
         spec, structure, width = self.spec, self.structure, self.width
         gold = list(self.gold)
-        held = [i for i, h in enumerate(self.held) if h]
-        train = [i for i, h in enumerate(self.held) if not h]
+        held = array("q", (i for i, h in enumerate(self.held) if h))
+        train = array("q", (i for i, h in enumerate(self.held) if not h))
         methods: dict[str, dict] = {}
         for method in METHODS:
             reason = self.unavailable(method)
             if reason is not None:
                 methods[method] = {"available": False, "reason": reason}
                 continue
-            values = self.scores[method]
-            scores = [list(values[i * width : (i + 1) * width]) for i in range(len(gold))]
+            scores = metrics.ScoreRows(self.scores[method], width)  # the tally's array, not a list a row
             methods[method] = _method_block(
                 method, scores, list(self.picks[method]), gold, width, train, held
             )
